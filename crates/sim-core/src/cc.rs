@@ -1,0 +1,185 @@
+//! The congestion-control plugin interface.
+//!
+//! A scheme is a [`CcFactory`] (one per run: its name, its header mode, how to build per-flow
+//! state) and a [`CongestionControl`] (one per flow: reacts to ACK/NACK feedback and its own
+//! timers by setting the flow's pacing rate and window). The core calls it statically: the
+//! simulation is generic over the factory, and a CLI that offers several schemes wraps them in
+//! an enum that dispatches with a `match` (see `dcsim-cli`).
+//!
+//! The order of calls on an ACK/NACK follows the reference (spec §2.4): the core first advances
+//! `snd_una`, records completion, applies go-back-N for a NACK, then calls
+//! [`CongestionControl::on_feedback`], then kicks the NIC scheduler.
+
+use crate::packet::{HeaderMode, IntStack};
+use crate::units::{BitsPerSec, Duration, Time};
+
+/// What one ACK or NACK tells the sender.
+#[derive(Clone, Copy, Debug)]
+pub struct Feedback<'a> {
+    /// Cumulative acknowledged byte (`seq` of the ACK/NACK).
+    pub ack: u64,
+    /// This is a NACK.
+    pub nack: bool,
+    /// The data packet that triggered it was CE-marked.
+    pub ecn: bool,
+    /// The INT records the data packet collected (empty unless [`HeaderMode::Int`]).
+    pub int: &'a IntStack,
+    /// The data packet's sender timestamp (meaningful in [`HeaderMode::Timestamp`]).
+    pub ts_echo: Time,
+}
+
+/// Static facts about a flow, given to the factory when its queue pair is created.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowInit {
+    /// NIC line rate (the maximum pacing rate).
+    pub line_rate: BitsPerSec,
+    /// Base RTT used as the scheme's `T` (global or per pair, per the NIC config).
+    pub base_rtt: Duration,
+    /// BDP window in bytes (global or per pair), whether or not a window is in force.
+    pub bdp: u64,
+    /// Payload bytes per packet.
+    pub mtu: u32,
+    /// Flow size in bytes.
+    pub size: u64,
+}
+
+/// Maximum number of timers a scheme can use per flow.
+pub const MAX_TIMERS: usize = 4;
+
+/// Requests a scheme makes of its flow's timers during a callback.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimerOp {
+    /// Nothing.
+    #[default]
+    Keep,
+    /// (Re)arm to fire at this time, replacing any pending expiry.
+    Set(Time),
+    /// Disarm.
+    Cancel,
+}
+
+/// The sender's view of its flow, handed to every callback. The scheme reads the queue-pair
+/// state and writes the new rate/window through it.
+#[derive(Debug)]
+pub struct CcCtx {
+    /// Current time.
+    pub now: Time,
+    /// Next byte to send.
+    pub snd_nxt: u64,
+    /// First unacknowledged byte.
+    pub snd_una: u64,
+    /// Flow size.
+    pub size: u64,
+    /// NIC line rate.
+    pub line_rate: BitsPerSec,
+    pub(crate) rate: BitsPerSec,
+    pub(crate) rate_set: Option<(BitsPerSec, bool)>,
+    pub(crate) window: u64,
+    pub(crate) timers: [TimerOp; MAX_TIMERS],
+}
+
+impl CcCtx {
+    pub(crate) fn new(
+        now: Time,
+        snd_nxt: u64,
+        snd_una: u64,
+        size: u64,
+        line_rate: BitsPerSec,
+        rate: BitsPerSec,
+        window: u64,
+    ) -> CcCtx {
+        CcCtx {
+            now,
+            snd_nxt,
+            snd_una,
+            size,
+            line_rate,
+            rate,
+            rate_set: None,
+            window,
+            timers: [TimerOp::Keep; MAX_TIMERS],
+        }
+    }
+
+    /// The current pacing rate.
+    pub fn rate(&self) -> BitsPerSec {
+        self.rate
+    }
+    /// Overwrites the pacing rate; the next packet already scheduled keeps its send time
+    /// (DCQCN, TIMELY, DCTCP in the reference).
+    pub fn set_rate(&mut self, r: BitsPerSec) {
+        self.rate = r;
+        self.rate_set = Some((r, false));
+    }
+    /// Changes the pacing rate and re-times the already scheduled next send by the difference in
+    /// the last packet's serialization time at the old and new rate (the reference's
+    /// `ChangeRate`, used by HPCC, spec §2.2).
+    pub fn change_rate(&mut self, r: BitsPerSec) {
+        self.rate = r;
+        self.rate_set = Some((r, true));
+    }
+    /// The configured window in bytes (0 = none); the NIC scales it with the rate in
+    /// [`crate::config::WindowMode::Variable`].
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+    /// Replaces the base window (bytes, 0 = none).
+    pub fn set_window(&mut self, w: u64) {
+        self.window = w;
+    }
+    /// Arms timer `id` (< [`MAX_TIMERS`]) to fire at `at`.
+    pub fn set_timer(&mut self, id: usize, at: Time) {
+        self.timers[id] = TimerOp::Set(at);
+    }
+    /// Disarms timer `id`.
+    pub fn cancel_timer(&mut self, id: usize) {
+        self.timers[id] = TimerOp::Cancel;
+    }
+}
+
+/// Per-flow congestion-control state. Every hook but [`on_feedback`](Self::on_feedback) has a
+/// no-op default.
+pub trait CongestionControl {
+    /// An ACK or NACK arrived for this flow (also the one that completes it).
+    fn on_feedback(&mut self, ctx: &mut CcCtx, fb: &Feedback<'_>);
+    /// Timer `id` fired.
+    fn on_timer(&mut self, _ctx: &mut CcCtx, _id: usize) {}
+}
+
+/// A congestion-control scheme: chosen once per run, builds per-flow state.
+pub trait CcFactory {
+    /// Per-flow state.
+    type Cc: CongestionControl;
+    /// The scheme's name as used in scenarios.
+    fn name(&self) -> &str;
+    /// Which in-band header area data packets carry (and whether switches stamp INT).
+    fn header_mode(&self) -> HeaderMode;
+    /// Builds the state of a new flow.
+    fn new_flow(&self, init: &FlowInit) -> Self::Cc;
+}
+
+/// The `none` scheme: sends at line rate and never reacts; the window (if any) is whatever the
+/// NIC config gives. For fabric tests and ideal-FCT checks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoCc;
+
+impl CongestionControl for NoCc {
+    fn on_feedback(&mut self, _ctx: &mut CcCtx, _fb: &Feedback<'_>) {}
+}
+
+/// Factory for [`NoCc`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoCcFactory;
+
+impl CcFactory for NoCcFactory {
+    type Cc = NoCc;
+    fn name(&self) -> &str {
+        "none"
+    }
+    fn header_mode(&self) -> HeaderMode {
+        HeaderMode::None
+    }
+    fn new_flow(&self, _init: &FlowInit) -> NoCc {
+        NoCc
+    }
+}

@@ -1,0 +1,163 @@
+//! Simulation parameters, validated by whoever builds them (the CLI's scenario loader) and
+//! given to [`crate::Simulation::new`]. Every default equals the reference simulator's run-script
+//! value (spec §5.1) unless its doc says otherwise.
+
+use crate::ids::{FlowId, NodeId};
+use crate::units::{BitsPerSec, Bytes, Duration, Time};
+
+/// RED/ECN marking parameters for ports of one speed (spec §3.3).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct EcnParams {
+    /// Below or at this egress queue depth nothing is marked.
+    pub kmin: Bytes,
+    /// Above this depth every packet is marked.
+    pub kmax: Bytes,
+    /// Marking probability as the depth approaches `kmax`.
+    pub pmax: f64,
+}
+
+/// Shared-buffer switch parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchConfig {
+    /// Total shared buffer per switch (reference: `BUFFER_SIZE` MiB; default 32 MiB).
+    pub buffer: Bytes,
+    /// Whether ECN marking is on (`ENABLE_QCN`).
+    pub ecn_enabled: bool,
+    /// ECN parameters per exact port rate. Every switch port's rate must have an entry when
+    /// ECN is enabled (checked by [`crate::Simulation::new`]).
+    pub ecn: Vec<(BitsPerSec, EcnParams)>,
+    /// Per (port, queue) guaranteed reserve (reference: 4096 B).
+    pub reserve: Bytes,
+    /// Hysteresis for PFC resume (reference: 3072 B).
+    pub resume_offset: Bytes,
+    /// Headroom per port as a multiple of the port's one-way BDP (reference: 3).
+    pub headroom_bdp_multiple: u64,
+    /// Whether PFC is on. With PFC off, packets that would need headroom are dropped.
+    pub pfc_enabled: bool,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer: Bytes(32 << 20),
+            ecn_enabled: true,
+            ecn: vec![
+                (
+                    BitsPerSec::gbps(100),
+                    EcnParams { kmin: Bytes(400_000), kmax: Bytes(1_600_000), pmax: 0.2 },
+                ),
+                (
+                    BitsPerSec::gbps(400),
+                    EcnParams { kmin: Bytes(1_600_000), kmax: Bytes(6_400_000), pmax: 0.2 },
+                ),
+            ],
+            reserve: Bytes(4096),
+            resume_offset: Bytes(3072),
+            headroom_bdp_multiple: 3,
+            pfc_enabled: true,
+        }
+    }
+}
+
+impl SwitchConfig {
+    /// ECN parameters for a port of rate `rate`, if configured.
+    pub fn ecn_for(&self, rate: BitsPerSec) -> Option<EcnParams> {
+        self.ecn.iter().find(|(r, _)| *r == rate).map(|(_, p)| *p)
+    }
+}
+
+/// How a flow's window is set (reference `HAS_WIN` / `VAR_WIN` / `GLOBAL_T`, spec §2.1).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum WindowMode {
+    /// No window: pure rate pacing (`HAS_WIN 0`).
+    None,
+    /// A fixed window of one BDP (`HAS_WIN 1, VAR_WIN 0`).
+    Fixed,
+    /// One BDP scaled by `rate / line rate` (`HAS_WIN 1, VAR_WIN 1`).
+    Variable,
+}
+
+/// RDMA NIC parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NicConfig {
+    /// Payload bytes per data packet (`PACKET_PAYLOAD_SIZE`, default 1000).
+    pub mtu: u32,
+    /// ACK when the cumulative in-order byte count reaches this (`L2_ACK_INTERVAL`; 1 = every
+    /// packet). See spec §2.3 for why this is a byte threshold.
+    pub ack_interval: u64,
+    /// Also ACK at multiples of this many bytes (`L2_CHUNK_SIZE`, default 4000).
+    pub chunk: u64,
+    /// Go back to a chunk boundary on NACK (`L2_BACK_TO_ZERO 1`) instead of to the last
+    /// cumulative ACK.
+    pub back_to_chunk: bool,
+    /// NACKs for the same gap are suppressed for this long (reference: 500 µs).
+    pub nack_interval: Duration,
+    /// Pace at the CC rate (`RATE_BOUND 1`); otherwise packets are spaced at line rate.
+    pub rate_bound: bool,
+    /// Which PFC priority blocks the NIC's ACK queue: 0 if true, 3 otherwise (`ACK_HIGH_PRIO`).
+    pub ack_high_prio: bool,
+    /// Window mode.
+    pub window: WindowMode,
+    /// Use the network-wide maximum base RTT and BDP for every flow (`GLOBAL_T 1`) instead of
+    /// the flow's own pair values.
+    pub global_t: bool,
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            mtu: 1000,
+            ack_interval: 1,
+            chunk: 4000,
+            back_to_chunk: false,
+            nack_interval: Duration::from_us(500),
+            rate_bound: true,
+            ack_high_prio: false,
+            window: WindowMode::None,
+            global_t: true,
+        }
+    }
+}
+
+/// Everything about a run except the network, the flows and the CC scheme.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimConfig {
+    /// Switch parameters.
+    pub switch: SwitchConfig,
+    /// NIC parameters.
+    pub nic: NicConfig,
+    /// The simulation stops at this time; unfinished flows are reported as such.
+    pub stop_time: Time,
+    /// Master seed: ECMP hashing, ECN marking and loss draws derive their streams from it.
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            switch: SwitchConfig::default(),
+            nic: NicConfig::default(),
+            stop_time: Time::from_ns(4_000_000_000),
+            seed: 1,
+        }
+    }
+}
+
+/// One flow to simulate: `size` bytes from `src` to `dst` starting at `start`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct FlowSpec {
+    /// Identifier (its index in the flow list).
+    pub id: FlowId,
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Payload bytes (> 0).
+    pub size: u64,
+    /// Start time.
+    pub start: Time,
+    /// Priority group (queue) 1..=7; reference generators use 3.
+    pub pg: u8,
+    /// Destination port (100 = background, 200 = incast by convention).
+    pub dport: u16,
+}

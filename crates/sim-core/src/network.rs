@@ -1,0 +1,273 @@
+//! The wired network the simulator runs on: nodes, full-duplex links and per-node ports,
+//! plus the routing table the switches forward with.
+//!
+//! Builders, file readers and graph validation live in the `dcsim-topology` crate; this module
+//! only holds the result and checks the structural facts the simulator relies on.
+
+use crate::ids::{LinkId, NodeId, PortNo};
+use crate::units::{BitsPerSec, Duration};
+
+/// What a node is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NodeKind {
+    /// An end host with one RDMA NIC (exactly one link).
+    Host,
+    /// A shared-buffer switch.
+    Switch,
+}
+
+/// One full-duplex link between two nodes.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct LinkSpec {
+    /// One end.
+    pub a: NodeId,
+    /// The other end.
+    pub b: NodeId,
+    /// Rate in each direction.
+    pub rate: BitsPerSec,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Probability that a frame arriving over this link is corrupted and dropped (0 = none).
+    pub loss: f64,
+}
+
+/// One port of a node: the local end of a link.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct Port {
+    /// The link behind the port.
+    pub link: LinkId,
+    /// The node at the other end.
+    pub peer: NodeId,
+    /// The port number at the other end.
+    pub peer_port: PortNo,
+    /// Link rate.
+    pub rate: BitsPerSec,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Frame loss probability on arrival at this port.
+    pub loss: f64,
+}
+
+/// A structural problem found by [`Network::new`]. Graph-level checks with node names
+/// (duplicates, disconnected hosts) are done by `dcsim-topology` before it gets here.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum NetworkError {
+    /// A link names a node id that does not exist.
+    #[error("link {link} names node {node}, but there are only {count} nodes")]
+    UnknownNode {
+        /// The link.
+        link: LinkId,
+        /// The missing node.
+        node: NodeId,
+        /// Number of nodes.
+        count: usize,
+    },
+    /// A link from a node to itself.
+    #[error("link {link} connects node {node} to itself")]
+    SelfLoop {
+        /// The link.
+        link: LinkId,
+        /// The node.
+        node: NodeId,
+    },
+    /// A link with a rate of zero.
+    #[error("link {link} ({a}-{b}) has zero bandwidth")]
+    ZeroRate {
+        /// The link.
+        link: LinkId,
+        /// One end.
+        a: NodeId,
+        /// Other end.
+        b: NodeId,
+    },
+    /// A loss probability outside [0, 1].
+    #[error("link {link} ({a}-{b}) has loss probability {loss}, outside [0, 1]")]
+    BadLoss {
+        /// The link.
+        link: LinkId,
+        /// One end.
+        a: NodeId,
+        /// Other end.
+        b: NodeId,
+        /// The value.
+        loss: f64,
+    },
+    /// A host must have exactly one link.
+    #[error("host {node} has {links} links; a host has exactly one NIC link")]
+    HostLinks {
+        /// The host.
+        node: NodeId,
+        /// Its link count.
+        links: usize,
+    },
+    /// More ports on one node than a `PortNo` can number.
+    #[error("node {node} has more than 65535 ports")]
+    TooManyPorts {
+        /// The node.
+        node: NodeId,
+    },
+}
+
+/// Nodes, links and the port tables derived from them.
+#[derive(Clone, Debug)]
+pub struct Network {
+    kinds: Vec<NodeKind>,
+    links: Vec<LinkSpec>,
+    ports: Vec<Vec<Port>>,
+    host_index: Vec<u32>,
+    hosts: Vec<NodeId>,
+}
+
+/// Marker in `host_index` for a switch.
+const NOT_A_HOST: u32 = u32::MAX;
+
+impl Network {
+    /// Builds the port tables: a node's ports are numbered from 0 in the order its links appear.
+    pub fn new(kinds: Vec<NodeKind>, links: Vec<LinkSpec>) -> Result<Network, NetworkError> {
+        let n = kinds.len();
+        let mut ports: Vec<Vec<Port>> = vec![Vec::new(); n];
+        for (i, l) in links.iter().enumerate() {
+            let link = LinkId::from_idx(i);
+            for node in [l.a, l.b] {
+                if node.idx() >= n {
+                    return Err(NetworkError::UnknownNode { link, node, count: n });
+                }
+            }
+            if l.a == l.b {
+                return Err(NetworkError::SelfLoop { link, node: l.a });
+            }
+            if l.rate.0 == 0 {
+                return Err(NetworkError::ZeroRate { link, a: l.a, b: l.b });
+            }
+            if !(0.0..=1.0).contains(&l.loss) {
+                return Err(NetworkError::BadLoss { link, a: l.a, b: l.b, loss: l.loss });
+            }
+            let pa = ports[l.a.idx()].len();
+            let pb = ports[l.b.idx()].len();
+            if pa >= u16::MAX as usize {
+                return Err(NetworkError::TooManyPorts { node: l.a });
+            }
+            if pb >= u16::MAX as usize {
+                return Err(NetworkError::TooManyPorts { node: l.b });
+            }
+            ports[l.a.idx()].push(Port {
+                link,
+                peer: l.b,
+                peer_port: PortNo(pb as u16),
+                rate: l.rate,
+                delay: l.delay,
+                loss: l.loss,
+            });
+            ports[l.b.idx()].push(Port {
+                link,
+                peer: l.a,
+                peer_port: PortNo(pa as u16),
+                rate: l.rate,
+                delay: l.delay,
+                loss: l.loss,
+            });
+        }
+        let mut host_index = vec![NOT_A_HOST; n];
+        let mut hosts = Vec::new();
+        for (i, k) in kinds.iter().enumerate() {
+            if *k == NodeKind::Host {
+                let node = NodeId::from_idx(i);
+                if ports[i].len() != 1 {
+                    return Err(NetworkError::HostLinks { node, links: ports[i].len() });
+                }
+                host_index[i] = hosts.len() as u32;
+                hosts.push(node);
+            }
+        }
+        Ok(Network { kinds, links, ports, host_index, hosts })
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.kinds.len()
+    }
+    /// What node `n` is.
+    pub fn kind(&self, n: NodeId) -> NodeKind {
+        self.kinds[n.idx()]
+    }
+    /// All node kinds, indexed by node id.
+    pub fn kinds(&self) -> &[NodeKind] {
+        &self.kinds
+    }
+    /// All links in declaration order.
+    pub fn links(&self) -> &[LinkSpec] {
+        &self.links
+    }
+    /// The ports of node `n`.
+    pub fn ports(&self, n: NodeId) -> &[Port] {
+        &self.ports[n.idx()]
+    }
+    /// One port.
+    pub fn port(&self, n: NodeId, p: PortNo) -> &Port {
+        &self.ports[n.idx()][p.idx()]
+    }
+    /// The hosts in ascending node id.
+    pub fn hosts(&self) -> &[NodeId] {
+        &self.hosts
+    }
+    /// Dense index of host `n` among the hosts, or `None` for a switch or unknown id.
+    pub fn host_index(&self, n: NodeId) -> Option<usize> {
+        match self.host_index.get(n.idx()) {
+            Some(&i) if i != NOT_A_HOST => Some(i as usize),
+            _ => None,
+        }
+    }
+    /// Whether `n` is a host of this network.
+    pub fn is_host(&self, n: NodeId) -> bool {
+        self.host_index(n).is_some()
+    }
+    /// The NIC rate of host `n` (its only link's rate).
+    pub fn nic_rate(&self, host: NodeId) -> BitsPerSec {
+        self.ports[host.idx()][0].rate
+    }
+}
+
+/// Equal-cost next hops from every node towards every host.
+///
+/// Built by `dcsim-topology`'s routing (BFS per destination) or by hand; the simulator only
+/// looks entries up. An empty entry means "no route" (the packet is dropped and counted).
+#[derive(Clone, Debug, Default)]
+pub struct RoutingTable {
+    hosts: usize,
+    /// `start[node * hosts + host] .. start[... + 1]` indexes `ports`.
+    start: Vec<u32>,
+    ports: Vec<PortNo>,
+}
+
+impl RoutingTable {
+    /// Builds the table by asking `next_hops(node, host_index)` for every node and host.
+    pub fn from_fn(
+        nodes: usize,
+        hosts: usize,
+        mut next_hops: impl FnMut(NodeId, usize) -> Vec<PortNo>,
+    ) -> RoutingTable {
+        let mut start = Vec::with_capacity(nodes * hosts + 1);
+        let mut ports = Vec::new();
+        for n in 0..nodes {
+            for h in 0..hosts {
+                start.push(ports.len() as u32);
+                ports.extend(next_hops(NodeId::from_idx(n), h));
+            }
+        }
+        start.push(ports.len() as u32);
+        RoutingTable { hosts, start, ports }
+    }
+
+    /// Next hops (egress ports) at `node` towards the host with dense index `host`, in
+    /// ascending order of the neighbour's node id.
+    #[inline]
+    pub fn next_hops(&self, node: NodeId, host: usize) -> &[PortNo] {
+        let i = node.idx() * self.hosts + host;
+        &self.ports[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    /// Number of hosts the table was built for.
+    pub fn host_count(&self) -> usize {
+        self.hosts
+    }
+}

@@ -1,0 +1,142 @@
+//! Packets, their wire sizes per header mode, and INT hop records.
+
+use crate::ids::{FlowId, NodeId, PortNo};
+use crate::units::{BitsPerSec, Time};
+
+/// L2 (14, Ethernet-like) + IPv4 (20) bytes on every packet.
+pub const L2_L3_BYTES: u32 = 34;
+/// UDP (8) + sequence/priority header (6) on data packets.
+pub const DATA_L4_BYTES: u32 = 14;
+/// ACK/NACK L4 header: ports, flags, pg, seq.
+pub const ACK_L4_BYTES: u32 = 12;
+/// Data packet header bytes without any INT area (the "base headers" of the ideal FCT).
+pub const DATA_BASE_HEADER: u32 = L2_L3_BYTES + DATA_L4_BYTES;
+/// Minimum frame size; ACKs/NACKs are zero-padded to it.
+pub const MIN_FRAME: u32 = 60;
+/// PFC pause/resume frame size (14 + 20 + 9).
+pub const PFC_FRAME: u32 = 43;
+/// Maximum INT hop records carried (more hops overwrite from the start, as the reference does).
+pub const MAX_INT_HOPS: usize = 5;
+
+/// What in-band header area every data packet carries (a global choice made by the CC scheme).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum HeaderMode {
+    /// No telemetry area (DCQCN, DCTCP, `none`).
+    #[default]
+    None,
+    /// HPCC's INT: 5 hop records of 8 bytes + a 2-byte hop count (42 bytes). Switches stamp.
+    Int,
+    /// TIMELY's 8-byte sender timestamp, echoed in the ACK.
+    Timestamp,
+}
+
+impl HeaderMode {
+    /// Bytes of the telemetry area.
+    pub const fn area_bytes(self) -> u32 {
+        match self {
+            HeaderMode::None => 0,
+            HeaderMode::Int => 42,
+            HeaderMode::Timestamp => 8,
+        }
+    }
+    /// Wire size of a data packet carrying `payload` bytes.
+    pub const fn data_wire(self, payload: u32) -> u32 {
+        DATA_BASE_HEADER + self.area_bytes() + payload
+    }
+    /// Wire size of an ACK/NACK (padded to 60 bytes).
+    pub const fn ack_wire(self) -> u32 {
+        let s = L2_L3_BYTES + ACK_L4_BYTES + self.area_bytes();
+        if s < MIN_FRAME {
+            MIN_FRAME
+        } else {
+            s
+        }
+    }
+}
+
+/// One switch hop's INT record, stamped when the packet starts transmission at that hop.
+/// Values are kept at full precision (the reference packs them into 64 bits; see spec §1.2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct IntHop {
+    /// Egress port line rate.
+    pub rate: BitsPerSec,
+    /// Switch time at transmission start.
+    pub time: Time,
+    /// Bytes the port had transmitted before this packet.
+    pub tx_bytes: u64,
+    /// Bytes queued at the port over all priorities, excluding this packet.
+    pub qlen: u64,
+}
+
+/// The INT stack of a data packet, echoed unchanged in its ACK.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct IntStack {
+    /// Number of hops that stamped (may exceed [`MAX_INT_HOPS`]; records wrap).
+    pub nhop: u16,
+    /// The records; hop `i` is at `i % MAX_INT_HOPS`.
+    pub hops: [IntHop; MAX_INT_HOPS],
+}
+
+impl IntStack {
+    /// Appends a hop record (overwriting the oldest beyond five hops).
+    #[inline]
+    pub fn push(&mut self, hop: IntHop) {
+        self.hops[self.nhop as usize % MAX_INT_HOPS] = hop;
+        self.nhop = self.nhop.saturating_add(1);
+    }
+    /// The valid records, in path order, when no more than five hops stamped.
+    pub fn valid(&self) -> &[IntHop] {
+        &self.hops[..(self.nhop as usize).min(MAX_INT_HOPS)]
+    }
+}
+
+/// Packet type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PacketKind {
+    /// RDMA data (UDP).
+    Data,
+    /// Cumulative acknowledgement.
+    Ack,
+    /// Negative acknowledgement (go-back-N request).
+    Nack,
+    /// PFC pause (`true`) or resume (`false`) for one priority; hop-by-hop only.
+    Pfc {
+        /// Pause or resume.
+        pause: bool,
+        /// The priority.
+        queue: u8,
+    },
+}
+
+/// A packet in flight or queued. Stored in a pool and moved by index.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// Type.
+    pub kind: PacketKind,
+    /// Total bytes on the wire.
+    pub wire: u32,
+    /// Payload bytes (data only).
+    pub payload: u32,
+    /// Priority group / queue index (0 is strict priority).
+    pub pg: u8,
+    /// IP ECN CE mark set by a switch.
+    pub ce: bool,
+    /// ECN echo flag on ACK/NACK.
+    pub ecn_echo: bool,
+    /// The flow this packet belongs to (data and ACK/NACK).
+    pub flow: FlowId,
+    /// Source host.
+    pub src: NodeId,
+    /// Destination host.
+    pub dst: NodeId,
+    /// ECMP hash of (addresses, ports) for this direction.
+    pub hash_key: [u32; 3],
+    /// Data: first byte's sequence number. ACK/NACK: cumulative acknowledged byte.
+    pub seq: u64,
+    /// Sender timestamp (data: set at NIC transmission start; ACK: echoed).
+    pub ts: Time,
+    /// INT records (stamped only in [`HeaderMode::Int`]).
+    pub int: IntStack,
+    /// Ingress port at the current switch (for MMU release).
+    pub in_port: PortNo,
+}
