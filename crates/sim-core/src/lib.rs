@@ -50,4 +50,4 @@ mod sim;
 pub mod units;
 
 pub use results::{Counters, FlowResult, RunSummary};
-pub use sim::{SimError, Simulation};
+pub use sim::{PortStats, SimError, Simulation};

@@ -108,6 +108,17 @@ pub enum SimError {
     },
 }
 
+/// Transmit statistics of one port (see [`Simulation::port_stats`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct PortStats {
+    /// Bytes put on the wire.
+    pub tx_bytes: u64,
+    /// Frames of any kind put on the wire.
+    pub tx_frames: u64,
+    /// Data frames put on the wire.
+    pub tx_data_frames: u64,
+}
+
 /// Events. Compact (16 bytes): packets live in a pool and are named by index.
 #[derive(Clone, Copy, Debug)]
 enum Event {
@@ -135,6 +146,10 @@ struct Link {
     paused: [bool; QUEUES],
     /// Bytes transmitted so far (INT `tx_bytes`).
     tx_bytes: u64,
+    /// Frames transmitted so far.
+    tx_frames: u64,
+    /// Data frames transmitted so far.
+    tx_data_frames: u64,
     rng: ChaCha8Rng,
 }
 
@@ -311,6 +326,8 @@ impl<F: CcFactory> Simulation<F> {
                 busy: false,
                 paused: [false; QUEUES],
                 tx_bytes: 0,
+                tx_frames: 0,
+                tx_data_frames: 0,
                 rng: port_rng(cfg.seed, node as u32, p),
             }
         };
@@ -533,6 +550,25 @@ impl<F: CcFactory> Simulation<F> {
     /// The network being simulated.
     pub fn network(&self) -> &Network {
         &self.net
+    }
+
+    /// Transmit statistics of one port.
+    ///
+    /// # Panics
+    /// If the node or port does not exist.
+    pub fn port_stats(&self, node: NodeId, port: PortNo) -> PortStats {
+        let link = match self.slots[node.idx()] {
+            Slot::Host(h) => {
+                assert_eq!(port.0, 0, "a host has one port");
+                &self.hosts[h as usize].link
+            }
+            Slot::Switch(s) => &self.switches[s as usize].ports[port.idx()].link,
+        };
+        PortStats {
+            tx_bytes: link.tx_bytes,
+            tx_frames: link.tx_frames,
+            tx_data_frames: link.tx_data_frames,
+        }
     }
 
     /// Name of the congestion-control scheme.
@@ -802,6 +838,8 @@ impl<F: CcFactory> Simulation<F> {
             });
         }
         port.link.tx_bytes += wire;
+        port.link.tx_frames += 1;
+        port.link.tx_data_frames += (pk.kind == PacketKind::Data) as u64;
         port.link.busy = true;
         let (rate, delay, peer, peer_port) =
             (port.link.rate, port.link.delay, port.link.peer, port.link.peer_port);
@@ -973,8 +1011,11 @@ impl<F: CcFactory> Simulation<F> {
 
     fn host_transmit(&mut self, h: usize, pkt: u32) {
         let host = &mut self.hosts[h];
+        let p = &self.pool[pkt as usize];
         host.link.busy = true;
-        host.link.tx_bytes += self.pool[pkt as usize].wire as u64;
+        host.link.tx_bytes += p.wire as u64;
+        host.link.tx_frames += 1;
+        host.link.tx_data_frames += (p.kind == PacketKind::Data) as u64;
         let (node, rate, delay, peer, peer_port) =
             (host.node, host.link.rate, host.link.delay, host.link.peer, host.link.peer_port);
         self.transmit(node, 0, pkt, rate, delay, peer, peer_port);
