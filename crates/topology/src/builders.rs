@@ -1,0 +1,385 @@
+//! Builders for the standard datacenter topologies.
+//!
+//! Every builder numbers the **hosts first** (node ids `0..hosts`), then the switches tier by
+//! tier from the hosts upwards, and declares the links in this order: one link per host (in
+//! host order), then each tier's uplinks (lower switch by lower switch, upper ends ascending).
+//! The reference traffic generator assumes that hosts are nodes `0..n-1`, and this order makes
+//! [`paper_fat_tree`] identical, link for link, to the reference's `mix/fat.txt`.
+//!
+//! Builders check their arguments (zero counts, zero rates, an odd `k`, sizes beyond
+//! [`MAX_NODES`]) and return [`TopologyError::InvalidArgument`]; they never panic.
+
+use dcsim_core::ids::NodeId;
+use dcsim_core::network::{LinkSpec, NodeKind};
+use dcsim_core::units::{BitsPerSec, Duration};
+
+use crate::error::TopologyError;
+use crate::topology::Topology;
+
+/// The largest node count a builder accepts (2^24), so that absurd sizes are reported as an
+/// error rather than exhausting memory.
+pub const MAX_NODES: usize = 1 << 24;
+
+/// Parameters of a generic three-tier Clos network (ToR / aggregation / core), the shape both
+/// [`paper_fat_tree`] and [`fat_tree`] are instances of.
+///
+/// Node numbering: hosts `0..H` (host `h` on ToR `h / hosts_per_tor`), then the ToRs pod by
+/// pod, then the aggregation switches pod by pod, then the cores. Inside a pod every ToR links
+/// to every aggregation switch; aggregation switch `i` of every pod links to cores
+/// `i * cores_per_agg .. (i + 1) * cores_per_agg`, so there are
+/// `aggs_per_pod * cores_per_agg` cores.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct ClosParams {
+    /// Number of pods.
+    pub pods: usize,
+    /// ToR (edge) switches per pod.
+    pub tors_per_pod: usize,
+    /// Aggregation switches per pod.
+    pub aggs_per_pod: usize,
+    /// Hosts under each ToR.
+    pub hosts_per_tor: usize,
+    /// Core uplinks of each aggregation switch.
+    pub cores_per_agg: usize,
+    /// Rate of the host–ToR links.
+    pub host_rate: BitsPerSec,
+    /// Rate of the ToR–aggregation and aggregation–core links.
+    pub fabric_rate: BitsPerSec,
+    /// One-way propagation delay of every link.
+    pub delay: Duration,
+}
+
+impl ClosParams {
+    /// The HPCC/PINT paper topology (the reference's `mix/fat.txt`): 5 pods of 4 ToRs and 4
+    /// aggregation switches, 16 hosts per ToR, 4 cores per aggregation switch (16 cores),
+    /// 100 Gb/s host links, 400 Gb/s fabric, 1 µs per link.
+    pub const PAPER: ClosParams = ClosParams {
+        pods: 5,
+        tors_per_pod: 4,
+        aggs_per_pod: 4,
+        hosts_per_tor: 16,
+        cores_per_agg: 4,
+        host_rate: BitsPerSec::gbps(100),
+        fabric_rate: BitsPerSec::gbps(400),
+        delay: Duration::from_us(1),
+    };
+}
+
+impl Default for ClosParams {
+    /// [`ClosParams::PAPER`].
+    fn default() -> Self {
+        ClosParams::PAPER
+    }
+}
+
+/// Parameters of [`fat_tree`] besides `k`.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct FatTreeParams {
+    /// Oversubscription factor: each edge switch has `k/2 * oversubscription` hosts (1 = the
+    /// classic full-bisection fat tree with `k³/4` hosts).
+    pub oversubscription: usize,
+    /// Rate of the host–edge links.
+    pub host_rate: BitsPerSec,
+    /// Rate of the edge–aggregation and aggregation–core links.
+    pub fabric_rate: BitsPerSec,
+    /// One-way propagation delay of every link.
+    pub delay: Duration,
+}
+
+impl Default for FatTreeParams {
+    /// No oversubscription, 100 Gb/s everywhere, 1 µs per link.
+    fn default() -> Self {
+        FatTreeParams {
+            oversubscription: 1,
+            host_rate: BitsPerSec::gbps(100),
+            fabric_rate: BitsPerSec::gbps(100),
+            delay: Duration::from_us(1),
+        }
+    }
+}
+
+/// The HPCC/PINT paper's fat tree, identical to the reference's `mix/fat.txt`: 320 hosts
+/// (nodes 0–319, host `h` under ToR `320 + h/16`), 20 ToRs (320–339, pod `p` = ToRs
+/// `320 + 4p ..`), 20 aggregation switches (340–359, pod `p` = `340 + 4p ..`), 16 cores
+/// (360–375; aggregation switch `i` of each pod reaches cores `360 + 4i .. 360 + 4i + 3`);
+/// 100 Gb/s host links, 400 Gb/s fabric, 1 µs per link; 480 links.
+///
+/// At 100 Gb/s with a 1000-byte payload its maximum base RTT is 12 240 ns and its maximum BDP
+/// 153 000 bytes (spec §6.1).
+pub fn paper_fat_tree() -> Topology {
+    three_tier_clos(&ClosParams::PAPER).expect("the paper parameters are valid")
+}
+
+/// A k-ary fat tree (Al-Fares et al.): `k` pods of `k/2` edge and `k/2` aggregation switches,
+/// `(k/2)²` cores, each aggregation switch linked to `k/2` cores, and `k/2 * oversubscription`
+/// hosts per edge switch (`k³/4 * oversubscription` hosts).
+///
+/// Node numbering as in [`ClosParams`]: hosts, then edge switches pod by pod, then
+/// aggregation switches pod by pod, then cores.
+///
+/// # Errors
+/// [`TopologyError::InvalidArgument`] if `k` is odd or below 2, the oversubscription factor or
+/// a rate is zero, or the network would exceed [`MAX_NODES`].
+pub fn fat_tree(k: usize, params: &FatTreeParams) -> Result<Topology, TopologyError> {
+    const B: &str = "fat_tree";
+    if k < 2 || k % 2 == 1 {
+        return Err(invalid(B, format!("k = {k} must be even and at least 2")));
+    }
+    if params.oversubscription == 0 {
+        return Err(invalid(
+            B,
+            "oversubscription factor must be at least 1".into(),
+        ));
+    }
+    let half = k / 2;
+    let hosts_per_tor = half
+        .checked_mul(params.oversubscription)
+        .ok_or_else(|| invalid(B, too_big()))?;
+    three_tier_clos_named(
+        B,
+        &ClosParams {
+            pods: k,
+            tors_per_pod: half,
+            aggs_per_pod: half,
+            hosts_per_tor,
+            cores_per_agg: half,
+            host_rate: params.host_rate,
+            fabric_rate: params.fabric_rate,
+            delay: params.delay,
+        },
+    )
+}
+
+/// A generic three-tier Clos network; see [`ClosParams`] for the shape and node numbering.
+///
+/// # Errors
+/// [`TopologyError::InvalidArgument`] if a count or rate is zero or the network would exceed
+/// [`MAX_NODES`].
+pub fn three_tier_clos(p: &ClosParams) -> Result<Topology, TopologyError> {
+    three_tier_clos_named("three_tier_clos", p)
+}
+
+fn three_tier_clos_named(b: &'static str, p: &ClosParams) -> Result<Topology, TopologyError> {
+    positive(b, "pods", p.pods)?;
+    positive(b, "tors_per_pod", p.tors_per_pod)?;
+    positive(b, "aggs_per_pod", p.aggs_per_pod)?;
+    positive(b, "hosts_per_tor", p.hosts_per_tor)?;
+    positive(b, "cores_per_agg", p.cores_per_agg)?;
+    nonzero_rate(b, "host_rate", p.host_rate)?;
+    nonzero_rate(b, "fabric_rate", p.fabric_rate)?;
+
+    let tors = mul(b, p.pods, p.tors_per_pod)?;
+    let aggs = mul(b, p.pods, p.aggs_per_pod)?;
+    let hosts = mul(b, tors, p.hosts_per_tor)?;
+    let cores = mul(b, p.aggs_per_pod, p.cores_per_agg)?;
+    let nodes = sum(b, &[hosts, tors, aggs, cores])?;
+    let links = sum(
+        b,
+        &[
+            hosts,
+            mul(b, tors, p.aggs_per_pod)?,
+            mul(b, aggs, p.cores_per_agg)?,
+        ],
+    )?;
+
+    let tor0 = hosts;
+    let agg0 = tor0 + tors;
+    let core0 = agg0 + aggs;
+    let mut t = Builder::new(hosts, nodes - hosts, links);
+    for h in 0..hosts {
+        t.link(h, tor0 + h / p.hosts_per_tor, p.host_rate, p.delay);
+    }
+    for tor in 0..tors {
+        let pod = tor / p.tors_per_pod;
+        for a in 0..p.aggs_per_pod {
+            t.link(
+                tor0 + tor,
+                agg0 + pod * p.aggs_per_pod + a,
+                p.fabric_rate,
+                p.delay,
+            );
+        }
+    }
+    for agg in 0..aggs {
+        let i = agg % p.aggs_per_pod;
+        for c in 0..p.cores_per_agg {
+            t.link(
+                agg0 + agg,
+                core0 + i * p.cores_per_agg + c,
+                p.fabric_rate,
+                p.delay,
+            );
+        }
+    }
+    Ok(t.finish())
+}
+
+/// A two-tier leaf-spine fabric: `leaves * hosts_per_leaf` hosts (node ids `0..H`, host `h`
+/// under leaf `H + h / hosts_per_leaf`), then the leaves (`H .. H + leaves`), then the spines
+/// (`H + leaves ..`). Every leaf has one link to every spine.
+///
+/// `leaf_spine(4, 2, 16, 100G, 400G, 1 µs)` is the calibration topology
+/// `small-ws30/topology.txt`, link for link.
+///
+/// # Errors
+/// [`TopologyError::InvalidArgument`] if a count or rate is zero or the network would exceed
+/// [`MAX_NODES`].
+pub fn leaf_spine(
+    leaves: usize,
+    spines: usize,
+    hosts_per_leaf: usize,
+    host_rate: BitsPerSec,
+    fabric_rate: BitsPerSec,
+    delay: Duration,
+) -> Result<Topology, TopologyError> {
+    const B: &str = "leaf_spine";
+    positive(B, "leaves", leaves)?;
+    positive(B, "spines", spines)?;
+    positive(B, "hosts_per_leaf", hosts_per_leaf)?;
+    nonzero_rate(B, "host_rate", host_rate)?;
+    nonzero_rate(B, "fabric_rate", fabric_rate)?;
+    let hosts = mul(B, leaves, hosts_per_leaf)?;
+    let nodes = sum(B, &[hosts, leaves, spines])?;
+    let links = sum(B, &[hosts, mul(B, leaves, spines)?])?;
+
+    let leaf0 = hosts;
+    let spine0 = hosts + leaves;
+    let mut t = Builder::new(hosts, nodes - hosts, links);
+    for h in 0..hosts {
+        t.link(h, leaf0 + h / hosts_per_leaf, host_rate, delay);
+    }
+    for l in 0..leaves {
+        for s in 0..spines {
+            t.link(leaf0 + l, spine0 + s, fabric_rate, delay);
+        }
+    }
+    Ok(t.finish())
+}
+
+/// A dumbbell: `left_hosts` hosts (ids `0..left_hosts`) on switch `L = left_hosts +
+/// right_hosts`, `right_hosts` hosts (ids `left_hosts..L`) on switch `L + 1`, and one
+/// bottleneck link between the two switches (declared last).
+///
+/// # Errors
+/// [`TopologyError::InvalidArgument`] if a count or rate is zero or the network would exceed
+/// [`MAX_NODES`].
+pub fn dumbbell(
+    left_hosts: usize,
+    right_hosts: usize,
+    host_rate: BitsPerSec,
+    bottleneck_rate: BitsPerSec,
+    delay: Duration,
+) -> Result<Topology, TopologyError> {
+    const B: &str = "dumbbell";
+    positive(B, "left_hosts", left_hosts)?;
+    positive(B, "right_hosts", right_hosts)?;
+    nonzero_rate(B, "host_rate", host_rate)?;
+    nonzero_rate(B, "bottleneck_rate", bottleneck_rate)?;
+    let hosts = sum(B, &[left_hosts, right_hosts])?;
+    sum(B, &[hosts, 2])?;
+    let left = hosts;
+    let right = hosts + 1;
+    let mut t = Builder::new(hosts, 2, hosts + 1);
+    for h in 0..hosts {
+        t.link(
+            h,
+            if h < left_hosts { left } else { right },
+            host_rate,
+            delay,
+        );
+    }
+    t.link(left, right, bottleneck_rate, delay);
+    Ok(t.finish())
+}
+
+/// A star for incast: `senders` senders (ids `0..senders`) and one receiver (id `senders`, the
+/// last host) on a single switch (id `senders + 1`), all links at `host_rate`.
+///
+/// # Errors
+/// [`TopologyError::InvalidArgument`] if `senders` or the rate is zero or the network would
+/// exceed [`MAX_NODES`].
+pub fn star(
+    senders: usize,
+    host_rate: BitsPerSec,
+    delay: Duration,
+) -> Result<Topology, TopologyError> {
+    const B: &str = "star";
+    positive(B, "senders", senders)?;
+    nonzero_rate(B, "host_rate", host_rate)?;
+    let hosts = sum(B, &[senders, 1])?;
+    sum(B, &[hosts, 1])?;
+    let sw = hosts;
+    let mut t = Builder::new(hosts, 1, hosts);
+    for h in 0..hosts {
+        t.link(h, sw, host_rate, delay);
+    }
+    Ok(t.finish())
+}
+
+/// Accumulates nodes and links; hosts first, then switches.
+struct Builder {
+    topo: Topology,
+}
+
+impl Builder {
+    fn new(hosts: usize, switches: usize, links: usize) -> Builder {
+        let mut kinds = Vec::with_capacity(hosts + switches);
+        kinds.resize(hosts, NodeKind::Host);
+        kinds.resize(hosts + switches, NodeKind::Switch);
+        Builder {
+            topo: Topology::new(kinds, Vec::with_capacity(links)),
+        }
+    }
+
+    fn link(&mut self, a: usize, b: usize, rate: BitsPerSec, delay: Duration) {
+        self.topo.links.push(LinkSpec {
+            a: NodeId::from_idx(a),
+            b: NodeId::from_idx(b),
+            rate,
+            delay,
+            loss: 0.0,
+        });
+    }
+
+    fn finish(self) -> Topology {
+        self.topo
+    }
+}
+
+fn invalid(builder: &'static str, detail: String) -> TopologyError {
+    TopologyError::InvalidArgument { builder, detail }
+}
+
+fn too_big() -> String {
+    format!("the network would have more than {MAX_NODES} nodes or links")
+}
+
+fn positive(b: &'static str, name: &str, v: usize) -> Result<(), TopologyError> {
+    if v == 0 {
+        Err(invalid(b, format!("{name} must be at least 1")))
+    } else {
+        Ok(())
+    }
+}
+
+fn nonzero_rate(b: &'static str, name: &str, r: BitsPerSec) -> Result<(), TopologyError> {
+    if r.0 == 0 {
+        Err(invalid(b, format!("{name} must be positive (got 0 bps)")))
+    } else {
+        Ok(())
+    }
+}
+
+/// `x * y`, at most [`MAX_NODES`].
+fn mul(b: &'static str, x: usize, y: usize) -> Result<usize, TopologyError> {
+    x.checked_mul(y)
+        .filter(|&v| v <= MAX_NODES)
+        .ok_or_else(|| invalid(b, too_big()))
+}
+
+/// The sum, at most [`MAX_NODES`].
+fn sum(b: &'static str, xs: &[usize]) -> Result<usize, TopologyError> {
+    xs.iter()
+        .try_fold(0usize, |acc, &x| acc.checked_add(x))
+        .filter(|&v| v <= MAX_NODES)
+        .ok_or_else(|| invalid(b, too_big()))
+}
