@@ -35,15 +35,19 @@ pub(crate) enum Admit {
     /// Dropped: no buffer, no headroom.
     Drop,
     /// Admitted; send a PFC pause upstream for this (port, queue).
-    AdmitAndPause,
+    Pause,
     /// Admitted.
-    Admit,
+    Ok,
 }
 
 impl Mmu {
     /// `ports`: (rate, delay in ps) of each port; `nic_rate`: the reference's "first host's NIC
     /// rate" that sets the per-port alpha shift.
-    pub(crate) fn new(cfg: &SwitchConfig, ports: &[(BitsPerSec, u64)], nic_rate: BitsPerSec) -> Mmu {
+    pub(crate) fn new(
+        cfg: &SwitchConfig,
+        ports: &[(BitsPerSec, u64)],
+        nic_rate: BitsPerSec,
+    ) -> Mmu {
         let n = ports.len();
         let headroom: Vec<u64> = ports
             .iter()
@@ -121,10 +125,10 @@ impl Mmu {
             let th = self.threshold(inp);
             if self.hdrm[inp][q] > 0 || self.shared(inp, q) >= th {
                 self.paused[inp][q] = true;
-                return Admit::AdmitAndPause;
+                return Admit::Pause;
             }
         }
-        Admit::Admit
+        Admit::Ok
     }
 
     /// Releases `size` bytes of (`inp`, `q`) leaving through `out`; returns whether to send a
@@ -175,9 +179,16 @@ mod tests {
     use crate::units::Bytes;
 
     fn mmu() -> Mmu {
-        let cfg = SwitchConfig { buffer: Bytes(1 << 20), ..SwitchConfig::default() };
+        let cfg = SwitchConfig {
+            buffer: Bytes(1 << 20),
+            ..SwitchConfig::default()
+        };
         // 4 ports, 100G, 1 us: headroom 3 * 12500 = 37500 each.
-        Mmu::new(&cfg, &[(BitsPerSec::gbps(100), 1_000_000); 4], BitsPerSec::gbps(100))
+        Mmu::new(
+            &cfg,
+            &[(BitsPerSec::gbps(100), 1_000_000); 4],
+            BitsPerSec::gbps(100),
+        )
     }
 
     #[test]
@@ -185,7 +196,10 @@ mod tests {
         let cfg = SwitchConfig::default();
         let m = Mmu::new(
             &cfg,
-            &[(BitsPerSec::gbps(100), 1_000_000), (BitsPerSec::gbps(400), 1_000_000)],
+            &[
+                (BitsPerSec::gbps(100), 1_000_000),
+                (BitsPerSec::gbps(400), 1_000_000),
+            ],
             BitsPerSec::gbps(100),
         );
         assert_eq!(m.headroom, vec![37_500, 150_000]);
@@ -200,11 +214,11 @@ mod tests {
         for i in 0..2000 {
             match m.admit(0, 1, 3, 1000) {
                 Admit::Drop => break,
-                Admit::AdmitAndPause => {
+                Admit::Pause => {
                     paused_at.get_or_insert(i);
                     admitted += 1
                 }
-                Admit::Admit => admitted += 1,
+                Admit::Ok => admitted += 1,
             }
         }
         let p = paused_at.expect("a full queue must pause its upstream");

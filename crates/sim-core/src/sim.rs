@@ -153,6 +153,16 @@ struct Link {
     rng: ChaCha8Rng,
 }
 
+/// Where a port's frames go: (rate, propagation delay, peer node, peer port).
+type Wire = (BitsPerSec, Duration, u32, u16);
+
+impl Link {
+    #[inline]
+    fn wire(&self) -> Wire {
+        (self.rate, self.delay, self.peer, self.peer_port)
+    }
+}
+
 /// A switch egress port.
 struct SwitchPort {
     link: Link,
@@ -311,7 +321,11 @@ impl<F: CcFactory> Simulation<F> {
         }
         let header = factory.header_mode();
         let n = net.node_count();
-        let nic_rate = net.hosts().first().map(|&h| net.nic_rate(h)).unwrap_or_default();
+        let nic_rate = net
+            .hosts()
+            .first()
+            .map(|&h| net.nic_rate(h))
+            .unwrap_or_default();
         let mut slots = Vec::with_capacity(n);
         let mut hosts = Vec::new();
         let mut switches = Vec::new();
@@ -380,8 +394,11 @@ impl<F: CcFactory> Simulation<F> {
                             ecn,
                         });
                     }
-                    let geometry: Vec<(BitsPerSec, u64)> =
-                        net.ports(node).iter().map(|p| (p.rate, p.delay.as_ps())).collect();
+                    let geometry: Vec<(BitsPerSec, u64)> = net
+                        .ports(node)
+                        .iter()
+                        .map(|p| (p.rate, p.delay.as_ps()))
+                        .collect();
                     slots.push(Slot::Switch(switches.len() as u32));
                     switches.push(Switch {
                         node: i as u32,
@@ -416,13 +433,19 @@ impl<F: CcFactory> Simulation<F> {
                 }
             }
             if f.src == f.dst {
-                return Err(SimError::SelfFlow { flow: f.id, node: f.src });
+                return Err(SimError::SelfFlow {
+                    flow: f.id,
+                    node: f.src,
+                });
             }
             if f.size == 0 {
                 return Err(SimError::EmptyFlow { flow: f.id });
             }
             if f.pg == 0 || f.pg as usize >= QUEUES {
-                return Err(SimError::BadPriority { flow: f.id, pg: f.pg });
+                return Err(SimError::BadPriority {
+                    flow: f.id,
+                    pg: f.pg,
+                });
             }
             let sport = sport_next.entry((f.src.0, f.dst.0)).or_insert(10_000);
             let sp = *sport;
@@ -434,7 +457,11 @@ impl<F: CcFactory> Simulation<F> {
                 Slot::Switch(s) => switches[s as usize].hash_seed,
                 Slot::Host(_) => 0,
             };
-            let no_route = SimError::NoRoute { flow: f.id, src: f.src, dst: f.dst };
+            let no_route = SimError::NoRoute {
+                flow: f.id,
+                src: f.src,
+                dst: f.dst,
+            };
             let fwd = paths::walk(&net, &routes, f.src, f.dst, |node, c| {
                 (murmur3_32(&hash_fwd, seed_of(node)) as usize) % c.len()
             })
@@ -445,12 +472,20 @@ impl<F: CcFactory> Simulation<F> {
             .ok_or(no_route)?;
             let pair = paths::pair_metrics(&net, &routes, f.src, f.dst, mtu)
                 .expect("a routed pair has metrics");
-            let (base_rtt, bdp) =
-                if cfg.nic.global_t { (max_rtt, max_bdp) } else { (pair.rtt, pair.bdp) };
+            let (base_rtt, bdp) = if cfg.nic.global_t {
+                (max_rtt, max_bdp)
+            } else {
+                (pair.rtt, pair.bdp)
+            };
             let ideal = ideal_fct(&fwd, &rev, f.size, mtu);
             let ref_ideal = ref_ideal_fct(&fwd, f.size, mtu);
             let line = net.nic_rate(f.src);
-            meta.push(FlowMeta { hash_fwd, hash_rev, base_rtt, bdp });
+            meta.push(FlowMeta {
+                hash_fwd,
+                hash_rev,
+                base_rtt,
+                bdp,
+            });
             qps.push(Qp {
                 size: f.size,
                 snd_nxt: 0,
@@ -458,7 +493,11 @@ impl<F: CcFactory> Simulation<F> {
                 high: 0,
                 rate: line,
                 max_rate: line,
-                win: if cfg.nic.window == WindowMode::None { 0 } else { bdp },
+                win: if cfg.nic.window == WindowMode::None {
+                    0
+                } else {
+                    bdp
+                },
                 next_avail: f.start,
                 last_pkt_size: 0,
                 pg: f.pg,
@@ -608,9 +647,10 @@ impl<F: CcFactory> Simulation<F> {
                             && p.link.paused.iter().all(|&x| !x)
                     })
             })
-            && self.hosts.iter().all(|h| {
-                h.ack_fifo.is_empty() && !h.link.busy && h.link.paused.iter().all(|&x| !x)
-            })
+            && self
+                .hosts
+                .iter()
+                .all(|h| h.ack_fifo.is_empty() && !h.link.busy && h.link.paused.iter().all(|&x| !x))
     }
 
     // ----- scheduling ------------------------------------------------------------------
@@ -660,26 +700,40 @@ impl<F: CcFactory> Simulation<F> {
             },
             Event::FlowStart { flow } => self.flow_start(flow as usize),
             Event::NicWake { node, version } => {
-                let Slot::Host(h) = self.slots[node as usize] else { unreachable!() };
+                let Slot::Host(h) = self.slots[node as usize] else {
+                    unreachable!()
+                };
                 let host = &mut self.hosts[h as usize];
                 if host.wake_version == version && host.wake.is_some() {
                     host.wake = None;
                     self.host_send(h as usize);
                 }
             }
-            Event::CcTimer { flow, slot, version } => self.cc_timer(flow as usize, slot, version),
+            Event::CcTimer {
+                flow,
+                slot,
+                version,
+            } => self.cc_timer(flow as usize, slot, version),
         }
     }
 
     /// Puts packet `pkt` on the wire of `link` (owned by `node`), now.
     #[inline]
-    fn transmit(&mut self, node: u32, port: u16, pkt: u32, link_rate: BitsPerSec, delay: Duration, peer: u32, peer_port: u16) {
+    fn transmit(&mut self, node: u32, port: u16, pkt: u32, (rate, delay, peer, peer_port): Wire) {
         let wire = self.pool[pkt as usize].wire as u64;
-        let ser = link_rate.tx_time(wire);
+        let ser = rate.tx_time(wire);
         let done = self.now + ser;
         self.counters.frames_transmitted += 1;
         self.schedule(node, done, Event::TxDone { node, port });
-        self.schedule(node, done + delay, Event::Arrive { node: peer, port: peer_port, pkt });
+        self.schedule(
+            node,
+            done + delay,
+            Event::Arrive {
+                node: peer,
+                port: peer_port,
+                pkt,
+            },
+        );
     }
 
     /// Applies the per-link loss model on arrival; returns true if the frame is lost.
@@ -716,7 +770,10 @@ impl<F: CcFactory> Simulation<F> {
             return;
         }
         let node = NodeId(sw.node);
-        let dst = self.net.host_index(p.dst).expect("packets are addressed to hosts");
+        let dst = self
+            .net
+            .host_index(p.dst)
+            .expect("packets are addressed to hosts");
         let hops = self.routes.next_hops(node, dst);
         if hops.is_empty() {
             self.counters.no_route_drops += 1;
@@ -736,11 +793,11 @@ impl<F: CcFactory> Simulation<F> {
                     self.drop_packet(pkt);
                     return;
                 }
-                Admit::AdmitAndPause => {
+                Admit::Pause => {
                     self.counters.pfc_pauses += 1;
                     self.switch_send_pfc(s, inp, true, q as u8);
                 }
-                Admit::Admit => {}
+                Admit::Ok => {}
             }
         }
         self.pool[pkt as usize].in_port = PortNo(inp as u16);
@@ -841,10 +898,9 @@ impl<F: CcFactory> Simulation<F> {
         port.link.tx_frames += 1;
         port.link.tx_data_frames += (pk.kind == PacketKind::Data) as u64;
         port.link.busy = true;
-        let (rate, delay, peer, peer_port) =
-            (port.link.rate, port.link.delay, port.link.peer, port.link.peer_port);
+        let w = port.link.wire();
         let node = sw.node;
-        self.transmit(node, out as u16, pkt, rate, delay, peer, peer_port);
+        self.transmit(node, out as u16, pkt, w);
     }
 
     // ----- host ------------------------------------------------------------------------
@@ -861,7 +917,9 @@ impl<F: CcFactory> Simulation<F> {
         };
         self.qps[flow].cc = Some(self.factory.new_flow(&init));
         self.qps[flow].next_avail = self.now;
-        let Slot::Host(h) = self.slots[f.src.idx()] else { unreachable!("validated") };
+        let Slot::Host(h) = self.slots[f.src.idx()] else {
+            unreachable!("validated")
+        };
         self.hosts[h as usize].active.push(flow as u32);
         self.host_send(h as usize);
     }
@@ -986,7 +1044,11 @@ impl<F: CcFactory> Simulation<F> {
         qp.high = qp.high.max(qp.snd_nxt);
         let wire = self.header.data_wire(payload);
         qp.last_pkt_size = wire;
-        let pace = if self.cfg.nic.rate_bound { qp.rate } else { qp.max_rate };
+        let pace = if self.cfg.nic.rate_bound {
+            qp.rate
+        } else {
+            qp.max_rate
+        };
         qp.next_avail = self.now + pace.tx_time(wire as u64);
         self.counters.data_packets_sent += 1;
         self.counters.data_bytes_sent += payload as u64;
@@ -1016,9 +1078,8 @@ impl<F: CcFactory> Simulation<F> {
         host.link.tx_bytes += p.wire as u64;
         host.link.tx_frames += 1;
         host.link.tx_data_frames += (p.kind == PacketKind::Data) as u64;
-        let (node, rate, delay, peer, peer_port) =
-            (host.node, host.link.rate, host.link.delay, host.link.peer, host.link.peer_port);
-        self.transmit(node, 0, pkt, rate, delay, peer, peer_port);
+        let (node, w) = (host.node, host.link.wire());
+        self.transmit(node, 0, pkt, w);
     }
 
     fn host_arrive(&mut self, h: usize, pkt: u32) {
@@ -1051,7 +1112,7 @@ impl<F: CcFactory> Simulation<F> {
         let rx = &mut self.rx[p.flow.idx()];
         let reply = if p.seq == rx.expected {
             rx.expected += p.payload as u64;
-            if rx.expected >= nic.ack_interval || rx.expected % nic.chunk == 0 {
+            if rx.expected >= nic.ack_interval || rx.expected.is_multiple_of(nic.chunk) {
                 Some(PacketKind::Ack)
             } else {
                 None
@@ -1120,7 +1181,13 @@ impl<F: CcFactory> Simulation<F> {
         if nack {
             qp.snd_nxt = qp.snd_una;
         }
-        let fb = Feedback { ack: p.seq, nack, ecn: p.ecn_echo, int: &p.int, ts_echo: p.ts };
+        let fb = Feedback {
+            ack: p.seq,
+            nack,
+            ecn: p.ecn_echo,
+            int: &p.int,
+            ts_echo: p.ts,
+        };
         self.with_cc(flow, |cc, ctx| cc.on_feedback(ctx, &fb));
         self.host_send(h);
     }
@@ -1131,15 +1198,24 @@ impl<F: CcFactory> Simulation<F> {
             return;
         }
         self.with_cc(flow, |cc, ctx| cc.on_timer(ctx, slot as usize));
-        let Slot::Host(h) = self.slots[self.flows[flow].src.idx()] else { unreachable!() };
+        let Slot::Host(h) = self.slots[self.flows[flow].src.idx()] else {
+            unreachable!()
+        };
         self.host_send(h as usize);
     }
 
     /// Runs a CC callback and applies what it asked for.
     fn with_cc(&mut self, flow: usize, call: impl FnOnce(&mut F::Cc, &mut CcCtx)) {
         let qp = &mut self.qps[flow];
-        let mut ctx =
-            CcCtx::new(self.now, qp.snd_nxt, qp.snd_una, qp.size, qp.max_rate, qp.rate, qp.win);
+        let mut ctx = CcCtx::new(
+            self.now,
+            qp.snd_nxt,
+            qp.snd_una,
+            qp.size,
+            qp.max_rate,
+            qp.rate,
+            qp.win,
+        );
         let mut cc = qp.cc.take().expect("a started flow has CC state");
         call(&mut cc, &mut ctx);
         qp.cc = Some(cc);
@@ -1152,7 +1228,9 @@ impl<F: CcFactory> Simulation<F> {
                 let na = (qp.next_avail.0 as i128 + new - old).max(0) as u64;
                 qp.next_avail = Time(na);
                 let src = self.flows[flow].src;
-                let Slot::Host(h) = self.slots[src.idx()] else { unreachable!() };
+                let Slot::Host(h) = self.slots[src.idx()] else {
+                    unreachable!()
+                };
                 let host = &mut self.hosts[h as usize];
                 if let Some(w) = host.wake {
                     if qp.next_avail < w {
@@ -1183,7 +1261,11 @@ impl<F: CcFactory> Simulation<F> {
                     self.schedule(
                         src,
                         at,
-                        Event::CcTimer { flow: flow as u32, slot: slot as u8, version },
+                        Event::CcTimer {
+                            flow: flow as u32,
+                            slot: slot as u8,
+                            version,
+                        },
                     );
                 }
             }
@@ -1198,7 +1280,9 @@ fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64) -> Duration {
     let hdr = DATA_BASE_HEADER as u64;
     let data = paths::pipeline_time(fwd, npkts, mtu + hdr, last + hdr);
     let ack_wire = HeaderMode::None.ack_wire() as u64;
-    let ack = rev.iter().fold(Duration::ZERO, |a, h| a + h.rate.tx_time(ack_wire) + h.delay);
+    let ack = rev.iter().fold(Duration::ZERO, |a, h| {
+        a + h.rate.tx_time(ack_wire) + h.delay
+    });
     data + ack
 }
 
@@ -1265,12 +1349,18 @@ mod tests {
             0x2FA8_26CD
         );
         // The 12-byte key version agrees with the byte-wise one.
-        for (i, key) in [[1u32, 2, 3], [0x0b00_0d01, 0x0b00_1c01, 10_000 | (100 << 16)]]
-            .iter()
-            .enumerate()
+        for (i, key) in [
+            [1u32, 2, 3],
+            [0x0b00_0d01, 0x0b00_1c01, 10_000 | (100 << 16)],
+        ]
+        .iter()
+        .enumerate()
         {
             let bytes: Vec<u8> = key.iter().flat_map(|w| w.to_le_bytes()).collect();
-            assert_eq!(murmur3_32(key, i as u32 * 77), murmur_bytes(&bytes, i as u32 * 77));
+            assert_eq!(
+                murmur3_32(key, i as u32 * 77),
+                murmur_bytes(&bytes, i as u32 * 77)
+            );
         }
     }
 }

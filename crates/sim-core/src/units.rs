@@ -182,7 +182,7 @@ impl Mul<u64> for Duration {
 }
 
 fn fmt_ps(ps: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    if ps % PS_PER_NS == 0 {
+    if ps.is_multiple_of(PS_PER_NS) {
         write!(f, "{}ns", ps / PS_PER_NS)
     } else {
         write!(f, "{}ps", ps)
@@ -276,9 +276,9 @@ impl BitsPerSec {
 impl fmt::Display for BitsPerSec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = self.0;
-        if r % 1_000_000_000 == 0 {
+        if r.is_multiple_of(1_000_000_000) {
             write!(f, "{}Gbps", r / 1_000_000_000)
-        } else if r % 1_000_000 == 0 {
+        } else if r.is_multiple_of(1_000_000) {
             write!(f, "{}Mbps", r / 1_000_000)
         } else {
             write!(f, "{}bps", r)
@@ -295,13 +295,19 @@ mod tests {
         assert_eq!(BitsPerSec::gbps(100).tx_time(1000), Duration::from_ns(80));
         assert_eq!(BitsPerSec::gbps(400).tx_time(1), Duration::from_ps(20));
         assert_eq!(BitsPerSec::gbps(25).tx_time(1), Duration::from_ps(320));
-        assert_eq!(BitsPerSec::gbps(100).tx_time(1048), Duration::from_ps(83_840));
+        assert_eq!(
+            BitsPerSec::gbps(100).tx_time(1048),
+            Duration::from_ps(83_840)
+        );
     }
 
     #[test]
     fn tx_time_rounds_up() {
         // 1 byte at 3 bps = 8/3 s
-        assert_eq!(BitsPerSec(3).tx_time(1), Duration::from_ps(2_666_666_666_667));
+        assert_eq!(
+            BitsPerSec(3).tx_time(1),
+            Duration::from_ps(2_666_666_666_667)
+        );
     }
 
     #[test]
@@ -310,7 +316,10 @@ mod tests {
             Time::from_secs_f64_ns_trunc(2.000001234).unwrap(),
             Time::from_ns(2_000_001_233)
         );
-        assert_eq!(Time::from_secs_f64_ns_trunc(2.0).unwrap(), Time::from_ns(2_000_000_000));
+        assert_eq!(
+            Time::from_secs_f64_ns_trunc(2.0).unwrap(),
+            Time::from_ns(2_000_000_000)
+        );
         assert_eq!(
             Time::from_secs_f64_ns_trunc(2.000000962).unwrap(),
             Time::from_ns(2_000_000_962)
