@@ -122,8 +122,10 @@ pub struct PortStats {
 /// Events. Compact (16 bytes): packets live in a pool and are named by index.
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    /// A packet has been fully received on `port` of `node`.
-    Arrive { node: u32, port: u16, pkt: u32 },
+    /// The packet at the head of the link leaving `port` of `node` has been fully received by
+    /// the node at the other end. (Packets on a link arrive in order, so only the head of each
+    /// link's in-flight FIFO sits in the event queue.)
+    Arrive { node: u32, port: u16 },
     /// `port` of `node` finished transmitting.
     TxDone { node: u32, port: u16 },
     /// Flow `flow` starts (at its source host).
@@ -150,17 +152,9 @@ struct Link {
     tx_frames: u64,
     /// Data frames transmitted so far.
     tx_data_frames: u64,
+    /// Frames on the wire towards the peer: (arrival time, event seq, packet), in order.
+    flight: VecDeque<(Time, u64, u32)>,
     rng: ChaCha8Rng,
-}
-
-/// Where a port's frames go: (rate, propagation delay, peer node, peer port).
-type Wire = (BitsPerSec, Duration, u32, u16);
-
-impl Link {
-    #[inline]
-    fn wire(&self) -> Wire {
-        (self.rate, self.delay, self.peer, self.peer_port)
-    }
 }
 
 /// A switch egress port.
@@ -342,6 +336,7 @@ impl<F: CcFactory> Simulation<F> {
                 tx_bytes: 0,
                 tx_frames: 0,
                 tx_data_frames: 0,
+                flight: VecDeque::new(),
                 rng: port_rng(cfg.seed, node as u32, p),
             }
         };
@@ -656,11 +651,25 @@ impl<F: CcFactory> Simulation<F> {
     // ----- scheduling ------------------------------------------------------------------
 
     #[inline]
-    fn schedule(&mut self, origin: u32, at: Time, ev: Event) {
+    fn next_seq(&mut self, origin: u32) -> u64 {
         let c = &mut self.node_seq[origin as usize];
         let seq = (*c << 24) | origin as u64;
         *c += 1;
+        seq
+    }
+
+    #[inline]
+    fn schedule(&mut self, origin: u32, at: Time, ev: Event) {
+        let seq = self.next_seq(origin);
         self.queue.push(at, seq, ev);
+    }
+
+    #[inline]
+    fn link_mut(&mut self, node: u32, port: u16) -> &mut Link {
+        match self.slots[node as usize] {
+            Slot::Host(h) => &mut self.hosts[h as usize].link,
+            Slot::Switch(s) => &mut self.switches[s as usize].ports[port as usize].link,
+        }
     }
 
     #[inline]
@@ -684,10 +693,18 @@ impl<F: CcFactory> Simulation<F> {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::Arrive { node, port, pkt } => match self.slots[node as usize] {
-                Slot::Host(h) => self.host_arrive(h as usize, pkt),
-                Slot::Switch(s) => self.switch_arrive(s as usize, port as usize, pkt),
-            },
+            Event::Arrive { node, port } => {
+                let link = self.link_mut(node, port);
+                let (_, _, pkt) = link.flight.pop_front().expect("an arrival has a frame");
+                let (peer, peer_port) = (link.peer, link.peer_port);
+                if let Some(&(t, seq, _)) = link.flight.front() {
+                    self.queue.push(t, seq, Event::Arrive { node, port });
+                }
+                match self.slots[peer as usize] {
+                    Slot::Host(h) => self.host_arrive(h as usize, pkt),
+                    Slot::Switch(s) => self.switch_arrive(s as usize, peer_port as usize, pkt),
+                }
+            }
             Event::TxDone { node, port } => match self.slots[node as usize] {
                 Slot::Host(h) => {
                     self.hosts[h as usize].link.busy = false;
@@ -719,21 +736,20 @@ impl<F: CcFactory> Simulation<F> {
 
     /// Puts packet `pkt` on the wire of `link` (owned by `node`), now.
     #[inline]
-    fn transmit(&mut self, node: u32, port: u16, pkt: u32, (rate, delay, peer, peer_port): Wire) {
+    fn transmit(&mut self, node: u32, port: u16, pkt: u32) {
         let wire = self.pool[pkt as usize].wire as u64;
-        let ser = rate.tx_time(wire);
-        let done = self.now + ser;
+        let (done_seq, seq) = (self.next_seq(node), self.next_seq(node));
+        let now = self.now;
+        let link = self.link_mut(node, port);
+        let done = now + link.rate.tx_time(wire);
+        let at = done + link.delay;
+        let first = link.flight.is_empty();
+        link.flight.push_back((at, seq, pkt));
         self.counters.frames_transmitted += 1;
-        self.schedule(node, done, Event::TxDone { node, port });
-        self.schedule(
-            node,
-            done + delay,
-            Event::Arrive {
-                node: peer,
-                port: peer_port,
-                pkt,
-            },
-        );
+        self.queue.push(done, done_seq, Event::TxDone { node, port });
+        if first {
+            self.queue.push(at, seq, Event::Arrive { node, port });
+        }
     }
 
     /// Applies the per-link loss model on arrival; returns true if the frame is lost.
@@ -898,9 +914,8 @@ impl<F: CcFactory> Simulation<F> {
         port.link.tx_frames += 1;
         port.link.tx_data_frames += (pk.kind == PacketKind::Data) as u64;
         port.link.busy = true;
-        let w = port.link.wire();
         let node = sw.node;
-        self.transmit(node, out as u16, pkt, w);
+        self.transmit(node, out as u16, pkt);
     }
 
     // ----- host ------------------------------------------------------------------------
@@ -1078,8 +1093,8 @@ impl<F: CcFactory> Simulation<F> {
         host.link.tx_bytes += p.wire as u64;
         host.link.tx_frames += 1;
         host.link.tx_data_frames += (p.kind == PacketKind::Data) as u64;
-        let (node, w) = (host.node, host.link.wire());
-        self.transmit(node, 0, pkt, w);
+        let node = host.node;
+        self.transmit(node, 0, pkt);
     }
 
     fn host_arrive(&mut self, h: usize, pkt: u32) {
