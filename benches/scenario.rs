@@ -75,8 +75,15 @@ fn flows(hosts: u32, load: f64, window: Duration, seed: u64) -> Vec<FlowSpec> {
 }
 
 fn simulate(flows: &[FlowSpec]) -> u64 {
-    let t = topo::leaf_spine(4, 2, 16, BitsPerSec::gbps(100), BitsPerSec::gbps(400), Duration::from_us(1))
-        .expect("valid");
+    let t = topo::leaf_spine(
+        4,
+        2,
+        16,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(400),
+        Duration::from_us(1),
+    )
+    .expect("valid");
     let net = t.validate().expect("valid");
     let routes = topo::compute_routes(&net);
     let mut sim = Simulation::new(net, routes, SimConfig::default(), flows.to_vec(), NoCcFactory)

@@ -18,14 +18,18 @@ fn build(t: Topology) -> (Network, RoutingTable) {
 }
 
 fn flow(id: usize, src: u32, dst: u32, size: u64, start: Time) -> FlowSpec {
-    FlowSpec { id: FlowId(id as u32), src: NodeId(src), dst: NodeId(dst), size, start, pg: 3, dport: 100 }
+    FlowSpec {
+        id: FlowId(id as u32),
+        src: NodeId(src),
+        dst: NodeId(dst),
+        size,
+        start,
+        pg: 3,
+        dport: 100,
+    }
 }
 
-fn run(
-    t: Topology,
-    flows: Vec<FlowSpec>,
-    cfg: SimConfig,
-) -> Simulation<NoCcFactory> {
+fn run(t: Topology, flows: Vec<FlowSpec>, cfg: SimConfig) -> Simulation<NoCcFactory> {
     let (net, routes) = build(t);
     let mut sim = Simulation::new(net, routes, cfg, flows, NoCcFactory).expect("valid inputs");
     sim.run();
@@ -81,7 +85,11 @@ fn ideal_fct_on_idle_paths() {
     ];
     for (name, t, src, dst) in cases {
         for size in [1u64, 1000, 1_000_000, 10_000_000] {
-            let sim = run(t.clone(), vec![flow(0, src, dst, size, Time::from_ns(5))], SimConfig::default());
+            let sim = run(
+                t.clone(),
+                vec![flow(0, src, dst, size, Time::from_ns(5))],
+                SimConfig::default(),
+            );
             let r = sim.flow_results()[0];
             assert_eq!(r.fct, Some(r.ideal_fct), "{name}, {size} B");
             assert_conserved(&sim);
@@ -92,11 +100,21 @@ fn ideal_fct_on_idle_paths() {
 #[test]
 fn lossless_incast_32_to_1_runs_at_line_rate() {
     // 4 leaves x 16 hosts, 2 spines; 32 senders on leaves 1 and 2 send 1 MB each to host 0.
-    let t = topo::leaf_spine(4, 2, 16, BitsPerSec::gbps(100), BitsPerSec::gbps(400), Duration::from_us(1))
-        .unwrap();
+    let t = topo::leaf_spine(
+        4,
+        2,
+        16,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(400),
+        Duration::from_us(1),
+    )
+    .unwrap();
     let flows: Vec<FlowSpec> =
         (0..32).map(|i| flow(i, 16 + i as u32, 0, 1_000_000, Time::ZERO)).collect();
-    let cfg = SimConfig { switch: dcsim::core::config::SwitchConfig { ecn_enabled: false, ..Default::default() }, ..Default::default() };
+    let cfg = SimConfig {
+        switch: dcsim::core::config::SwitchConfig { ecn_enabled: false, ..Default::default() },
+        ..Default::default()
+    };
     let sim = run(t, flows, cfg);
     let c = sim.counters();
     assert_eq!(c.mmu_drops, 0, "PFC makes the fabric lossless");
@@ -114,8 +132,15 @@ fn lossless_incast_32_to_1_runs_at_line_rate() {
 #[test]
 fn ecmp_spreads_flows_evenly_over_four_spines() {
     let (leaves, spines, per) = (4, 4, 16);
-    let t = topo::leaf_spine(leaves, spines, per, BitsPerSec::gbps(100), BitsPerSec::gbps(400), Duration::from_us(1))
-        .unwrap();
+    let t = topo::leaf_spine(
+        leaves,
+        spines,
+        per,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(400),
+        Duration::from_us(1),
+    )
+    .unwrap();
     let hosts = (leaves * per) as u32;
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut flows = Vec::new();
@@ -131,7 +156,8 @@ fn ecmp_spreads_flows_evenly_over_four_spines() {
     assert_eq!(sim.summary().flows_done, 2000);
     for s in 0..spines {
         let spine = NodeId(hosts + leaves as u32 + s as u32);
-        let data: u64 = (0..leaves).map(|p| sim.port_stats(spine, PortNo(p as u16)).tx_data_frames).sum();
+        let data: u64 =
+            (0..leaves).map(|p| sim.port_stats(spine, PortNo(p as u16)).tx_data_frames).sum();
         let share = data as f64 / 2000.0;
         assert!((share - 0.25).abs() <= 0.03, "spine {s} carried {share:.3} of the flows");
     }
@@ -156,7 +182,17 @@ fn websearch_like(seed: u64) -> Vec<FlowSpec> {
 
 #[test]
 fn same_seed_same_results_other_seed_differs() {
-    let t = || topo::leaf_spine(4, 2, 16, BitsPerSec::gbps(100), BitsPerSec::gbps(400), Duration::from_us(1)).unwrap();
+    let t = || {
+        topo::leaf_spine(
+            4,
+            2,
+            16,
+            BitsPerSec::gbps(100),
+            BitsPerSec::gbps(400),
+            Duration::from_us(1),
+        )
+        .unwrap()
+    };
     let cfg = |seed| SimConfig { seed, ..Default::default() };
     let a = run(t(), websearch_like(3), cfg(1));
     let b = run(t(), websearch_like(3), cfg(1));

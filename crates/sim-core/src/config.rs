@@ -44,19 +44,11 @@ impl Default for SwitchConfig {
             ecn: vec![
                 (
                     BitsPerSec::gbps(100),
-                    EcnParams {
-                        kmin: Bytes(400_000),
-                        kmax: Bytes(1_600_000),
-                        pmax: 0.2,
-                    },
+                    EcnParams { kmin: Bytes(400_000), kmax: Bytes(1_600_000), pmax: 0.2 },
                 ),
                 (
                     BitsPerSec::gbps(400),
-                    EcnParams {
-                        kmin: Bytes(1_600_000),
-                        kmax: Bytes(6_400_000),
-                        pmax: 0.2,
-                    },
+                    EcnParams { kmin: Bytes(1_600_000), kmax: Bytes(6_400_000), pmax: 0.2 },
                 ),
             ],
             reserve: Bytes(4096),

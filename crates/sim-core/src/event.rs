@@ -63,34 +63,25 @@ pub struct BinaryHeapQueue<E> {
 
 impl<E> Default for BinaryHeapQueue<E> {
     fn default() -> Self {
-        BinaryHeapQueue {
-            heap: BinaryHeap::new(),
-        }
+        BinaryHeapQueue { heap: BinaryHeap::new() }
     }
 }
 
 impl<E> BinaryHeapQueue<E> {
     /// An empty queue with room for `n` events.
     pub fn with_capacity(n: usize) -> Self {
-        BinaryHeapQueue {
-            heap: BinaryHeap::with_capacity(n),
-        }
+        BinaryHeapQueue { heap: BinaryHeap::with_capacity(n) }
     }
 }
 
 impl<E> EventQueue<E> for BinaryHeapQueue<E> {
     #[inline]
     fn push(&mut self, time: Time, seq: u64, ev: E) {
-        self.heap.push(Entry {
-            key: key(time, seq),
-            ev,
-        });
+        self.heap.push(Entry { key: key(time, seq), ev });
     }
     #[inline]
     fn pop(&mut self) -> Option<(Time, u64, E)> {
-        self.heap
-            .pop()
-            .map(|e| (Time((e.key >> 64) as u64), e.key as u64, e.ev))
+        self.heap.pop().map(|e| (Time((e.key >> 64) as u64), e.key as u64, e.ev))
     }
     #[inline]
     fn peek_time(&self) -> Option<Time> {

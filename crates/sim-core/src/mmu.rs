@@ -179,16 +179,9 @@ mod tests {
     use crate::units::Bytes;
 
     fn mmu() -> Mmu {
-        let cfg = SwitchConfig {
-            buffer: Bytes(1 << 20),
-            ..SwitchConfig::default()
-        };
+        let cfg = SwitchConfig { buffer: Bytes(1 << 20), ..SwitchConfig::default() };
         // 4 ports, 100G, 1 us: headroom 3 * 12500 = 37500 each.
-        Mmu::new(
-            &cfg,
-            &[(BitsPerSec::gbps(100), 1_000_000); 4],
-            BitsPerSec::gbps(100),
-        )
+        Mmu::new(&cfg, &[(BitsPerSec::gbps(100), 1_000_000); 4], BitsPerSec::gbps(100))
     }
 
     #[test]
@@ -196,10 +189,7 @@ mod tests {
         let cfg = SwitchConfig::default();
         let m = Mmu::new(
             &cfg,
-            &[
-                (BitsPerSec::gbps(100), 1_000_000),
-                (BitsPerSec::gbps(400), 1_000_000),
-            ],
+            &[(BitsPerSec::gbps(100), 1_000_000), (BitsPerSec::gbps(400), 1_000_000)],
             BitsPerSec::gbps(100),
         );
         assert_eq!(m.headroom, vec![37_500, 150_000]);

@@ -130,30 +130,17 @@ impl Network {
             let link = LinkId::from_idx(i);
             for node in [l.a, l.b] {
                 if node.idx() >= n {
-                    return Err(NetworkError::UnknownNode {
-                        link,
-                        node,
-                        count: n,
-                    });
+                    return Err(NetworkError::UnknownNode { link, node, count: n });
                 }
             }
             if l.a == l.b {
                 return Err(NetworkError::SelfLoop { link, node: l.a });
             }
             if l.rate.0 == 0 {
-                return Err(NetworkError::ZeroRate {
-                    link,
-                    a: l.a,
-                    b: l.b,
-                });
+                return Err(NetworkError::ZeroRate { link, a: l.a, b: l.b });
             }
             if !(0.0..=1.0).contains(&l.loss) {
-                return Err(NetworkError::BadLoss {
-                    link,
-                    a: l.a,
-                    b: l.b,
-                    loss: l.loss,
-                });
+                return Err(NetworkError::BadLoss { link, a: l.a, b: l.b, loss: l.loss });
             }
             let pa = ports[l.a.idx()].len();
             let pb = ports[l.b.idx()].len();
@@ -186,22 +173,13 @@ impl Network {
             if *k == NodeKind::Host {
                 let node = NodeId::from_idx(i);
                 if ports[i].len() != 1 {
-                    return Err(NetworkError::HostLinks {
-                        node,
-                        links: ports[i].len(),
-                    });
+                    return Err(NetworkError::HostLinks { node, links: ports[i].len() });
                 }
                 host_index[i] = hosts.len() as u32;
                 hosts.push(node);
             }
         }
-        Ok(Network {
-            kinds,
-            links,
-            ports,
-            host_index,
-            hosts,
-        })
+        Ok(Network { kinds, links, ports, host_index, hosts })
     }
 
     /// Number of nodes.
@@ -277,11 +255,7 @@ impl RoutingTable {
             }
         }
         start.push(ports.len() as u32);
-        RoutingTable {
-            hosts,
-            start,
-            ports,
-        }
+        RoutingTable { hosts, start, ports }
     }
 
     /// Next hops (egress ports) at `node` towards the host with dense index `host`, in

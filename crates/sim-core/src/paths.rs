@@ -45,12 +45,7 @@ pub fn walk(
             cands[choose(node, cands) % cands.len()]
         };
         let p = net.port(node, port);
-        hops.push(Hop {
-            node,
-            port,
-            rate: p.rate,
-            delay: p.delay,
-        });
+        hops.push(Hop { node, port, rate: p.rate, delay: p.delay });
         node = p.peer;
     }
     Some(hops)
@@ -115,13 +110,7 @@ pub fn metrics_of(hops: &[Hop], mtu: u64) -> PairMetrics {
     }
     let rtt = delay * 2 + tx_delay;
     let bdp = bottleneck.bytes_in(rtt);
-    PairMetrics {
-        delay,
-        tx_delay,
-        bottleneck,
-        rtt,
-        bdp,
-    }
+    PairMetrics { delay, tx_delay, bottleneck, rtt, bdp }
 }
 
 /// The exact completion time of a flow of `npkts` packets, all of `full` wire bytes except the
@@ -149,9 +138,7 @@ pub fn pipeline_time(hops: &[Hop], npkts: u64, full: u64, last: u64) -> Duration
         let before: Duration = t_full[..j].iter().fold(Duration::ZERO, |a, &t| a + t);
         let column = t_full[j] * (npkts - 1);
         for jp in j..h {
-            let mid: Duration = t_full[j + 1..=jp]
-                .iter()
-                .fold(Duration::ZERO, |a, &t| a + t);
+            let mid: Duration = t_full[j + 1..=jp].iter().fold(Duration::ZERO, |a, &t| a + t);
             let tail: Duration = t_last[jp..].iter().fold(Duration::ZERO, |a, &t| a + t);
             let total = before + column + mid + tail;
             if total > best {
@@ -195,26 +182,13 @@ mod tests {
         let paths = [
             vec![hop(100, 1000)],
             vec![hop(100, 1000), hop(100, 1000)],
-            vec![
-                hop(100, 1000),
-                hop(400, 1000),
-                hop(400, 1000),
-                hop(100, 1000),
-            ],
+            vec![hop(100, 1000), hop(400, 1000), hop(400, 1000), hop(100, 1000)],
             vec![hop(400, 10), hop(25, 1000), hop(100, 7)],
         ];
         for p in &paths {
-            for (n, full, last) in [
-                (1, 1048, 49),
-                (2, 1048, 1048),
-                (7, 1048, 60),
-                (40, 1048, 1000),
-            ] {
-                assert_eq!(
-                    pipeline_time(p, n, full, last),
-                    brute(p, n, full, last),
-                    "{p:?} {n}"
-                );
+            for (n, full, last) in [(1, 1048, 49), (2, 1048, 1048), (7, 1048, 60), (40, 1048, 1000)]
+            {
+                assert_eq!(pipeline_time(p, n, full, last), brute(p, n, full, last), "{p:?} {n}");
             }
         }
     }

@@ -31,8 +31,7 @@ pub struct FlowResult {
 impl FlowResult {
     /// `fct / ideal_fct`, if the flow completed.
     pub fn slowdown(&self) -> Option<f64> {
-        self.fct
-            .map(|f| f.as_ps() as f64 / self.ideal_fct.as_ps() as f64)
+        self.fct.map(|f| f.as_ps() as f64 / self.ideal_fct.as_ps() as f64)
     }
 }
 

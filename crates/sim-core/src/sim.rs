@@ -315,11 +315,7 @@ impl<F: CcFactory> Simulation<F> {
         }
         let header = factory.header_mode();
         let n = net.node_count();
-        let nic_rate = net
-            .hosts()
-            .first()
-            .map(|&h| net.nic_rate(h))
-            .unwrap_or_default();
+        let nic_rate = net.hosts().first().map(|&h| net.nic_rate(h)).unwrap_or_default();
         let mut slots = Vec::with_capacity(n);
         let mut hosts = Vec::new();
         let mut switches = Vec::new();
@@ -389,11 +385,8 @@ impl<F: CcFactory> Simulation<F> {
                             ecn,
                         });
                     }
-                    let geometry: Vec<(BitsPerSec, u64)> = net
-                        .ports(node)
-                        .iter()
-                        .map(|p| (p.rate, p.delay.as_ps()))
-                        .collect();
+                    let geometry: Vec<(BitsPerSec, u64)> =
+                        net.ports(node).iter().map(|p| (p.rate, p.delay.as_ps())).collect();
                     slots.push(Slot::Switch(switches.len() as u32));
                     switches.push(Switch {
                         node: i as u32,
@@ -428,19 +421,13 @@ impl<F: CcFactory> Simulation<F> {
                 }
             }
             if f.src == f.dst {
-                return Err(SimError::SelfFlow {
-                    flow: f.id,
-                    node: f.src,
-                });
+                return Err(SimError::SelfFlow { flow: f.id, node: f.src });
             }
             if f.size == 0 {
                 return Err(SimError::EmptyFlow { flow: f.id });
             }
             if f.pg == 0 || f.pg as usize >= QUEUES {
-                return Err(SimError::BadPriority {
-                    flow: f.id,
-                    pg: f.pg,
-                });
+                return Err(SimError::BadPriority { flow: f.id, pg: f.pg });
             }
             let sport = sport_next.entry((f.src.0, f.dst.0)).or_insert(10_000);
             let sp = *sport;
@@ -452,11 +439,7 @@ impl<F: CcFactory> Simulation<F> {
                 Slot::Switch(s) => switches[s as usize].hash_seed,
                 Slot::Host(_) => 0,
             };
-            let no_route = SimError::NoRoute {
-                flow: f.id,
-                src: f.src,
-                dst: f.dst,
-            };
+            let no_route = SimError::NoRoute { flow: f.id, src: f.src, dst: f.dst };
             let fwd = paths::walk(&net, &routes, f.src, f.dst, |node, c| {
                 (murmur3_32(&hash_fwd, seed_of(node)) as usize) % c.len()
             })
@@ -467,20 +450,12 @@ impl<F: CcFactory> Simulation<F> {
             .ok_or(no_route)?;
             let pair = paths::pair_metrics(&net, &routes, f.src, f.dst, mtu)
                 .expect("a routed pair has metrics");
-            let (base_rtt, bdp) = if cfg.nic.global_t {
-                (max_rtt, max_bdp)
-            } else {
-                (pair.rtt, pair.bdp)
-            };
+            let (base_rtt, bdp) =
+                if cfg.nic.global_t { (max_rtt, max_bdp) } else { (pair.rtt, pair.bdp) };
             let ideal = ideal_fct(&fwd, &rev, f.size, mtu);
             let ref_ideal = ref_ideal_fct(&fwd, f.size, mtu);
             let line = net.nic_rate(f.src);
-            meta.push(FlowMeta {
-                hash_fwd,
-                hash_rev,
-                base_rtt,
-                bdp,
-            });
+            meta.push(FlowMeta { hash_fwd, hash_rev, base_rtt, bdp });
             qps.push(Qp {
                 size: f.size,
                 snd_nxt: 0,
@@ -488,11 +463,7 @@ impl<F: CcFactory> Simulation<F> {
                 high: 0,
                 rate: line,
                 max_rate: line,
-                win: if cfg.nic.window == WindowMode::None {
-                    0
-                } else {
-                    bdp
-                },
+                win: if cfg.nic.window == WindowMode::None { 0 } else { bdp },
                 next_avail: f.start,
                 last_pkt_size: 0,
                 pg: f.pg,
@@ -717,20 +688,14 @@ impl<F: CcFactory> Simulation<F> {
             },
             Event::FlowStart { flow } => self.flow_start(flow as usize),
             Event::NicWake { node, version } => {
-                let Slot::Host(h) = self.slots[node as usize] else {
-                    unreachable!()
-                };
+                let Slot::Host(h) = self.slots[node as usize] else { unreachable!() };
                 let host = &mut self.hosts[h as usize];
                 if host.wake_version == version && host.wake.is_some() {
                     host.wake = None;
                     self.host_send(h as usize);
                 }
             }
-            Event::CcTimer {
-                flow,
-                slot,
-                version,
-            } => self.cc_timer(flow as usize, slot, version),
+            Event::CcTimer { flow, slot, version } => self.cc_timer(flow as usize, slot, version),
         }
     }
 
@@ -775,8 +740,9 @@ impl<F: CcFactory> Simulation<F> {
             self.drop_packet(pkt);
             return;
         }
-        let p = self.pool[pkt as usize];
-        if let PacketKind::Pfc { pause, queue } = p.kind {
+        let p = &self.pool[pkt as usize];
+        let (kind, dst, hash_key, pg, wire) = (p.kind, p.dst, p.hash_key, p.pg, p.wire);
+        if let PacketKind::Pfc { pause, queue } = kind {
             self.release(pkt);
             let link = &mut self.switches[s].ports[inp].link;
             link.paused[queue as usize] = pause;
@@ -786,10 +752,7 @@ impl<F: CcFactory> Simulation<F> {
             return;
         }
         let node = NodeId(sw.node);
-        let dst = self
-            .net
-            .host_index(p.dst)
-            .expect("packets are addressed to hosts");
+        let dst = self.net.host_index(dst).expect("packets are addressed to hosts");
         let hops = self.routes.next_hops(node, dst);
         if hops.is_empty() {
             self.counters.no_route_drops += 1;
@@ -799,11 +762,11 @@ impl<F: CcFactory> Simulation<F> {
         let out = if hops.len() == 1 {
             hops[0].idx()
         } else {
-            hops[murmur3_32(&p.hash_key, sw.hash_seed) as usize % hops.len()].idx()
+            hops[murmur3_32(&hash_key, sw.hash_seed) as usize % hops.len()].idx()
         };
-        let q = p.pg as usize;
+        let q = pg as usize;
         if q != 0 {
-            match sw.mmu.admit(inp, out, q, p.wire as u64) {
+            match sw.mmu.admit(inp, out, q, wire as u64) {
                 Admit::Drop => {
                     self.counters.mmu_drops += 1;
                     self.drop_packet(pkt);
@@ -819,7 +782,7 @@ impl<F: CcFactory> Simulation<F> {
         self.pool[pkt as usize].in_port = PortNo(inp as u16);
         let port = &mut self.switches[s].ports[out];
         port.queues[q].push_back(pkt);
-        port.queued += p.wire as u64;
+        port.queued += wire as u64;
         self.switch_send(s, out);
     }
 
@@ -932,9 +895,7 @@ impl<F: CcFactory> Simulation<F> {
         };
         self.qps[flow].cc = Some(self.factory.new_flow(&init));
         self.qps[flow].next_avail = self.now;
-        let Slot::Host(h) = self.slots[f.src.idx()] else {
-            unreachable!("validated")
-        };
+        let Slot::Host(h) = self.slots[f.src.idx()] else { unreachable!("validated") };
         self.hosts[h as usize].active.push(flow as u32);
         self.host_send(h as usize);
     }
@@ -1059,11 +1020,7 @@ impl<F: CcFactory> Simulation<F> {
         qp.high = qp.high.max(qp.snd_nxt);
         let wire = self.header.data_wire(payload);
         qp.last_pkt_size = wire;
-        let pace = if self.cfg.nic.rate_bound {
-            qp.rate
-        } else {
-            qp.max_rate
-        };
+        let pace = if self.cfg.nic.rate_bound { qp.rate } else { qp.max_rate };
         qp.next_avail = self.now + pace.tx_time(wire as u64);
         self.counters.data_packets_sent += 1;
         self.counters.data_bytes_sent += payload as u64;
@@ -1103,8 +1060,7 @@ impl<F: CcFactory> Simulation<F> {
             self.drop_packet(pkt);
             return;
         }
-        let p = self.pool[pkt as usize];
-        match p.kind {
+        match self.pool[pkt as usize].kind {
             PacketKind::Pfc { pause, queue } => {
                 self.release(pkt);
                 self.hosts[h].link.paused[queue as usize] = pause;
@@ -1112,27 +1068,29 @@ impl<F: CcFactory> Simulation<F> {
                     self.host_send(h);
                 }
             }
-            PacketKind::Data => self.receive_data(h, pkt, p),
+            PacketKind::Data => self.receive_data(h, pkt),
             PacketKind::Ack | PacketKind::Nack => {
+                self.receive_ack(h, pkt);
                 self.release(pkt);
-                self.receive_ack(h, &p);
             }
         }
     }
 
     /// Receiver: ACK/NACK generation (spec §2.3). Reuses the data packet's pool slot.
-    fn receive_data(&mut self, h: usize, pkt: u32, p: Packet) {
-        self.counters.data_bytes_delivered += p.payload as u64;
+    fn receive_data(&mut self, h: usize, pkt: u32) {
+        let p = &self.pool[pkt as usize];
+        let (flow, seq, payload, ce, src, dst) = (p.flow, p.seq, p.payload, p.ce, p.src, p.dst);
+        self.counters.data_bytes_delivered += payload as u64;
         let nic = &self.cfg.nic;
-        let rx = &mut self.rx[p.flow.idx()];
-        let reply = if p.seq == rx.expected {
-            rx.expected += p.payload as u64;
+        let rx = &mut self.rx[flow.idx()];
+        let reply = if seq == rx.expected {
+            rx.expected += payload as u64;
             if rx.expected >= nic.ack_interval || rx.expected.is_multiple_of(nic.chunk) {
                 Some(PacketKind::Ack)
             } else {
                 None
             }
-        } else if p.seq > rx.expected {
+        } else if seq > rx.expected {
             if self.now >= rx.nack_timer || rx.last_nack != rx.expected {
                 rx.nack_timer = self.now + nic.nack_interval;
                 rx.last_nack = rx.expected;
@@ -1156,15 +1114,15 @@ impl<F: CcFactory> Simulation<F> {
             self.counters.nacks_sent += 1;
         }
         let expected = rx.expected;
-        let hash_rev = self.meta[p.flow.idx()].hash_rev;
+        let hash_rev = self.meta[flow.idx()].hash_rev;
         let a = &mut self.pool[pkt as usize];
         a.kind = kind;
         a.wire = self.header.ack_wire();
         a.payload = 0;
-        a.ecn_echo = p.ce;
+        a.ecn_echo = ce;
         a.ce = false;
-        a.src = p.dst;
-        a.dst = p.src;
+        a.src = dst;
+        a.dst = src;
         a.hash_key = hash_rev;
         a.seq = expected;
         self.hosts[h].ack_fifo.push_back(pkt);
@@ -1172,13 +1130,17 @@ impl<F: CcFactory> Simulation<F> {
     }
 
     /// Sender: ACK/NACK processing (spec §2.4).
-    fn receive_ack(&mut self, h: usize, p: &Packet) {
+    fn receive_ack(&mut self, h: usize, pkt: u32) {
+        let p = &self.pool[pkt as usize];
         let flow = p.flow.idx();
         if self.qps[flow].done {
             return;
         }
+        let (ack, kind, ecn, ts_echo) = (p.seq, p.kind, p.ecn_echo, p.ts);
+        // Only INT-mode ACKs carry records; copy them out of the pool for the callback.
+        let int = if self.header == HeaderMode::Int { p.int } else { IntStack::default() };
         let nic = &self.cfg.nic;
-        let mut seq = p.seq;
+        let mut seq = ack;
         if nic.back_to_chunk {
             seq = seq / nic.chunk * nic.chunk;
         }
@@ -1192,17 +1154,11 @@ impl<F: CcFactory> Simulation<F> {
             self.results[flow].fct = Some(self.now - self.flows[flow].start);
             self.done += 1;
         }
-        let nack = p.kind == PacketKind::Nack;
+        let nack = kind == PacketKind::Nack;
         if nack {
             qp.snd_nxt = qp.snd_una;
         }
-        let fb = Feedback {
-            ack: p.seq,
-            nack,
-            ecn: p.ecn_echo,
-            int: &p.int,
-            ts_echo: p.ts,
-        };
+        let fb = Feedback { ack, nack, ecn, int: &int, ts_echo };
         self.with_cc(flow, |cc, ctx| cc.on_feedback(ctx, &fb));
         self.host_send(h);
     }
@@ -1213,24 +1169,15 @@ impl<F: CcFactory> Simulation<F> {
             return;
         }
         self.with_cc(flow, |cc, ctx| cc.on_timer(ctx, slot as usize));
-        let Slot::Host(h) = self.slots[self.flows[flow].src.idx()] else {
-            unreachable!()
-        };
+        let Slot::Host(h) = self.slots[self.flows[flow].src.idx()] else { unreachable!() };
         self.host_send(h as usize);
     }
 
     /// Runs a CC callback and applies what it asked for.
     fn with_cc(&mut self, flow: usize, call: impl FnOnce(&mut F::Cc, &mut CcCtx)) {
         let qp = &mut self.qps[flow];
-        let mut ctx = CcCtx::new(
-            self.now,
-            qp.snd_nxt,
-            qp.snd_una,
-            qp.size,
-            qp.max_rate,
-            qp.rate,
-            qp.win,
-        );
+        let mut ctx =
+            CcCtx::new(self.now, qp.snd_nxt, qp.snd_una, qp.size, qp.max_rate, qp.rate, qp.win);
         let mut cc = qp.cc.take().expect("a started flow has CC state");
         call(&mut cc, &mut ctx);
         qp.cc = Some(cc);
@@ -1243,9 +1190,7 @@ impl<F: CcFactory> Simulation<F> {
                 let na = (qp.next_avail.0 as i128 + new - old).max(0) as u64;
                 qp.next_avail = Time(na);
                 let src = self.flows[flow].src;
-                let Slot::Host(h) = self.slots[src.idx()] else {
-                    unreachable!()
-                };
+                let Slot::Host(h) = self.slots[src.idx()] else { unreachable!() };
                 let host = &mut self.hosts[h as usize];
                 if let Some(w) = host.wake {
                     if qp.next_avail < w {
@@ -1276,11 +1221,7 @@ impl<F: CcFactory> Simulation<F> {
                     self.schedule(
                         src,
                         at,
-                        Event::CcTimer {
-                            flow: flow as u32,
-                            slot: slot as u8,
-                            version,
-                        },
+                        Event::CcTimer { flow: flow as u32, slot: slot as u8, version },
                     );
                 }
             }
@@ -1295,9 +1236,7 @@ fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64) -> Duration {
     let hdr = DATA_BASE_HEADER as u64;
     let data = paths::pipeline_time(fwd, npkts, mtu + hdr, last + hdr);
     let ack_wire = HeaderMode::None.ack_wire() as u64;
-    let ack = rev.iter().fold(Duration::ZERO, |a, h| {
-        a + h.rate.tx_time(ack_wire) + h.delay
-    });
+    let ack = rev.iter().fold(Duration::ZERO, |a, h| a + h.rate.tx_time(ack_wire) + h.delay);
     data + ack
 }
 
@@ -1364,18 +1303,11 @@ mod tests {
             0x2FA8_26CD
         );
         // The 12-byte key version agrees with the byte-wise one.
-        for (i, key) in [
-            [1u32, 2, 3],
-            [0x0b00_0d01, 0x0b00_1c01, 10_000 | (100 << 16)],
-        ]
-        .iter()
-        .enumerate()
+        for (i, key) in
+            [[1u32, 2, 3], [0x0b00_0d01, 0x0b00_1c01, 10_000 | (100 << 16)]].iter().enumerate()
         {
             let bytes: Vec<u8> = key.iter().flat_map(|w| w.to_le_bytes()).collect();
-            assert_eq!(
-                murmur3_32(key, i as u32 * 77),
-                murmur_bytes(&bytes, i as u32 * 77)
-            );
+            assert_eq!(murmur3_32(key, i as u32 * 77), murmur_bytes(&bytes, i as u32 * 77));
         }
     }
 }

@@ -265,6 +265,11 @@ impl BitsPerSec {
     #[inline]
     pub fn tx_time(self, bytes: u64) -> Duration {
         debug_assert!(self.0 > 0, "tx_time at zero rate");
+        // Frame-sized inputs fit u64 arithmetic (8e12 * 2e6 < 2^64), which is much cheaper
+        // than the 128-bit division needed in general.
+        if bytes <= 2_000_000 {
+            return Duration((bytes * 8 * PS_PER_SEC).div_ceil(self.0));
+        }
         let num = bytes as u128 * 8 * PS_PER_SEC as u128;
         Duration(num.div_ceil(self.0 as u128) as u64)
     }
@@ -295,19 +300,22 @@ mod tests {
         assert_eq!(BitsPerSec::gbps(100).tx_time(1000), Duration::from_ns(80));
         assert_eq!(BitsPerSec::gbps(400).tx_time(1), Duration::from_ps(20));
         assert_eq!(BitsPerSec::gbps(25).tx_time(1), Duration::from_ps(320));
-        assert_eq!(
-            BitsPerSec::gbps(100).tx_time(1048),
-            Duration::from_ps(83_840)
-        );
+        assert_eq!(BitsPerSec::gbps(100).tx_time(1048), Duration::from_ps(83_840));
+    }
+
+    #[test]
+    fn tx_time_large_and_small_inputs_agree() {
+        let r = BitsPerSec(123_456_789);
+        for b in [1u64, 999, 2_000_000, 2_000_001, 10_000_000_000] {
+            let exact = (b as u128 * 8 * PS_PER_SEC as u128).div_ceil(r.0 as u128) as u64;
+            assert_eq!(r.tx_time(b).as_ps(), exact, "{b}");
+        }
     }
 
     #[test]
     fn tx_time_rounds_up() {
         // 1 byte at 3 bps = 8/3 s
-        assert_eq!(
-            BitsPerSec(3).tx_time(1),
-            Duration::from_ps(2_666_666_666_667)
-        );
+        assert_eq!(BitsPerSec(3).tx_time(1), Duration::from_ps(2_666_666_666_667));
     }
 
     #[test]
@@ -316,10 +324,7 @@ mod tests {
             Time::from_secs_f64_ns_trunc(2.000001234).unwrap(),
             Time::from_ns(2_000_001_233)
         );
-        assert_eq!(
-            Time::from_secs_f64_ns_trunc(2.0).unwrap(),
-            Time::from_ns(2_000_000_000)
-        );
+        assert_eq!(Time::from_secs_f64_ns_trunc(2.0).unwrap(), Time::from_ns(2_000_000_000));
         assert_eq!(
             Time::from_secs_f64_ns_trunc(2.000000962).unwrap(),
             Time::from_ns(2_000_000_962)

@@ -125,15 +125,11 @@ pub fn fat_tree(k: usize, params: &FatTreeParams) -> Result<Topology, TopologyEr
         return Err(invalid(B, format!("k = {k} must be even and at least 2")));
     }
     if params.oversubscription == 0 {
-        return Err(invalid(
-            B,
-            "oversubscription factor must be at least 1".into(),
-        ));
+        return Err(invalid(B, "oversubscription factor must be at least 1".into()));
     }
     let half = k / 2;
-    let hosts_per_tor = half
-        .checked_mul(params.oversubscription)
-        .ok_or_else(|| invalid(B, too_big()))?;
+    let hosts_per_tor =
+        half.checked_mul(params.oversubscription).ok_or_else(|| invalid(B, too_big()))?;
     three_tier_clos_named(
         B,
         &ClosParams {
@@ -172,14 +168,7 @@ fn three_tier_clos_named(b: &'static str, p: &ClosParams) -> Result<Topology, To
     let hosts = mul(b, tors, p.hosts_per_tor)?;
     let cores = mul(b, p.aggs_per_pod, p.cores_per_agg)?;
     let nodes = sum(b, &[hosts, tors, aggs, cores])?;
-    let links = sum(
-        b,
-        &[
-            hosts,
-            mul(b, tors, p.aggs_per_pod)?,
-            mul(b, aggs, p.cores_per_agg)?,
-        ],
-    )?;
+    let links = sum(b, &[hosts, mul(b, tors, p.aggs_per_pod)?, mul(b, aggs, p.cores_per_agg)?])?;
 
     let tor0 = hosts;
     let agg0 = tor0 + tors;
@@ -191,23 +180,13 @@ fn three_tier_clos_named(b: &'static str, p: &ClosParams) -> Result<Topology, To
     for tor in 0..tors {
         let pod = tor / p.tors_per_pod;
         for a in 0..p.aggs_per_pod {
-            t.link(
-                tor0 + tor,
-                agg0 + pod * p.aggs_per_pod + a,
-                p.fabric_rate,
-                p.delay,
-            );
+            t.link(tor0 + tor, agg0 + pod * p.aggs_per_pod + a, p.fabric_rate, p.delay);
         }
     }
     for agg in 0..aggs {
         let i = agg % p.aggs_per_pod;
         for c in 0..p.cores_per_agg {
-            t.link(
-                agg0 + agg,
-                core0 + i * p.cores_per_agg + c,
-                p.fabric_rate,
-                p.delay,
-            );
+            t.link(agg0 + agg, core0 + i * p.cores_per_agg + c, p.fabric_rate, p.delay);
         }
     }
     Ok(t.finish())
@@ -280,12 +259,7 @@ pub fn dumbbell(
     let right = hosts + 1;
     let mut t = Builder::new(hosts, 2, hosts + 1);
     for h in 0..hosts {
-        t.link(
-            h,
-            if h < left_hosts { left } else { right },
-            host_rate,
-            delay,
-        );
+        t.link(h, if h < left_hosts { left } else { right }, host_rate, delay);
     }
     t.link(left, right, bottleneck_rate, delay);
     Ok(t.finish())
@@ -325,9 +299,7 @@ impl Builder {
         let mut kinds = Vec::with_capacity(hosts + switches);
         kinds.resize(hosts, NodeKind::Host);
         kinds.resize(hosts + switches, NodeKind::Switch);
-        Builder {
-            topo: Topology::new(kinds, Vec::with_capacity(links)),
-        }
+        Builder { topo: Topology::new(kinds, Vec::with_capacity(links)) }
     }
 
     fn link(&mut self, a: usize, b: usize, rate: BitsPerSec, delay: Duration) {
@@ -371,9 +343,7 @@ fn nonzero_rate(b: &'static str, name: &str, r: BitsPerSec) -> Result<(), Topolo
 
 /// `x * y`, at most [`MAX_NODES`].
 fn mul(b: &'static str, x: usize, y: usize) -> Result<usize, TopologyError> {
-    x.checked_mul(y)
-        .filter(|&v| v <= MAX_NODES)
-        .ok_or_else(|| invalid(b, too_big()))
+    x.checked_mul(y).filter(|&v| v <= MAX_NODES).ok_or_else(|| invalid(b, too_big()))
 }
 
 /// The sum, at most [`MAX_NODES`].

@@ -36,11 +36,8 @@ use crate::topology::Topology;
 /// error rate, fewer links than declared, or content after the declared links.
 pub fn parse_ns3(text: &str) -> Result<Topology, TopologyError> {
     let total_lines = text.lines().count();
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty());
+    let mut lines =
+        text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
 
     let (hline, header) = lines.next().ok_or(TopologyError::EmptyFile)?;
     let counts: Vec<usize> = header
@@ -49,24 +46,13 @@ pub fn parse_ns3(text: &str) -> Result<Topology, TopologyError> {
         .collect::<Result<_, _>>()
         .ok()
         .filter(|c: &Vec<usize>| c.len() == 3)
-        .ok_or_else(|| TopologyError::BadHeader {
-            line: hline,
-            text: header.to_string(),
-        })?;
+        .ok_or_else(|| TopologyError::BadHeader { line: hline, text: header.to_string() })?;
     let (nodes, switches, declared) = (counts[0], counts[1], counts[2]);
     if nodes > MAX_NODES {
-        return Err(TopologyError::TooManyNodes {
-            line: hline,
-            nodes,
-            max: MAX_NODES,
-        });
+        return Err(TopologyError::TooManyNodes { line: hline, nodes, max: MAX_NODES });
     }
     if switches > nodes {
-        return Err(TopologyError::TooManySwitches {
-            line: hline,
-            switches,
-            nodes,
-        });
+        return Err(TopologyError::TooManySwitches { line: hline, switches, nodes });
     }
 
     let mut kinds = vec![NodeKind::Host; nodes];
@@ -86,18 +72,13 @@ pub fn parse_ns3(text: &str) -> Result<Topology, TopologyError> {
         }
         for tok in tokens {
             let id = parse_node(sline, tok)?;
-            let slot = kinds
-                .get_mut(id.idx())
-                .ok_or(TopologyError::SwitchOutOfRange {
-                    line: sline,
-                    id: id.0,
-                    nodes,
-                })?;
+            let slot = kinds.get_mut(id.idx()).ok_or(TopologyError::SwitchOutOfRange {
+                line: sline,
+                id: id.0,
+                nodes,
+            })?;
             if *slot == NodeKind::Switch {
-                return Err(TopologyError::DuplicateSwitch {
-                    line: sline,
-                    id: id.0,
-                });
+                return Err(TopologyError::DuplicateSwitch { line: sline, id: id.0 });
             }
             *slot = NodeKind::Switch;
         }
@@ -107,11 +88,7 @@ pub fn parse_ns3(text: &str) -> Result<Topology, TopologyError> {
     let mut link_lines = Vec::new();
     for found in 0..declared {
         let Some((line, text)) = lines.next() else {
-            return Err(TopologyError::MissingLinks {
-                line: total_lines + 1,
-                declared,
-                found,
-            });
+            return Err(TopologyError::MissingLinks { line: total_lines + 1, declared, found });
         };
         let fields: Vec<&str> = text.split_whitespace().collect();
         let [a, b, rate, delay, err] = fields[..] else {
@@ -123,50 +100,26 @@ pub fn parse_ns3(text: &str) -> Result<Topology, TopologyError> {
         };
         let a = parse_node(line, a)?;
         let b = parse_node(line, b)?;
-        let rate = parse_rate(rate).ok_or_else(|| TopologyError::BadRate {
-            line,
-            token: rate.to_string(),
-        })?;
-        let delay = parse_delay(delay).ok_or_else(|| TopologyError::BadDelay {
-            line,
-            token: delay.to_string(),
-        })?;
+        let rate = parse_rate(rate)
+            .ok_or_else(|| TopologyError::BadRate { line, token: rate.to_string() })?;
+        let delay = parse_delay(delay)
+            .ok_or_else(|| TopologyError::BadDelay { line, token: delay.to_string() })?;
         let loss = err
             .parse::<f64>()
-            .map_err(|_| TopologyError::BadErrorRate {
-                line,
-                token: err.to_string(),
-            })?;
-        links.push(LinkSpec {
-            a,
-            b,
-            rate,
-            delay,
-            loss,
-        });
+            .map_err(|_| TopologyError::BadErrorRate { line, token: err.to_string() })?;
+        links.push(LinkSpec { a, b, rate, delay, loss });
         link_lines.push(line);
     }
     if let Some((line, text)) = lines.next() {
-        return Err(TopologyError::TrailingContent {
-            line,
-            declared,
-            text: text.to_string(),
-        });
+        return Err(TopologyError::TrailingContent { line, declared, text: text.to_string() });
     }
-    Ok(Topology {
-        kinds,
-        links,
-        link_lines,
-    })
+    Ok(Topology { kinds, links, link_lines })
 }
 
 fn parse_node(line: usize, tok: &str) -> Result<NodeId, TopologyError> {
     tok.parse::<u32>()
         .map(NodeId)
-        .map_err(|_| TopologyError::BadNodeId {
-            line,
-            token: tok.to_string(),
-        })
+        .map_err(|_| TopologyError::BadNodeId { line, token: tok.to_string() })
 }
 
 /// Splits `s` into its leading run of characters in `numeric` and the rest.
@@ -252,11 +205,7 @@ pub fn parse_delay(s: &str) -> Option<Duration> {
 pub fn format_rate(r: BitsPerSec) -> String {
     let v = r.0;
     if v != 0 {
-        for (unit, name) in [
-            (1_000_000_000, "Gbps"),
-            (1_000_000, "Mbps"),
-            (1_000, "Kbps"),
-        ] {
+        for (unit, name) in [(1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")] {
             if let Some(q) = exact_div(v, unit) {
                 return format!("{q}{name}");
             }
@@ -288,13 +237,7 @@ pub fn write_ns3(topo: &Topology) -> String {
     let mut out = String::new();
     let switches: Vec<String> = topo.switches().map(|s| s.to_string()).collect();
     // Writing to a String cannot fail.
-    let _ = writeln!(
-        out,
-        "{} {} {}",
-        topo.node_count(),
-        switches.len(),
-        topo.link_count()
-    );
+    let _ = writeln!(out, "{} {} {}", topo.node_count(), switches.len(), topo.link_count());
     let _ = writeln!(out, "{}", switches.join(" "));
     for l in &topo.links {
         let _ = writeln!(
@@ -340,9 +283,7 @@ mod tests {
 
     #[test]
     fn bad_delays_are_rejected() {
-        for s in [
-            "", "ns", "1000", "10 ns", "1000nsx", "-1ns", "1.2.3ns", "1min", "1e40s", "abc",
-        ] {
+        for s in ["", "ns", "1000", "10 ns", "1000nsx", "-1ns", "1.2.3ns", "1min", "1e40s", "abc"] {
             assert_eq!(parse_delay(s), None, "{s:?}");
         }
     }
@@ -386,14 +327,7 @@ mod tests {
 
     #[test]
     fn formats_read_back() {
-        for r in [
-            1u64,
-            999,
-            1_000,
-            2_500_000_000,
-            100_000_000_000,
-            123_456_789,
-        ] {
+        for r in [1u64, 999, 1_000, 2_500_000_000, 100_000_000_000, 123_456_789] {
             assert_eq!(parse_rate(&format_rate(BitsPerSec(r))), Some(BitsPerSec(r)));
         }
         for ns in [0u64, 1, 999, 1000, 123_456_789] {

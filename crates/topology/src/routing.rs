@@ -138,23 +138,17 @@ pub fn network_metrics(net: &Network, routes: &RoutingTable, mtu: u64) -> Networ
     let hosts = net.hosts();
     let mut best = NetworkMetrics::default();
     let mut state = vec![State::Unknown; n];
-    let mut suffix = vec![
-        Suffix {
-            delay: Duration::ZERO,
-            tx: Duration::ZERO,
-            bottleneck: BitsPerSec(u64::MAX)
-        };
-        n
-    ];
+    let mut suffix =
+        vec![
+            Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
+            n
+        ];
     let mut stack: Vec<(NodeId, PortNo)> = Vec::new();
     for (di, &dst) in hosts.iter().enumerate() {
         state.fill(State::Unknown);
         state[dst.idx()] = State::Done;
-        suffix[dst.idx()] = Suffix {
-            delay: Duration::ZERO,
-            tx: Duration::ZERO,
-            bottleneck: BitsPerSec(u64::MAX),
-        };
+        suffix[dst.idx()] =
+            Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
         for &src in hosts {
             if src == dst {
                 continue;

@@ -29,11 +29,7 @@ pub struct Topology {
 impl Topology {
     /// A topology built in code (no file lines).
     pub fn new(kinds: Vec<NodeKind>, links: Vec<LinkSpec>) -> Topology {
-        Topology {
-            kinds,
-            links,
-            link_lines: Vec::new(),
-        }
+        Topology { kinds, links, link_lines: Vec::new() }
     }
 
     /// Number of nodes.
@@ -48,10 +44,7 @@ impl Topology {
 
     /// Number of switches.
     pub fn switch_count(&self) -> usize {
-        self.kinds
-            .iter()
-            .filter(|k| **k == NodeKind::Switch)
-            .count()
+        self.kinds.iter().filter(|k| **k == NodeKind::Switch).count()
     }
 
     /// Number of links.
@@ -79,10 +72,7 @@ impl Topology {
 
     /// Number of links with `node` at one end (its port count).
     pub fn degree(&self, node: NodeId) -> usize {
-        self.links
-            .iter()
-            .filter(|l| l.a == node || l.b == node)
-            .count()
+        self.links.iter().filter(|l| l.a == node || l.b == node).count()
     }
 
     /// How errors refer to link `i`: its file line if known, else its index.
@@ -120,12 +110,7 @@ impl Topology {
                 return Err(TopologyError::ZeroRate { at, a: l.a, b: l.b });
             }
             if !(0.0..=1.0).contains(&l.loss) {
-                return Err(TopologyError::BadLoss {
-                    at,
-                    a: l.a,
-                    b: l.b,
-                    loss: l.loss,
-                });
+                return Err(TopologyError::BadLoss { at, a: l.a, b: l.b, loss: l.loss });
             }
             let key = (l.a.min(l.b), l.a.max(l.b));
             match seen.entry(key) {

@@ -51,9 +51,7 @@ fn paper_fat_tree_shape() {
     // Agg i of every pod reaches cores 360+4i ..= 360+4i+3.
     assert!(linked(&t, 341, 364) && linked(&t, 345, 367) && linked(&t, 359, 375));
     assert!(!linked(&t, 341, 360));
-    assert!(t.links[320..]
-        .iter()
-        .all(|l| l.rate == G400 && l.delay == US && l.loss == 0.0));
+    assert!(t.links[320..].iter().all(|l| l.rate == G400 && l.delay == US && l.loss == 0.0));
     // The same link order as the reference's mix/fat.txt.
     let text = write_ns3(&t);
     let lines: Vec<&str> = text.lines().collect();
@@ -94,11 +92,7 @@ fn oversubscribed_fat_tree() {
     for e in 48..56 {
         assert_eq!(t.degree(NodeId(e)), 6 + 2);
     }
-    assert!(t
-        .links
-        .iter()
-        .take(48)
-        .all(|l| l.rate == BitsPerSec::gbps(25)));
+    assert!(t.links.iter().take(48).all(|l| l.rate == BitsPerSec::gbps(25)));
     assert!(t.links.iter().skip(48).all(|l| l.rate == G100));
     assert!(t.links.iter().all(|l| l.delay == Duration::from_ns(500)));
 }
@@ -109,57 +103,21 @@ fn fat_tree_argument_errors() {
     let e = fat_tree(5, &d).unwrap_err();
     assert_eq!(e.to_string(), "fat_tree: k = 5 must be even and at least 2");
     assert!(fat_tree(0, &d).is_err());
-    let e = fat_tree(
-        4,
-        &FatTreeParams {
-            oversubscription: 0,
-            ..d
-        },
-    )
-    .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "fat_tree: oversubscription factor must be at least 1"
-    );
-    let e = fat_tree(
-        4,
-        &FatTreeParams {
-            fabric_rate: BitsPerSec(0),
-            ..d
-        },
-    )
-    .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "fat_tree: fabric_rate must be positive (got 0 bps)"
-    );
+    let e = fat_tree(4, &FatTreeParams { oversubscription: 0, ..d }).unwrap_err();
+    assert_eq!(e.to_string(), "fat_tree: oversubscription factor must be at least 1");
+    let e = fat_tree(4, &FatTreeParams { fabric_rate: BitsPerSec(0), ..d }).unwrap_err();
+    assert_eq!(e.to_string(), "fat_tree: fabric_rate must be positive (got 0 bps)");
     let e = fat_tree(1 << 20, &d).unwrap_err();
     assert!(e.to_string().contains("more than 16777216 nodes"), "{e}");
     let e = fat_tree(usize::MAX - 1, &d).unwrap_err();
-    assert!(matches!(
-        e,
-        TopologyError::InvalidArgument {
-            builder: "fat_tree",
-            ..
-        }
-    ));
+    assert!(matches!(e, TopologyError::InvalidArgument { builder: "fat_tree", .. }));
 }
 
 #[test]
 fn clos_argument_errors() {
-    let e = three_tier_clos(&ClosParams {
-        cores_per_agg: 0,
-        ..ClosParams::PAPER
-    })
-    .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "three_tier_clos: cores_per_agg must be at least 1"
-    );
-    assert_eq!(
-        three_tier_clos(&ClosParams::default()).unwrap(),
-        paper_fat_tree()
-    );
+    let e = three_tier_clos(&ClosParams { cores_per_agg: 0, ..ClosParams::PAPER }).unwrap_err();
+    assert_eq!(e.to_string(), "three_tier_clos: cores_per_agg must be at least 1");
+    assert_eq!(three_tier_clos(&ClosParams::default()).unwrap(), paper_fat_tree());
 }
 
 #[test]
@@ -180,15 +138,9 @@ fn leaf_spine_shape() {
     let e = leaf_spine(2, 0, 5, G100, G400, US).unwrap_err();
     assert_eq!(e.to_string(), "leaf_spine: spines must be at least 1");
     let e = leaf_spine(2, 2, 0, G100, G400, US).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "leaf_spine: hosts_per_leaf must be at least 1"
-    );
+    assert_eq!(e.to_string(), "leaf_spine: hosts_per_leaf must be at least 1");
     let e = leaf_spine(2, 2, 2, BitsPerSec(0), G400, US).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "leaf_spine: host_rate must be positive (got 0 bps)"
-    );
+    assert_eq!(e.to_string(), "leaf_spine: host_rate must be positive (got 0 bps)");
 }
 
 #[test]
@@ -200,19 +152,13 @@ fn dumbbell_shape() {
     assert_eq!(t.degree(NodeId(5)), 3 + 1);
     assert_eq!(t.degree(NodeId(6)), 2 + 1);
     let last = t.links[5];
-    assert_eq!(
-        (last.a, last.b, last.rate),
-        (NodeId(5), NodeId(6), BitsPerSec::gbps(10))
-    );
+    assert_eq!((last.a, last.b, last.rate), (NodeId(5), NodeId(6), BitsPerSec::gbps(10)));
     assert_eq!(t.links[2].b, NodeId(5));
     assert_eq!(t.links[3].b, NodeId(6));
     let e = dumbbell(0, 2, G100, G100, US).unwrap_err();
     assert_eq!(e.to_string(), "dumbbell: left_hosts must be at least 1");
     let e = dumbbell(1, 2, G100, BitsPerSec(0), US).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "dumbbell: bottleneck_rate must be positive (got 0 bps)"
-    );
+    assert_eq!(e.to_string(), "dumbbell: bottleneck_rate must be positive (got 0 bps)");
 }
 
 #[test]

@@ -25,25 +25,16 @@ fn calibration_topology_metrics() {
         return;
     };
     let topo = parse_ns3(&text).unwrap();
-    assert_eq!(
-        (topo.node_count(), topo.switch_count(), topo.link_count()),
-        (70, 6, 72)
-    );
+    assert_eq!((topo.node_count(), topo.switch_count(), topo.link_count()), (70, 6, 72));
     let net = topo.validate().unwrap();
     let routes = compute_routes(&net);
     let m = network_metrics(&net, &routes, 1000);
     assert_eq!(m.max_rtt, Duration::from_ns(8200));
     assert_eq!(m.max_bdp, 102_500);
     // It is exactly the 4-leaf, 2-spine leaf-spine builder (0.001ms == 1000ns).
-    let built = leaf_spine(
-        4,
-        2,
-        16,
-        BitsPerSec::gbps(100),
-        BitsPerSec::gbps(400),
-        Duration::from_us(1),
-    )
-    .unwrap();
+    let built =
+        leaf_spine(4, 2, 16, BitsPerSec::gbps(100), BitsPerSec::gbps(400), Duration::from_us(1))
+            .unwrap();
     assert_eq!((&topo.kinds, &topo.links), (&built.kinds, &built.links));
     assert_eq!(topo.link_lines, (3..=74).collect::<Vec<_>>());
 }
@@ -67,10 +58,7 @@ fn parse_errors_name_the_line() {
         perr("3 x 1\n2\n"),
         "line 1: expected 'N S L' (node, switch and link counts), found '3 x 1'"
     );
-    assert_eq!(
-        perr("3 4 1\n"),
-        "line 1: 4 switches declared but only 3 nodes"
-    );
+    assert_eq!(perr("3 4 1\n"), "line 1: 4 switches declared but only 3 nodes");
     assert_eq!(
         perr("99999999999 1 1\n"),
         "line 1: 99999999999 nodes declared, more than the limit of 16777216"
@@ -86,10 +74,7 @@ fn parse_errors_name_the_line() {
     assert!(perr("3 1 2\n2\n0 2 100Gbp 1000ns 0\n").starts_with("line 3: bad rate '100Gbp'"));
     assert!(perr("3 1 2\n2\n0 2 100Gbps 1000 0\n").starts_with("line 3: bad delay '1000'"));
     assert!(perr("3 1 2\n2\n0 2 100Gbps 1us none\n").starts_with("line 3: bad error rate 'none'"));
-    assert_eq!(
-        perr("3 1 2\n2\n0 -2 100Gbps 1us 0\n"),
-        "line 3: bad node id '-2'"
-    );
+    assert_eq!(perr("3 1 2\n2\n0 -2 100Gbps 1us 0\n"), "line 3: bad node id '-2'");
     assert_eq!(
         perr("3 1 2\n2\n0 2 100Gbps 1us\n"),
         "line 3: expected 'a b rate delay err' (5 fields), found 4 fields: '0 2 100Gbps 1us'"
@@ -128,32 +113,16 @@ fn hosts_only_file() {
     let text = write_ns3(&t);
     assert_eq!(text, "2 0 1\n\n0 1 10Gbps 2000ns 0\n");
     let back = parse_ns3(&text).unwrap();
-    assert_eq!(
-        (back.kinds, back.links, back.link_lines),
-        (t.kinds, t.links, vec![3])
-    );
+    assert_eq!((back.kinds, back.links, back.link_lines), (t.kinds, t.links, vec![3]));
 }
 
 #[test]
 fn write_parse_round_trip() {
     let mut topos = vec![
         paper_fat_tree(),
-        fat_tree(
-            4,
-            &FatTreeParams {
-                oversubscription: 2,
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-        dumbbell(
-            2,
-            3,
-            BitsPerSec::gbps(25),
-            BitsPerSec::mbps(2500),
-            Duration::from_ns(1234),
-        )
-        .unwrap(),
+        fat_tree(4, &FatTreeParams { oversubscription: 2, ..Default::default() }).unwrap(),
+        dumbbell(2, 3, BitsPerSec::gbps(25), BitsPerSec::mbps(2500), Duration::from_ns(1234))
+            .unwrap(),
         star(4, BitsPerSec(123_456_789), Duration::ZERO).unwrap(),
     ];
     topos[3].links[2].loss = 0.001;

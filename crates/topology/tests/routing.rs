@@ -20,11 +20,7 @@ fn routed(t: &Topology) -> (Network, RoutingTable) {
 /// The neighbours behind the next hops of `node` toward host `dst`.
 fn next_peers(net: &Network, routes: &RoutingTable, node: u32, dst: u32) -> Vec<u32> {
     let hi = net.host_index(NodeId(dst)).unwrap();
-    routes
-        .next_hops(NodeId(node), hi)
-        .iter()
-        .map(|&p| net.port(NodeId(node), p).peer.0)
-        .collect()
+    routes.next_hops(NodeId(node), hi).iter().map(|&p| net.port(NodeId(node), p).peer.0).collect()
 }
 
 /// Brute force: the maximum of `pair_metrics` over every ordered host pair.
@@ -58,16 +54,10 @@ fn leaf_spine_ecmp() {
 fn paper_fat_tree_ecmp() {
     let (net, routes) = routed(&paper_fat_tree());
     // Host 0 is under ToR 320 (pod 0, aggs 340..344); host 319 under ToR 339 (pod 4, aggs 356..360).
-    assert_eq!(
-        next_peers(&net, &routes, 320, 319),
-        vec![340, 341, 342, 343]
-    ); // ToR up, other pod
+    assert_eq!(next_peers(&net, &routes, 320, 319), vec![340, 341, 342, 343]); // ToR up, other pod
     assert_eq!(next_peers(&net, &routes, 320, 16), vec![340, 341, 342, 343]); // ToR up, same pod
     assert_eq!(next_peers(&net, &routes, 320, 1), vec![1]); // ToR down to own host
-    assert_eq!(
-        next_peers(&net, &routes, 341, 319),
-        vec![364, 365, 366, 367]
-    ); // Agg up to its cores
+    assert_eq!(next_peers(&net, &routes, 341, 319), vec![364, 365, 366, 367]); // Agg up to its cores
     assert_eq!(next_peers(&net, &routes, 341, 16), vec![321]); // Agg down, same pod
     assert_eq!(next_peers(&net, &routes, 364, 319), vec![357]); // core down: agg 1 of pod 4
     assert_eq!(next_peers(&net, &routes, 357, 319), vec![339]); // Agg down to the ToR
@@ -75,11 +65,7 @@ fn paper_fat_tree_ecmp() {
     for tor in 320..340u32 {
         for dst in (0..320u32).step_by(7) {
             let n = next_peers(&net, &routes, tor, dst).len();
-            assert_eq!(
-                n,
-                if dst / 16 + 320 == tor { 1 } else { 4 },
-                "ToR {tor} -> {dst}"
-            );
+            assert_eq!(n, if dst / 16 + 320 == tor { 1 } else { 4 }, "ToR {tor} -> {dst}");
         }
     }
 }
@@ -92,10 +78,7 @@ fn paper_fat_tree_metrics() {
     assert_eq!(m.max_bdp, 153_000);
     // Same pair check as pair_metrics: a cross-pod pair has 6 hops.
     let p = pair_metrics(&net, &routes, NodeId(0), NodeId(319), 1000).unwrap();
-    assert_eq!(
-        (p.rtt, p.bdp, p.bottleneck),
-        (Duration::from_ns(12_240), 153_000, G100)
-    );
+    assert_eq!((p.rtt, p.bdp, p.bottleneck), (Duration::from_ns(12_240), 153_000, G100));
 }
 
 #[test]
@@ -104,11 +87,7 @@ fn metrics_equal_brute_force() {
         leaf_spine(3, 2, 4, G100, G400, US).unwrap(),
         fat_tree(
             4,
-            &FatTreeParams {
-                oversubscription: 2,
-                fabric_rate: G400,
-                ..Default::default()
-            },
+            &FatTreeParams { oversubscription: 2, fabric_rate: G400, ..Default::default() },
         )
         .unwrap(),
         dumbbell(2, 3, G100, BitsPerSec::gbps(10), Duration::from_ns(1500)).unwrap(),
@@ -117,10 +96,7 @@ fn metrics_equal_brute_force() {
     for t in &topos {
         let (net, routes) = routed(t);
         for mtu in [1000, 1048, 9000] {
-            assert_eq!(
-                network_metrics(&net, &routes, mtu),
-                brute_metrics(&net, &routes, mtu)
-            );
+            assert_eq!(network_metrics(&net, &routes, mtu), brute_metrics(&net, &routes, mtu));
         }
     }
     // Dumbbell: the max RTT crosses the 10G bottleneck (3 hops: 2*4500 + 80 + 800 + 80 ns),
@@ -137,25 +113,24 @@ fn metrics_skip_unrouted_pairs() {
     let t = star(2, G100, US).unwrap();
     let net = t.validate().unwrap();
     let empty = RoutingTable::from_fn(net.node_count(), net.hosts().len(), |_, _| Vec::new());
-    assert_eq!(
-        network_metrics(&net, &empty, 1000),
-        NetworkMetrics::default()
-    );
+    assert_eq!(network_metrics(&net, &empty, 1000), NetworkMetrics::default());
     // A routing loop between two switches is "no route", not a hang.
     let d = dumbbell(1, 1, G100, G100, US).unwrap();
     let net = d.validate().unwrap();
     // Switch 2 -> port 1 (to switch 3), switch 3 -> port 1 (to switch 2): a loop.
-    let looping = RoutingTable::from_fn(4, 2, |n, _| {
-        if n.0 >= 2 {
-            vec![PortNo(1)]
-        } else {
-            vec![PortNo(0)]
-        }
-    });
-    assert_eq!(
-        network_metrics(&net, &looping, 1000),
-        NetworkMetrics::default()
-    );
+    let looping =
+        RoutingTable::from_fn(
+            4,
+            2,
+            |n, _| {
+                if n.0 >= 2 {
+                    vec![PortNo(1)]
+                } else {
+                    vec![PortNo(0)]
+                }
+            },
+        );
+    assert_eq!(network_metrics(&net, &looping, 1000), NetworkMetrics::default());
 }
 
 #[test]

@@ -6,10 +6,7 @@ use dcsim_core::units::{BitsPerSec, Duration};
 use dcsim_topology::*;
 
 fn err_of(text: &str) -> TopologyError {
-    parse_ns3(text)
-        .expect("syntax is fine")
-        .validate()
-        .expect_err("validation must fail")
+    parse_ns3(text).expect("syntax is fine").validate().expect_err("validation must fail")
 }
 
 fn msg(text: &str) -> String {
@@ -32,10 +29,7 @@ const S: NodeKind = NodeKind::Switch;
 #[test]
 fn unknown_node() {
     let text = "3 1 2\n2\n0 2 100Gbps 1us 0\n1 7 100Gbps 1us 0\n";
-    assert_eq!(
-        msg(text),
-        "line 4: link names node 7, but there are only 3 nodes"
-    );
+    assert_eq!(msg(text), "line 4: link names node 7, but there are only 3 nodes");
 }
 
 #[test]
@@ -64,10 +58,7 @@ fn duplicate_link_names_both_lines() {
 
 #[test]
 fn duplicate_link_in_code_names_link_indices() {
-    let t = Topology::new(
-        vec![H, H, S, S],
-        vec![link(0, 2), link(1, 3), link(2, 3), link(2, 3)],
-    );
+    let t = Topology::new(vec![H, H, S, S], vec![link(0, 2), link(1, 3), link(2, 3), link(2, 3)]);
     assert_eq!(
         t.validate().unwrap_err().to_string(),
         "link 3: duplicate link between nodes 2 and 3 (first declared as link 2)"
@@ -77,10 +68,7 @@ fn duplicate_link_in_code_names_link_indices() {
 #[test]
 fn zero_bandwidth() {
     let text = "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 0Gbps 1us 0\n";
-    assert_eq!(
-        msg(text),
-        "line 4: link between nodes 1 and 2 has zero bandwidth"
-    );
+    assert_eq!(msg(text), "line 4: link between nodes 1 and 2 has zero bandwidth");
 }
 
 #[test]
@@ -96,13 +84,7 @@ fn loss_outside_unit_interval() {
         "line 4: link between nodes 1 and 2 has loss probability -0.1, outside [0, 1]"
     );
     let text = "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us NaN\n";
-    assert!(matches!(
-        err_of(text),
-        TopologyError::BadLoss {
-            at: LinkRef::Line(4),
-            ..
-        }
-    ));
+    assert!(matches!(err_of(text), TopologyError::BadLoss { at: LinkRef::Line(4), .. }));
     // The bounds themselves are fine.
     let ok = "3 1 2\n2\n0 2 100Gbps 1us 1\n1 2 100Gbps 1us 0.0\n";
     parse_ns3(ok).unwrap().validate().unwrap();
@@ -127,16 +109,11 @@ fn host_without_link() {
 #[test]
 fn host_unreachable_through_switches() {
     // Hosts 0, 1 on switch 4; hosts 2, 3 on switch 5; the switches are not connected.
-    let t = Topology::new(
-        vec![H, H, H, H, S, S],
-        vec![link(0, 4), link(1, 4), link(2, 5), link(3, 5)],
-    );
+    let t =
+        Topology::new(vec![H, H, H, H, S, S], vec![link(0, 4), link(1, 4), link(2, 5), link(3, 5)]);
     assert_eq!(
         t.validate().unwrap_err(),
-        TopologyError::DisconnectedHost {
-            node: NodeId(2),
-            from: NodeId(0)
-        }
+        TopologyError::DisconnectedHost { node: NodeId(2), from: NodeId(0) }
     );
     assert_eq!(
         t.validate().unwrap_err().to_string(),
@@ -150,15 +127,10 @@ fn hosts_are_not_transit_nodes() {
     let t = Topology::new(vec![H, H, H, S], vec![link(0, 3), link(1, 2)]);
     assert_eq!(
         t.validate().unwrap_err(),
-        TopologyError::DisconnectedHost {
-            node: NodeId(1),
-            from: NodeId(0)
-        }
+        TopologyError::DisconnectedHost { node: NodeId(1), from: NodeId(0) }
     );
     // Two hosts directly connected form a valid network.
-    Topology::new(vec![H, H], vec![link(0, 1)])
-        .validate()
-        .unwrap();
+    Topology::new(vec![H, H], vec![link(0, 1)]).validate().unwrap();
 }
 
 #[test]
@@ -175,15 +147,9 @@ fn errors_in_code_name_link_indices() {
     let t = Topology::new(vec![H, S], vec![link(0, 1), link(1, 1)]);
     assert_eq!(
         t.validate().unwrap_err(),
-        TopologyError::SelfLoop {
-            at: LinkRef::Link(LinkId(1)),
-            node: NodeId(1)
-        }
+        TopologyError::SelfLoop { at: LinkRef::Link(LinkId(1)), node: NodeId(1) }
     );
-    assert_eq!(
-        t.validate().unwrap_err().to_string(),
-        "link 1: link connects node 1 to itself"
-    );
+    assert_eq!(t.validate().unwrap_err().to_string(), "link 1: link connects node 1 to itself");
 }
 
 #[test]

@@ -1,0 +1,95 @@
+//! [`CliError`], the one error type of the command line. Every variant that comes from user
+//! input names the file, and where there is one the line (and column) and the field.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::spans::LineCol;
+
+/// Everything that can stop a `dcsim` command. `main` prints it after `error: ` and exits
+/// with status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The path as the user (or the scenario) gave it.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The scenario is not valid TOML, or does not have the expected shape (unknown key,
+    /// wrong type). The message is the TOML parser's, prefixed with the field when known.
+    #[error("{}:{at}: {}{message}", file.display(), field_prefix(field.as_deref()))]
+    Toml {
+        /// The scenario file.
+        file: PathBuf,
+        /// Where the parser stopped.
+        at: LineCol,
+        /// The dotted path of the key or value there, if known.
+        field: Option<String>,
+        /// The parser's message (made single-line).
+        message: String,
+    },
+    /// A scenario value that parsed but is not acceptable.
+    #[error("{}:{at}: field `{field}`: {message}", file.display())]
+    Field {
+        /// The scenario file.
+        file: PathBuf,
+        /// Where the value is.
+        at: LineCol,
+        /// Its dotted path, e.g. `flows.list[3].dst`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A scenario problem that has no position (a missing section).
+    #[error("{}: {message}", file.display())]
+    Scenario {
+        /// The scenario file.
+        file: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A problem on one line of a reference flow file.
+    #[error("{}:{line}: {message}", file.display())]
+    FlowFile {
+        /// The flow file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A problem in a reference topology file (the message names the line).
+    #[error("{}: {source}", file.display())]
+    TopologyFile {
+        /// The topology file.
+        file: PathBuf,
+        /// The topology reader's or validator's error.
+        source: dcsim_topology::TopologyError,
+    },
+    /// The simulator refused the validated scenario (a validation gap: please report it).
+    #[error("{}: the simulator rejected the scenario: {source}", file.display())]
+    Simulation {
+        /// The scenario file.
+        file: PathBuf,
+        /// The simulator's error.
+        source: dcsim_core::SimError,
+    },
+    /// An output file or directory could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The path.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+}
+
+fn field_prefix(field: Option<&str>) -> String {
+    match field {
+        Some(f) => format!("field `{f}`: "),
+        None => String::new(),
+    }
+}

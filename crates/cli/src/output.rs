@@ -1,0 +1,231 @@
+//! Result files: `fct.csv`, `unfinished.csv` and `counters.csv`, rendered in memory and
+//! written atomically (a hidden temporary file in the same folder, then a rename).
+//!
+//! Times are picoseconds internally and printed in nanoseconds with up to three decimals
+//! ([`format_ps_as_ns`]); slowdowns with six decimals.
+
+use std::path::{Path, PathBuf};
+
+use dcsim_core::{Counters, FlowResult, RunSummary};
+
+use crate::error::CliError;
+use crate::units::format_ps_as_ns;
+
+/// Header of `fct.csv`.
+pub const FCT_HEADER: [&str; 9] = [
+    "flow_id",
+    "src",
+    "dst",
+    "size_bytes",
+    "start_ns",
+    "fct_ns",
+    "ideal_fct_ns",
+    "slowdown",
+    "ref_ideal_fct_ns",
+];
+
+/// Header of `unfinished.csv`.
+pub const UNFINISHED_HEADER: [&str; 7] =
+    ["flow_id", "src", "dst", "size_bytes", "start_ns", "ideal_fct_ns", "ref_ideal_fct_ns"];
+
+fn csv_text<const N: usize>(header: [&str; N], rows: impl Iterator<Item = [String; N]>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Writing to a Vec cannot fail, and every record has the header's length.
+    w.write_record(header).expect("in-memory CSV");
+    for r in rows {
+        w.write_record(&r).expect("in-memory CSV");
+    }
+    let bytes = w.into_inner().expect("in-memory CSV");
+    String::from_utf8(bytes).expect("CSV of ASCII fields")
+}
+
+fn sorted(results: &[FlowResult]) -> Vec<&FlowResult> {
+    let mut v: Vec<&FlowResult> = results.iter().collect();
+    v.sort_by_key(|r| r.id);
+    v
+}
+
+/// `fct.csv`: one row per completed flow, by flow id.
+pub fn fct_csv(results: &[FlowResult]) -> String {
+    let rows = sorted(results).into_iter().filter_map(|r| {
+        let fct = r.fct?;
+        let slowdown = r.slowdown().map_or_else(String::new, |s| format!("{s:.6}"));
+        Some([
+            r.id.to_string(),
+            r.src.to_string(),
+            r.dst.to_string(),
+            r.size.to_string(),
+            format_ps_as_ns(r.start.as_ps()),
+            format_ps_as_ns(fct.as_ps()),
+            format_ps_as_ns(r.ideal_fct.as_ps()),
+            slowdown,
+            format_ps_as_ns(r.ref_ideal_fct.as_ps()),
+        ])
+    });
+    csv_text(FCT_HEADER, rows)
+}
+
+/// `unfinished.csv`: one row per flow that did not complete, by flow id; `None` if every flow
+/// completed.
+pub fn unfinished_csv(results: &[FlowResult]) -> Option<String> {
+    if results.iter().all(|r| r.fct.is_some()) {
+        return None;
+    }
+    let rows = sorted(results).into_iter().filter(|r| r.fct.is_none()).map(|r| {
+        [
+            r.id.to_string(),
+            r.src.to_string(),
+            r.dst.to_string(),
+            r.size.to_string(),
+            format_ps_as_ns(r.start.as_ps()),
+            format_ps_as_ns(r.ideal_fct.as_ps()),
+            format_ps_as_ns(r.ref_ideal_fct.as_ps()),
+        ]
+    });
+    Some(csv_text(UNFINISHED_HEADER, rows))
+}
+
+/// Every counter as `(name, value)`, followed by `end_time_ns`, `flows_done` and
+/// `flows_unfinished`.
+pub fn counter_rows(c: &Counters, s: &RunSummary) -> Vec<(&'static str, String)> {
+    // Destructured so that a new counter cannot be forgotten here.
+    let Counters {
+        events,
+        data_packets_sent,
+        data_bytes_sent,
+        data_bytes_delivered,
+        data_bytes_dropped,
+        data_bytes_retransmitted,
+        acks_sent,
+        nacks_sent,
+        mmu_drops,
+        no_route_drops,
+        link_losses,
+        pfc_pauses,
+        pfc_resumes,
+        ecn_marks,
+        frames_transmitted,
+    } = *c;
+    let mut rows: Vec<(&'static str, String)> = [
+        ("events", events),
+        ("data_packets_sent", data_packets_sent),
+        ("data_bytes_sent", data_bytes_sent),
+        ("data_bytes_delivered", data_bytes_delivered),
+        ("data_bytes_dropped", data_bytes_dropped),
+        ("data_bytes_retransmitted", data_bytes_retransmitted),
+        ("acks_sent", acks_sent),
+        ("nacks_sent", nacks_sent),
+        ("mmu_drops", mmu_drops),
+        ("no_route_drops", no_route_drops),
+        ("link_losses", link_losses),
+        ("pfc_pauses", pfc_pauses),
+        ("pfc_resumes", pfc_resumes),
+        ("ecn_marks", ecn_marks),
+        ("frames_transmitted", frames_transmitted),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n, v.to_string()))
+    .collect();
+    rows.push(("end_time_ns", format_ps_as_ns(s.end_time.as_ps())));
+    rows.push(("flows_done", s.flows_done.to_string()));
+    rows.push(("flows_unfinished", s.flows_unfinished.to_string()));
+    rows
+}
+
+/// `counters.csv`: `name,value` rows.
+pub fn counters_csv(c: &Counters, s: &RunSummary) -> String {
+    csv_text(["name", "value"], counter_rows(c, s).into_iter().map(|(n, v)| [n.to_string(), v]))
+}
+
+/// Writes `contents` to `dir/name` atomically: `dir/.name.tmp`, then a rename.
+///
+/// # Errors
+/// Any I/O error, naming the path.
+pub fn write_atomic(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, CliError> {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let path = dir.join(name);
+    std::fs::write(&tmp, contents)
+        .map_err(|source| CliError::Write { path: tmp.clone(), source })?;
+    std::fs::rename(&tmp, &path).map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        CliError::Write { path: path.clone(), source }
+    })?;
+    Ok(path)
+}
+
+/// Removes `dir/name` if it exists.
+///
+/// # Errors
+/// Any I/O error other than "not found", naming the path.
+pub fn remove_stale(dir: &Path, name: &str) -> Result<(), CliError> {
+    let path = dir.join(name);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(CliError::Write { path, source }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcsim_core::ids::{FlowId, NodeId};
+    use dcsim_core::units::{Duration, Time};
+
+    fn result(id: u32, fct: Option<u64>) -> FlowResult {
+        FlowResult {
+            id: FlowId(id),
+            src: NodeId(0),
+            dst: NodeId(5),
+            size: 1000,
+            start: Time::from_ps(1_500),
+            fct: fct.map(Duration::from_ps),
+            ideal_fct: Duration::from_ps(83_840),
+            ref_ideal_fct: Duration::from_ns(12_240),
+        }
+    }
+
+    #[test]
+    fn fct_rows_are_sorted_and_formatted() {
+        let rs = [result(1, None), result(2, Some(167_680)), result(0, Some(83_840))];
+        let text = fct_csv(&rs);
+        assert_eq!(
+            text,
+            "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,ref_ideal_fct_ns\n\
+             0,0,5,1000,1.5,83.84,83.84,1.000000,12240\n\
+             2,0,5,1000,1.5,167.68,83.84,2.000000,12240\n"
+        );
+        let un = unfinished_csv(&rs).unwrap();
+        assert_eq!(
+            un,
+            "flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns\n1,0,5,1000,1.5,83.84,12240\n"
+        );
+        assert_eq!(unfinished_csv(&rs[1..]), None);
+    }
+
+    #[test]
+    fn counters_have_every_field() {
+        let s = RunSummary {
+            end_time: Time::from_ns(7),
+            events: 3,
+            flows_done: 1,
+            flows_unfinished: 2,
+        };
+        let text = counters_csv(&Counters { events: 3, ..Counters::default() }, &s);
+        assert!(text.starts_with("name,value\nevents,3\n"), "{text}");
+        assert!(text.ends_with("end_time_ns,7\nflows_done,1\nflows_unfinished,2\n"), "{text}");
+        assert_eq!(text.lines().count(), 1 + 15 + 3);
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write_atomic(dir.path(), "x.csv", "a\n").unwrap();
+        assert_eq!(std::fs::read_to_string(p).unwrap(), "a\n");
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("x.csv")]);
+        remove_stale(dir.path(), "x.csv").unwrap();
+        remove_stale(dir.path(), "x.csv").unwrap();
+    }
+}

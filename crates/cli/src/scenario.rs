@@ -1,0 +1,1193 @@
+//! Scenario files: TOML in, a [`ValidScenario`] out.
+//!
+//! Loading goes parse → validate in one place ([`load`]): the file is deserialized into raw
+//! structs that mirror the TOML exactly (`deny_unknown_fields`, every value kept with its
+//! span), then every value is checked and converted — units parsed, defaults filled in from
+//! `SimConfig::default()`, the topology built and checked, the ECN map checked against the
+//! topology's switch port rates, the flows checked against its hosts, the scheme and its
+//! parameters resolved. Every error names the file, line, column and field. Nothing is
+//! written anywhere; a scenario that loads runs without user-input errors.
+//!
+//! The schema is documented field by field in `docs/scenario.md`.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use dcsim_core::config::{EcnParams, FlowSpec, NicConfig, SimConfig, SwitchConfig, WindowMode};
+use dcsim_core::ids::{FlowId, NodeId};
+use dcsim_core::network::{Network, NodeKind, RoutingTable};
+use dcsim_core::units::{BitsPerSec, Bytes, Duration, Time};
+use dcsim_topology::Topology;
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::CliError;
+use crate::flowfile;
+use crate::schemes::{self, CcChoice, CcParams, SCHEMES};
+use crate::spans::{line_col, KeyTree};
+use crate::units::{self, HumanDuration, UnitError};
+
+// ---------------------------------------------------------------------------------------------
+// Raw structs: the TOML as written.
+// ---------------------------------------------------------------------------------------------
+
+/// A quantity as written: a TOML integer, float or string, converted by `units` later (when
+/// the field it belongs to, and so its unit and limits, is known).
+#[derive(Clone, Debug, PartialEq)]
+enum RawQty {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl<'de> Deserialize<'de> for RawQty {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RawQty;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or a quoted quantity with a unit, such as \"1MB\" or \"1us\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawQty, E> {
+                Ok(RawQty::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawQty, E> {
+                i64::try_from(v).map(RawQty::Int).map_err(|_| E::custom("integer too large"))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawQty, E> {
+                Ok(RawQty::Float(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawQty, E> {
+                Ok(RawQty::Str(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+type Qty = Spanned<RawQty>;
+type Int = Spanned<i64>;
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    simulation: Option<RawSimulation>,
+    topology: Option<RawTopology>,
+    flows: Option<RawFlows>,
+    cc: Option<toml::Table>,
+    switch: Option<RawSwitch>,
+    nic: Option<RawNic>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSimulation {
+    stop_time: Option<Qty>,
+    seed: Option<u64>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    kind: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
+    k: Option<Int>,
+    oversubscription: Option<Int>,
+    pods: Option<Int>,
+    tors_per_pod: Option<Int>,
+    aggs_per_pod: Option<Int>,
+    hosts_per_tor: Option<Int>,
+    cores_per_agg: Option<Int>,
+    leaves: Option<Int>,
+    spines: Option<Int>,
+    hosts_per_leaf: Option<Int>,
+    left_hosts: Option<Int>,
+    right_hosts: Option<Int>,
+    senders: Option<Int>,
+    host_rate: Option<Qty>,
+    fabric_rate: Option<Qty>,
+    bottleneck_rate: Option<Qty>,
+    delay: Option<Qty>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawFlows {
+    file: Option<Spanned<String>>,
+    list: Option<Vec<Spanned<RawFlow>>>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    src: Int,
+    dst: Int,
+    size: Qty,
+    start: Option<Qty>,
+    pg: Option<Int>,
+    dport: Option<Int>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSwitch {
+    buffer: Option<Qty>,
+    ecn: Option<bool>,
+    pfc: Option<bool>,
+    reserve: Option<Qty>,
+    resume_offset: Option<Qty>,
+    headroom_bdp_multiple: Option<Int>,
+    ecn_map: Option<Vec<Spanned<RawEcn>>>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawEcn {
+    rate: Qty,
+    kmin: Qty,
+    kmax: Qty,
+    pmax: Spanned<f64>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawNic {
+    mtu: Option<Qty>,
+    ack_interval: Option<Qty>,
+    chunk: Option<Qty>,
+    back_to_chunk: Option<bool>,
+    nack_interval: Option<Qty>,
+    rate_bound: Option<bool>,
+    ack_high_prio: Option<bool>,
+    window: Option<Spanned<String>>,
+    global_t: Option<bool>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The source document and its errors.
+// ---------------------------------------------------------------------------------------------
+
+/// A scenario file's text, with what is needed to point errors at its lines.
+#[derive(Debug)]
+pub struct Source {
+    path: PathBuf,
+    text: String,
+    tree: KeyTree,
+}
+
+impl Source {
+    /// Wraps the text of the scenario at `path` (as the user wrote the path).
+    pub fn new(path: impl Into<PathBuf>, text: String) -> Source {
+        let tree = KeyTree::parse(&text);
+        Source { path: path.into(), text, tree }
+    }
+
+    /// The scenario's path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The span of the value at the table path `keys`, if the document has it.
+    pub(crate) fn span_of(&self, keys: &[&str]) -> Option<Range<usize>> {
+        self.tree.span_of(keys)
+    }
+
+    /// An error about `field`, at `span`.
+    pub(crate) fn error(
+        &self,
+        span: Range<usize>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> CliError {
+        CliError::Field {
+            file: self.path.clone(),
+            at: line_col(&self.text, span.start),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An error about `field`, at `span` if known.
+    pub(crate) fn error_at(
+        &self,
+        span: Option<Range<usize>>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> CliError {
+        match span {
+            Some(s) => self.error(s, field, message),
+            None => CliError::Scenario {
+                file: self.path.clone(),
+                message: format!("field `{}`: {}", field.into(), message.into()),
+            },
+        }
+    }
+
+    fn toml_error(&self, e: &toml::de::Error) -> CliError {
+        let span = e.span().unwrap_or(0..0);
+        let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        CliError::Toml {
+            file: self.path.clone(),
+            at: line_col(&self.text, span.start),
+            field: self.tree.path_at(&self.text, &span),
+            message,
+        }
+    }
+
+    /// A file named in the scenario, relative to the scenario's folder.
+    fn resolve(&self, rel: &str) -> PathBuf {
+        let p = Path::new(rel);
+        if p.is_absolute() {
+            return p.to_path_buf();
+        }
+        match self.path.parent() {
+            Some(dir) => dir.join(p),
+            None => p.to_path_buf(),
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path)
+        .map_err(|source| CliError::Read { path: path.to_path_buf(), source })
+}
+
+impl Source {
+    /// Reads a file named by the scenario field `field` (whose value is `rel`); a failure
+    /// points at that field as well as naming the file and the OS error.
+    fn read_referenced(
+        &self,
+        rel: &Spanned<String>,
+        field: &str,
+    ) -> Result<(PathBuf, String), CliError> {
+        let file = self.resolve(rel.get_ref());
+        match std::fs::read_to_string(&file) {
+            Ok(text) => Ok((file, text)),
+            Err(e) => {
+                Err(self.error(rel.span(), field, format!("cannot read {}: {e}", file.display())))
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value conversion helpers.
+// ---------------------------------------------------------------------------------------------
+
+/// Whether zero is acceptable for a quantity.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Zero {
+    Allowed,
+    Rejected,
+}
+
+impl Source {
+    fn size(&self, q: &Qty, field: &str, zero: Zero) -> Result<Bytes, CliError> {
+        let bytes = match q.get_ref() {
+            RawQty::Int(v) if *v < 0 => {
+                return Err(self.error(q.span(), field, format!("{v} is negative; expected a size in bytes")))
+            }
+            RawQty::Int(v) => Bytes(*v as u64),
+            RawQty::Float(v) => {
+                return Err(self.error(
+                    q.span(),
+                    field,
+                    format!("{v} is not a whole number of bytes; write an integer or a string such as \"1.5KB\""),
+                ))
+            }
+            RawQty::Str(s) => units::parse_size(s).map_err(|e| self.unit_error(q, field, e))?,
+        };
+        if zero == Zero::Rejected && bytes.0 == 0 {
+            return Err(self.error(q.span(), field, "must be at least 1 byte"));
+        }
+        Ok(bytes)
+    }
+
+    fn duration(&self, q: &Qty, field: &str, zero: Zero) -> Result<Duration, CliError> {
+        let d = match q.get_ref() {
+            RawQty::Str(s) => units::parse_duration(s).map_err(|e| self.unit_error(q, field, e))?,
+            RawQty::Int(v) => return Err(self.needs_unit(q, field, &v.to_string(), "\"1us\"")),
+            RawQty::Float(v) => return Err(self.needs_unit(q, field, &v.to_string(), "\"1us\"")),
+        };
+        if zero == Zero::Rejected && d == Duration::ZERO {
+            return Err(self.error(q.span(), field, "must be greater than zero"));
+        }
+        Ok(d)
+    }
+
+    fn rate(&self, q: &Qty, field: &str) -> Result<BitsPerSec, CliError> {
+        let r = match q.get_ref() {
+            RawQty::Str(s) => units::parse_rate(s).map_err(|e| self.unit_error(q, field, e))?,
+            RawQty::Int(v) => return Err(self.needs_unit(q, field, &v.to_string(), "\"100Gbps\"")),
+            RawQty::Float(v) => {
+                return Err(self.needs_unit(q, field, &v.to_string(), "\"100Gbps\""))
+            }
+        };
+        if r.0 == 0 {
+            return Err(self.error(q.span(), field, "rate must be greater than zero"));
+        }
+        Ok(r)
+    }
+
+    fn needs_unit(&self, q: &Qty, field: &str, text: &str, example: &str) -> CliError {
+        let sign = if text.starts_with('-') { " (and must not be negative)" } else { "" };
+        self.error(q.span(), field, format!("{text} needs a unit, e.g. {example}{sign}"))
+    }
+
+    fn unit_error(&self, q: &Qty, field: &str, e: UnitError) -> CliError {
+        self.error(q.span(), field, e.to_string())
+    }
+
+    /// An integer in `min..=max`.
+    fn int(&self, v: &Int, field: &str, min: i64, max: i64) -> Result<i64, CliError> {
+        let x = *v.get_ref();
+        if x < min || x > max {
+            // Small ranges (priorities, ports) are stated; large ones only by the violated end.
+            let what = if max <= i64::from(u16::MAX) {
+                format!("{x} is outside {min}..={max}")
+            } else if x > max {
+                format!("{x} is larger than the limit of {max}")
+            } else if min == 0 {
+                format!("{x} is negative")
+            } else {
+                format!("{x} must be at least {min}")
+            };
+            return Err(self.error(v.span(), field, what));
+        }
+        Ok(x)
+    }
+
+    fn count(&self, v: &Int, field: &str) -> Result<usize, CliError> {
+        let max = dcsim_topology::builders::MAX_NODES as i64;
+        self.int(v, field, 1, max).map(|x| x as usize)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The validated scenario.
+// ---------------------------------------------------------------------------------------------
+
+/// A scenario that passed every check: ready to hand to the simulator.
+#[derive(Debug)]
+pub struct ValidScenario {
+    /// The scenario file as given.
+    pub path: PathBuf,
+    /// How the topology was made, for summaries (`leaf-spine: 4 leaves x 2 spines, ...`).
+    pub topology: String,
+    /// The network.
+    pub net: Network,
+    /// ECMP routes over it.
+    pub routes: RoutingTable,
+    /// Switch/NIC parameters, stop time and seed.
+    pub cfg: SimConfig,
+    /// The flows, ids equal to positions.
+    pub flows: Vec<FlowSpec>,
+    /// The congestion-control scheme.
+    pub cc: CcChoice,
+}
+
+/// Where a link rate of the built topology came from, to point ECN-map errors at it.
+struct RateOrigin {
+    rate: BitsPerSec,
+    field: String,
+    span: Option<Range<usize>>,
+}
+
+/// Reads, parses and validates the scenario at `path`. `seed` overrides `simulation.seed`.
+///
+/// # Errors
+/// The first problem found, naming the file, line, column and field.
+pub fn load(path: &Path, seed: Option<u64>) -> Result<ValidScenario, CliError> {
+    let text = read(path)?;
+    let src = Source::new(path, text);
+    validate(&src, seed)
+}
+
+/// Parses and validates an already-read scenario.
+///
+/// # Errors
+/// As [`load`], except that no scenario file is read (flow and topology files still are).
+pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliError> {
+    let raw: RawScenario = toml::from_str(&src.text).map_err(|e| src.toml_error(&e))?;
+
+    let mut cfg = SimConfig::default();
+    let sim = raw.simulation.unwrap_or_default();
+    if let Some(q) = &sim.stop_time {
+        cfg.stop_time =
+            Time::from_ps(src.duration(q, "simulation.stop_time", Zero::Rejected)?.as_ps());
+    }
+    if let Some(s) = sim.seed {
+        cfg.seed = s;
+    }
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+
+    let topo_raw = raw.topology.ok_or_else(|| CliError::Scenario {
+        file: src.path.clone(),
+        message: "missing required section [topology] (e.g. kind = \"leaf-spine\")".into(),
+    })?;
+    let (topology, description, origins) = build_topology(src, &topo_raw)?;
+    let net = topology.validate().map_err(|e| match &topo_raw.path {
+        Some(p) if topo_raw.kind.as_ref().map(|k| k.get_ref().as_str()) == Some("file") => {
+            CliError::TopologyFile { file: src.resolve(p.get_ref()), source: e }
+        }
+        _ => src.error_at(src.span_of(&["topology"]), "topology", e.to_string()),
+    })?;
+
+    cfg.switch = switch_config(src, raw.switch.as_ref())?;
+    check_ecn(src, &net, &cfg.switch, raw.switch.as_ref(), &origins)?;
+    cfg.nic = nic_config(src, raw.nic.as_ref())?;
+
+    let cc = cc_choice(src, raw.cc.as_ref())?;
+
+    let routes = dcsim_topology::compute_routes(&net);
+    let flows = flows(src, raw.flows.as_ref(), &net)?;
+
+    Ok(ValidScenario { path: src.path.clone(), topology: description, net, routes, cfg, flows, cc })
+}
+
+// ---------------------------------------------------------------------------------------------
+// [topology]
+// ---------------------------------------------------------------------------------------------
+
+/// The topology kinds `[topology] kind` accepts.
+pub const TOPOLOGY_KINDS: &[&str] =
+    &["paper-fat-tree", "fat-tree", "clos", "leaf-spine", "dumbbell", "star", "file"];
+
+/// The parameters each kind accepts (besides `kind`).
+fn kind_params(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "paper-fat-tree" => &[],
+        "fat-tree" => &["k", "oversubscription", "host_rate", "fabric_rate", "delay"],
+        "clos" => &[
+            "pods",
+            "tors_per_pod",
+            "aggs_per_pod",
+            "hosts_per_tor",
+            "cores_per_agg",
+            "host_rate",
+            "fabric_rate",
+            "delay",
+        ],
+        "leaf-spine" => {
+            &["leaves", "spines", "hosts_per_leaf", "host_rate", "fabric_rate", "delay"]
+        }
+        "dumbbell" => &["left_hosts", "right_hosts", "host_rate", "bottleneck_rate", "delay"],
+        "star" => &["senders", "host_rate", "delay"],
+        "file" => &["path"],
+        _ => &[],
+    }
+}
+
+impl RawTopology {
+    /// `(name, span)` of every parameter given.
+    fn given(&self) -> Vec<(&'static str, Range<usize>)> {
+        let mut v = Vec::new();
+        let mut int = |name: &'static str, x: &Option<Int>| {
+            if let Some(x) = x {
+                v.push((name, x.span()));
+            }
+        };
+        int("k", &self.k);
+        int("oversubscription", &self.oversubscription);
+        int("pods", &self.pods);
+        int("tors_per_pod", &self.tors_per_pod);
+        int("aggs_per_pod", &self.aggs_per_pod);
+        int("hosts_per_tor", &self.hosts_per_tor);
+        int("cores_per_agg", &self.cores_per_agg);
+        int("leaves", &self.leaves);
+        int("spines", &self.spines);
+        int("hosts_per_leaf", &self.hosts_per_leaf);
+        int("left_hosts", &self.left_hosts);
+        int("right_hosts", &self.right_hosts);
+        int("senders", &self.senders);
+        for (name, q) in [
+            ("host_rate", &self.host_rate),
+            ("fabric_rate", &self.fabric_rate),
+            ("bottleneck_rate", &self.bottleneck_rate),
+            ("delay", &self.delay),
+        ] {
+            if let Some(q) = q {
+                v.push((name, q.span()));
+            }
+        }
+        if let Some(p) = &self.path {
+            v.push(("path", p.span()));
+        }
+        v.sort_by_key(|(_, s)| s.start);
+        v
+    }
+}
+
+/// Builder inputs of one topology kind, with defaults applied and origins recorded.
+struct TopoCtx<'a> {
+    src: &'a Source,
+    raw: &'a RawTopology,
+    kind: &'a Spanned<String>,
+    origins: Vec<RateOrigin>,
+}
+
+impl TopoCtx<'_> {
+    fn required<'b, T>(&self, v: &'b Option<T>, name: &str) -> Result<&'b T, CliError> {
+        v.as_ref().ok_or_else(|| {
+            self.src.error(
+                self.kind.span(),
+                "topology",
+                format!(
+                    "topology kind \"{}\" needs `{name}` (its parameters: {})",
+                    self.kind.get_ref(),
+                    kind_params(self.kind.get_ref()).join(", ")
+                ),
+            )
+        })
+    }
+
+    fn count(&self, v: &Option<Int>, name: &str) -> Result<usize, CliError> {
+        let v = self.required(v, name)?;
+        self.src.count(v, &format!("topology.{name}"))
+    }
+
+    fn rate(
+        &mut self,
+        v: &Option<Qty>,
+        name: &str,
+        default: BitsPerSec,
+    ) -> Result<BitsPerSec, CliError> {
+        let field = format!("topology.{name}");
+        let (rate, span) = match v {
+            Some(q) => (self.src.rate(q, &field)?, Some(q.span())),
+            None => (default, Some(self.kind.span())),
+        };
+        self.origins.push(RateOrigin { rate, field, span });
+        Ok(rate)
+    }
+
+    fn delay(&self, default: Duration) -> Result<Duration, CliError> {
+        match &self.raw.delay {
+            Some(q) => self.src.duration(q, "topology.delay", Zero::Allowed),
+            None => Ok(default),
+        }
+    }
+}
+
+fn build_topology(
+    src: &Source,
+    raw: &RawTopology,
+) -> Result<(Topology, String, Vec<RateOrigin>), CliError> {
+    use dcsim_topology::builders;
+
+    let kind = raw.kind.as_ref().ok_or_else(|| {
+        src.error_at(
+            src.span_of(&["topology"]),
+            "topology.kind",
+            format!("missing; expected one of {}", TOPOLOGY_KINDS.join(", ")),
+        )
+    })?;
+    let k = kind.get_ref().as_str();
+    if !TOPOLOGY_KINDS.contains(&k) {
+        return Err(src.error(
+            kind.span(),
+            "topology.kind",
+            format!("unknown topology kind \"{k}\" (valid kinds: {})", TOPOLOGY_KINDS.join(", ")),
+        ));
+    }
+    let allowed = kind_params(k);
+    if let Some((name, span)) = raw.given().into_iter().find(|(n, _)| !allowed.contains(n)) {
+        let list = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
+        return Err(src.error(
+            span,
+            format!("topology.{name}"),
+            format!(
+                "`{name}` is not a parameter of topology kind \"{k}\" (its parameters: {list})"
+            ),
+        ));
+    }
+
+    let mut c = TopoCtx { src, raw, kind, origins: Vec::new() };
+    let g100 = BitsPerSec::gbps(100);
+    let g400 = BitsPerSec::gbps(400);
+    let us1 = Duration::from_us(1);
+    let builder_error =
+        |e: dcsim_topology::TopologyError| src.error(kind.span(), "topology", e.to_string());
+    let (topo, desc) = match k {
+        "paper-fat-tree" => {
+            c.origins.push(RateOrigin {
+                rate: g100,
+                field: "topology.kind".into(),
+                span: Some(kind.span()),
+            });
+            c.origins.push(RateOrigin {
+                rate: g400,
+                field: "topology.kind".into(),
+                span: Some(kind.span()),
+            });
+            (
+                builders::paper_fat_tree(),
+                "paper-fat-tree (320 hosts, 100Gbps host links, 400Gbps fabric, 1 µs per link)"
+                    .to_string(),
+            )
+        }
+        "fat-tree" => {
+            let d = builders::FatTreeParams::default();
+            let kk = c.count(&raw.k, "k")?;
+            if kk % 2 != 0 || kk < 2 {
+                let span = raw.k.as_ref().map(Spanned::span).unwrap_or_else(|| kind.span());
+                return Err(src.error(
+                    span,
+                    "topology.k",
+                    format!("{kk} must be even and at least 2"),
+                ));
+            }
+            let over = match &raw.oversubscription {
+                Some(v) => src.count(v, "topology.oversubscription")?,
+                None => d.oversubscription,
+            };
+            let p = builders::FatTreeParams {
+                oversubscription: over,
+                host_rate: c.rate(&raw.host_rate, "host_rate", d.host_rate)?,
+                fabric_rate: c.rate(&raw.fabric_rate, "fabric_rate", d.fabric_rate)?,
+                delay: c.delay(d.delay)?,
+            };
+            let t = builders::fat_tree(kk, &p).map_err(builder_error)?;
+            (
+                t,
+                format!(
+                    "fat-tree (k = {kk}, oversubscription {over}, {} host links, {} fabric, {} per link)",
+                    p.host_rate,
+                    p.fabric_rate,
+                    HumanDuration(p.delay)
+                ),
+            )
+        }
+        "clos" => {
+            let p = builders::ClosParams {
+                pods: c.count(&raw.pods, "pods")?,
+                tors_per_pod: c.count(&raw.tors_per_pod, "tors_per_pod")?,
+                aggs_per_pod: c.count(&raw.aggs_per_pod, "aggs_per_pod")?,
+                hosts_per_tor: c.count(&raw.hosts_per_tor, "hosts_per_tor")?,
+                cores_per_agg: c.count(&raw.cores_per_agg, "cores_per_agg")?,
+                host_rate: c.rate(&raw.host_rate, "host_rate", g100)?,
+                fabric_rate: c.rate(&raw.fabric_rate, "fabric_rate", g400)?,
+                delay: c.delay(us1)?,
+            };
+            let t = builders::three_tier_clos(&p).map_err(builder_error)?;
+            (
+                t,
+                format!(
+                    "clos ({} pods of {} ToRs and {} aggregation switches, {} hosts per ToR, \
+                     {} core uplinks per aggregation switch, {} host links, {} fabric, {} per link)",
+                    p.pods,
+                    p.tors_per_pod,
+                    p.aggs_per_pod,
+                    p.hosts_per_tor,
+                    p.cores_per_agg,
+                    p.host_rate,
+                    p.fabric_rate,
+                    HumanDuration(p.delay)
+                ),
+            )
+        }
+        "leaf-spine" => {
+            let leaves = c.count(&raw.leaves, "leaves")?;
+            let spines = c.count(&raw.spines, "spines")?;
+            let hpl = c.count(&raw.hosts_per_leaf, "hosts_per_leaf")?;
+            let hr = c.rate(&raw.host_rate, "host_rate", g100)?;
+            let fr = c.rate(&raw.fabric_rate, "fabric_rate", g400)?;
+            let delay = c.delay(us1)?;
+            let t =
+                builders::leaf_spine(leaves, spines, hpl, hr, fr, delay).map_err(builder_error)?;
+            let delay = HumanDuration(delay);
+            (
+                t,
+                format!(
+                    "leaf-spine ({leaves} leaves x {spines} spines, {hpl} hosts per leaf, \
+                     {hr} host links, {fr} fabric, {delay} per link)"
+                ),
+            )
+        }
+        "dumbbell" => {
+            let left = c.count(&raw.left_hosts, "left_hosts")?;
+            let right = c.count(&raw.right_hosts, "right_hosts")?;
+            let hr = c.rate(&raw.host_rate, "host_rate", g100)?;
+            let br = c.rate(&raw.bottleneck_rate, "bottleneck_rate", g100)?;
+            let delay = c.delay(us1)?;
+            let t = builders::dumbbell(left, right, hr, br, delay).map_err(builder_error)?;
+            let delay = HumanDuration(delay);
+            (
+                t,
+                format!(
+                    "dumbbell ({left} + {right} hosts, {hr} host links, {br} bottleneck, \
+                     {delay} per link)"
+                ),
+            )
+        }
+        "star" => {
+            let senders = c.count(&raw.senders, "senders")?;
+            let hr = c.rate(&raw.host_rate, "host_rate", g100)?;
+            let delay = c.delay(us1)?;
+            let t = builders::star(senders, hr, delay).map_err(builder_error)?;
+            let delay = HumanDuration(delay);
+            (t, format!("star ({senders} senders + 1 receiver, {hr} links, {delay} per link)"))
+        }
+        _ => {
+            // "file"
+            let rel = c.required(&raw.path, "path")?;
+            let (file, text) = src.read_referenced(rel, "topology.path")?;
+            let t = dcsim_topology::parse_ns3(&text)
+                .map_err(|source| CliError::TopologyFile { file: file.clone(), source })?;
+            let mut rates: Vec<BitsPerSec> = t.links.iter().map(|l| l.rate).collect();
+            rates.sort();
+            rates.dedup();
+            for rate in rates {
+                c.origins.push(RateOrigin {
+                    rate,
+                    field: "topology.path".into(),
+                    span: Some(rel.span()),
+                });
+            }
+            (t, format!("file {}", file.display()))
+        }
+    };
+    Ok((topo, desc, c.origins))
+}
+
+// ---------------------------------------------------------------------------------------------
+// [switch] and [nic]
+// ---------------------------------------------------------------------------------------------
+
+fn switch_config(src: &Source, raw: Option<&RawSwitch>) -> Result<SwitchConfig, CliError> {
+    let mut c = SwitchConfig::default();
+    let Some(raw) = raw else { return Ok(c) };
+    if let Some(q) = &raw.buffer {
+        c.buffer = src.size(q, "switch.buffer", Zero::Rejected)?;
+    }
+    if let Some(b) = raw.ecn {
+        c.ecn_enabled = b;
+    }
+    if let Some(b) = raw.pfc {
+        c.pfc_enabled = b;
+    }
+    if let Some(q) = &raw.reserve {
+        c.reserve = src.size(q, "switch.reserve", Zero::Allowed)?;
+    }
+    if let Some(q) = &raw.resume_offset {
+        c.resume_offset = src.size(q, "switch.resume_offset", Zero::Allowed)?;
+    }
+    if let Some(v) = &raw.headroom_bdp_multiple {
+        c.headroom_bdp_multiple = src.int(v, "switch.headroom_bdp_multiple", 0, i64::MAX)? as u64;
+    }
+    if let Some(map) = &raw.ecn_map {
+        let mut entries: Vec<(BitsPerSec, EcnParams)> = Vec::with_capacity(map.len());
+        for (i, e) in map.iter().enumerate() {
+            let f = |name: &str| format!("switch.ecn_map[{i}].{name}");
+            let e = e.get_ref();
+            let rate = src.rate(&e.rate, &f("rate"))?;
+            if let Some(j) = entries.iter().position(|(r, _)| *r == rate) {
+                return Err(src.error(
+                    e.rate.span(),
+                    f("rate"),
+                    format!("{rate} already has an entry (switch.ecn_map[{j}])"),
+                ));
+            }
+            let kmin = src.size(&e.kmin, &f("kmin"), Zero::Allowed)?;
+            let kmax = src.size(&e.kmax, &f("kmax"), Zero::Allowed)?;
+            if kmin > kmax {
+                return Err(src.error(
+                    e.kmin.span(),
+                    f("kmin"),
+                    format!("kmin ({kmin}) is larger than kmax ({kmax})"),
+                ));
+            }
+            let pmax = *e.pmax.get_ref();
+            if !(0.0..=1.0).contains(&pmax) {
+                return Err(src.error(
+                    e.pmax.span(),
+                    f("pmax"),
+                    format!("{pmax} is outside [0, 1]"),
+                ));
+            }
+            entries.push((rate, EcnParams { kmin, kmax, pmax }));
+        }
+        c.ecn = entries;
+    }
+    Ok(c)
+}
+
+/// With ECN on, every switch port's rate needs an ECN map entry.
+fn check_ecn(
+    src: &Source,
+    net: &Network,
+    cfg: &SwitchConfig,
+    raw: Option<&RawSwitch>,
+    origins: &[RateOrigin],
+) -> Result<(), CliError> {
+    if !cfg.ecn_enabled {
+        return Ok(());
+    }
+    let mut rates: Vec<BitsPerSec> = (0..net.node_count())
+        .map(NodeId::from_idx)
+        .filter(|&n| net.kind(n) == NodeKind::Switch)
+        .flat_map(|n| net.ports(n).iter().map(|p| p.rate))
+        .collect();
+    rates.sort();
+    rates.dedup();
+    let configured = cfg.ecn.iter().map(|(r, _)| r.to_string()).collect::<Vec<_>>().join(", ");
+    let configured = if configured.is_empty() { "none".to_string() } else { configured };
+    for rate in rates {
+        if cfg.ecn_for(rate).is_some() {
+            continue;
+        }
+        let fix = format!(
+            "add a [[switch.ecn_map]] entry with rate = \"{rate}\" (or set switch.ecn = false)"
+        );
+        let explicit = raw.and_then(|r| r.ecn_map.as_ref()).is_some();
+        if explicit {
+            return Err(src.error_at(
+                src.span_of(&["switch", "ecn_map"]),
+                "switch.ecn_map",
+                format!("no entry for {rate}, a switch port rate of the topology (entries: {configured}); {fix}"),
+            ));
+        }
+        let origin = origins.iter().find(|o| o.rate == rate);
+        let (field, span) = match origin {
+            Some(o) => (o.field.clone(), o.span.clone()),
+            None => ("topology".to_string(), src.span_of(&["topology"])),
+        };
+        return Err(src.error_at(
+            span,
+            field,
+            format!(
+                "switch ports run at {rate}, but the ECN map has no entry for it (the default map covers {configured}); {fix}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn nic_config(src: &Source, raw: Option<&RawNic>) -> Result<NicConfig, CliError> {
+    let mut c = NicConfig::default();
+    let Some(raw) = raw else { return Ok(c) };
+    if let Some(q) = &raw.mtu {
+        let b = src.size(q, "nic.mtu", Zero::Rejected)?;
+        c.mtu = u32::try_from(b.0)
+            .map_err(|_| src.error(q.span(), "nic.mtu", format!("{b} does not fit in 32 bits")))?;
+    }
+    if let Some(q) = &raw.ack_interval {
+        c.ack_interval = src.size(q, "nic.ack_interval", Zero::Rejected)?.0;
+    }
+    if let Some(q) = &raw.chunk {
+        c.chunk = src.size(q, "nic.chunk", Zero::Rejected)?.0;
+    }
+    if let Some(b) = raw.back_to_chunk {
+        c.back_to_chunk = b;
+    }
+    if let Some(q) = &raw.nack_interval {
+        c.nack_interval = src.duration(q, "nic.nack_interval", Zero::Allowed)?;
+    }
+    if let Some(b) = raw.rate_bound {
+        c.rate_bound = b;
+    }
+    if let Some(b) = raw.ack_high_prio {
+        c.ack_high_prio = b;
+    }
+    if let Some(w) = &raw.window {
+        c.window = match w.get_ref().as_str() {
+            "none" => WindowMode::None,
+            "fixed" => WindowMode::Fixed,
+            "variable" => WindowMode::Variable,
+            other => {
+                return Err(src.error(
+                    w.span(),
+                    "nic.window",
+                    format!("unknown window mode \"{other}\" (valid: none, fixed, variable)"),
+                ))
+            }
+        };
+    }
+    if let Some(b) = raw.global_t {
+        c.global_t = b;
+    }
+    Ok(c)
+}
+
+// ---------------------------------------------------------------------------------------------
+// [cc]
+// ---------------------------------------------------------------------------------------------
+
+fn cc_choice(src: &Source, raw: Option<&toml::Table>) -> Result<CcChoice, CliError> {
+    let empty = toml::Table::new();
+    let table = raw.unwrap_or(&empty);
+    let name = match table.get("name") {
+        None if raw.is_none() => "none".to_string(),
+        None => {
+            return Err(src.error_at(
+                src.span_of(&["cc"]),
+                "cc.name",
+                format!("missing; expected one of {}", SCHEMES.join(", ")),
+            ))
+        }
+        Some(toml::Value::String(s)) => s.clone(),
+        Some(v) => {
+            return Err(src.error_at(
+                src.span_of(&["cc", "name"]),
+                "cc.name",
+                format!("expected a scheme name string, found {}", v.type_str()),
+            ))
+        }
+    };
+    if !SCHEMES.contains(&name.as_str()) {
+        return Err(src.error_at(
+            src.span_of(&["cc", "name"]),
+            "cc.name",
+            schemes::unknown_scheme_message(&name),
+        ));
+    }
+    CcChoice::from_params(&name, CcParams::new(src, &name, table))
+}
+
+// ---------------------------------------------------------------------------------------------
+// [flows]
+// ---------------------------------------------------------------------------------------------
+
+/// Why `id` is not a usable host of `net`, if it is not.
+fn host_problem(net: &Network, id: i64) -> Option<String> {
+    let hosts = net.hosts();
+    let range = match (hosts.first(), hosts.last()) {
+        (Some(a), Some(b)) if (b.0 - a.0) as usize + 1 == hosts.len() => {
+            format!("hosts are {a}..{b}")
+        }
+        (Some(a), Some(b)) => format!("{} hosts between node {a} and node {b}", hosts.len()),
+        _ => "the network has no hosts".to_string(),
+    };
+    if id < 0 || id >= net.node_count() as i64 {
+        return Some(format!("host {id} does not exist ({range})"));
+    }
+    if !net.is_host(NodeId(id as u32)) {
+        return Some(format!("node {id} is a switch, not a host ({range})"));
+    }
+    None
+}
+
+fn flows(src: &Source, raw: Option<&RawFlows>, net: &Network) -> Result<Vec<FlowSpec>, CliError> {
+    let missing = || {
+        CliError::Scenario {
+        file: src.path.clone(),
+        message: "missing required section [flows]: give `file = \"flow.txt\"` or a [[flows.list]] of flows".into(),
+    }
+    };
+    let raw = raw.ok_or_else(missing)?;
+    match (&raw.file, &raw.list) {
+        (Some(f), Some(_)) => {
+            Err(src.error(f.span(), "flows.file", "give either `file` or [[flows.list]], not both"))
+        }
+        (None, None) => Err(src.error_at(
+            src.span_of(&["flows"]),
+            "flows",
+            "needs `file = \"flow.txt\"` or a [[flows.list]] of flows",
+        )),
+        (Some(f), None) => flows_from_file(src, f, net),
+        (None, Some(list)) => {
+            list.iter().enumerate().map(|(i, f)| inline_flow(src, i, f.get_ref(), net)).collect()
+        }
+    }
+}
+
+fn inline_flow(src: &Source, i: usize, f: &RawFlow, net: &Network) -> Result<FlowSpec, CliError> {
+    let field = |name: &str| format!("flows.list[{i}].{name}");
+    let node = |v: &Int, name: &str| -> Result<NodeId, CliError> {
+        match host_problem(net, *v.get_ref()) {
+            Some(p) => Err(src.error(v.span(), field(name), p)),
+            None => Ok(NodeId(*v.get_ref() as u32)),
+        }
+    };
+    let s = node(&f.src, "src")?;
+    let d = node(&f.dst, "dst")?;
+    if s == d {
+        return Err(src.error(f.dst.span(), field("dst"), format!("same host as src ({s})")));
+    }
+    let size = src.size(&f.size, &field("size"), Zero::Rejected)?;
+    let start = match &f.start {
+        Some(q) => Time::from_ps(src.duration(q, &field("start"), Zero::Allowed)?.as_ps()),
+        None => Time::ZERO,
+    };
+    let pg = match &f.pg {
+        Some(v) => src.int(v, &field("pg"), 1, 7)? as u8,
+        None => 3,
+    };
+    let dport = match &f.dport {
+        Some(v) => src.int(v, &field("dport"), 0, u16::MAX as i64)? as u16,
+        None => 100,
+    };
+    Ok(FlowSpec { id: FlowId::from_idx(i), src: s, dst: d, size: size.0, start, pg, dport })
+}
+
+fn flows_from_file(
+    src: &Source,
+    rel: &Spanned<String>,
+    net: &Network,
+) -> Result<Vec<FlowSpec>, CliError> {
+    let (file, text) = src.read_referenced(rel, "flows.file")?;
+    let parsed = flowfile::parse(&text).map_err(|e| CliError::FlowFile {
+        file: file.clone(),
+        line: e.line,
+        message: e.message,
+    })?;
+    let mut flows = Vec::with_capacity(parsed.len());
+    for f in parsed {
+        for (name, n) in [("src", f.spec.src), ("dst", f.spec.dst)] {
+            if let Some(p) = host_problem(net, n.0 as i64) {
+                return Err(CliError::FlowFile {
+                    file: file.clone(),
+                    line: f.line,
+                    message: format!("{name}: {p}"),
+                });
+            }
+        }
+        flows.push(f.spec);
+    }
+    Ok(flows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str =
+        "[topology]\nkind = \"star\"\nsenders = 2\n\n[[flows.list]]\nsrc = 0\ndst = 2\nsize = 1\n";
+
+    fn load_text(text: &str) -> Result<ValidScenario, CliError> {
+        validate(&Source::new("t.toml", text.to_string()), None)
+    }
+
+    #[test]
+    fn absent_sections_take_the_core_defaults() {
+        let v = load_text(MINIMAL).unwrap();
+        assert_eq!(v.cfg, SimConfig::default());
+        assert_eq!(v.cc.name(), "none");
+        assert_eq!(
+            v.flows,
+            vec![FlowSpec {
+                id: FlowId(0),
+                src: NodeId(0),
+                dst: NodeId(2),
+                size: 1,
+                start: Time::ZERO,
+                pg: 3,
+                dport: 100
+            }]
+        );
+        assert_eq!(v.net.hosts().len(), 3);
+    }
+
+    #[test]
+    fn every_field_reaches_the_config() {
+        let text = format!(
+            "{MINIMAL}pg = 5\ndport = 200\nstart = \"1.5us\"\n\
+             [simulation]\nstop_time = \"2ms\"\nseed = 9\n\
+             [cc]\nname = \"none\"\n\
+             [switch]\nbuffer = \"16MB\"\necn = true\npfc = false\nreserve = \"2KiB\"\n\
+             resume_offset = 1000\nheadroom_bdp_multiple = 2\n\
+             [[switch.ecn_map]]\nrate = \"100G\"\nkmin = \"10KB\"\nkmax = \"20KB\"\npmax = 1\n\
+             [nic]\nmtu = \"4KB\"\nack_interval = 3\nchunk = \"8000B\"\nback_to_chunk = true\n\
+             nack_interval = \"1ms\"\nrate_bound = false\nack_high_prio = true\n\
+             window = \"variable\"\nglobal_t = false\n"
+        );
+        let v = load_text(&text).unwrap();
+        let c = &v.cfg;
+        assert_eq!(c.stop_time, Time::from_ns(2_000_000));
+        assert_eq!(c.seed, 9);
+        assert_eq!(c.switch.buffer, Bytes(16_000_000));
+        assert!(c.switch.ecn_enabled);
+        assert!(!c.switch.pfc_enabled);
+        assert_eq!(c.switch.reserve, Bytes(2048));
+        assert_eq!(c.switch.resume_offset, Bytes(1000));
+        assert_eq!(c.switch.headroom_bdp_multiple, 2);
+        assert_eq!(
+            c.switch.ecn,
+            vec![(
+                BitsPerSec::gbps(100),
+                EcnParams { kmin: Bytes(10_000), kmax: Bytes(20_000), pmax: 1.0 }
+            )]
+        );
+        assert_eq!(c.nic.mtu, 4000);
+        assert_eq!(c.nic.ack_interval, 3);
+        assert_eq!(c.nic.chunk, 8000);
+        assert!(c.nic.back_to_chunk);
+        assert_eq!(c.nic.nack_interval, Duration::from_ms(1));
+        assert!(!c.nic.rate_bound);
+        assert!(c.nic.ack_high_prio);
+        assert_eq!(c.nic.window, WindowMode::Variable);
+        assert!(!c.nic.global_t);
+        let f = v.flows[0];
+        assert_eq!((f.pg, f.dport, f.start), (5, 200, Time::from_ps(1_500_000)));
+
+        let v = validate(&Source::new("t.toml", text), Some(42)).unwrap();
+        assert_eq!(v.cfg.seed, 42, "--seed overrides simulation.seed");
+    }
+
+    fn error_text(text: &str) -> String {
+        load_text(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn semantic_errors_name_file_line_and_field() {
+        let e = error_text(&format!("{MINIMAL}pg = 0\n"));
+        assert_eq!(e, "t.toml:9:6: field `flows.list[0].pg`: 0 is outside 1..=7");
+        let e = error_text(&format!("{MINIMAL}dport = 70000\n"));
+        assert_eq!(e, "t.toml:9:9: field `flows.list[0].dport`: 70000 is outside 0..=65535");
+        let e = error_text(&format!("{MINIMAL}[nic]\nchunk = 0\n"));
+        assert_eq!(e, "t.toml:10:9: field `nic.chunk`: must be at least 1 byte");
+        let e = error_text(&format!("{MINIMAL}[simulation]\nstop_time = \"0s\"\n"));
+        assert_eq!(e, "t.toml:10:13: field `simulation.stop_time`: must be greater than zero");
+        let e = error_text(&format!(
+            "{MINIMAL}[[switch.ecn_map]]\nrate = \"100Gbps\"\nkmin = \"2KB\"\nkmax = \"1KB\"\npmax = 0.5\n"
+        ));
+        assert_eq!(
+            e,
+            "t.toml:11:8: field `switch.ecn_map[0].kmin`: kmin (2000B) is larger than kmax (1000B)"
+        );
+        let e = error_text(&format!(
+            "{MINIMAL}[[switch.ecn_map]]\nrate = \"100Gbps\"\nkmin = 1\nkmax = 2\npmax = 1.5\n"
+        ));
+        assert_eq!(e, "t.toml:13:8: field `switch.ecn_map[0].pmax`: 1.5 is outside [0, 1]");
+        let e = error_text(&format!(
+            "{MINIMAL}[[switch.ecn_map]]\nrate = \"100Gbps\"\nkmin = 1\nkmax = 2\npmax = 1\n\
+             [[switch.ecn_map]]\nrate = \"100G\"\nkmin = 1\nkmax = 2\npmax = 1\n"
+        ));
+        assert_eq!(
+            e,
+            "t.toml:15:8: field `switch.ecn_map[1].rate`: 100Gbps already has an entry (switch.ecn_map[0])"
+        );
+        let e = error_text(
+            "[topology]\nkind = \"star\"\n\n[[flows.list]]\nsrc = 0\ndst = 1\nsize = 1\n",
+        );
+        assert_eq!(
+            e,
+            "t.toml:2:8: field `topology`: topology kind \"star\" needs `senders` (its parameters: senders, host_rate, delay)"
+        );
+        let e = error_text("[topology]\nkind = \"star\"\nsenders = 1\n");
+        assert!(e.starts_with("t.toml: missing required section [flows]"), "{e}");
+        let e = error_text(&format!("{MINIMAL}[cc]\nalpha = 1\n"));
+        assert_eq!(e, "t.toml:9:1: field `cc.name`: missing; expected one of none");
+        let e = error_text(&format!("{MINIMAL}[cc]\nname = 3\n"));
+        assert_eq!(e, "t.toml:10:8: field `cc.name`: expected a scheme name string, found integer");
+    }
+
+    #[test]
+    fn raw_quantities_keep_their_toml_type() {
+        #[derive(Deserialize)]
+        struct T {
+            a: RawQty,
+            b: RawQty,
+            c: RawQty,
+        }
+        let t: T = toml::from_str("a = 1\nb = 1.5\nc = \"1us\"").unwrap();
+        assert_eq!(t.a, RawQty::Int(1));
+        assert_eq!(t.b, RawQty::Float(1.5));
+        assert_eq!(t.c, RawQty::Str("1us".into()));
+        assert!(toml::from_str::<T>("a = true\nb = 1\nc = 1").is_err());
+    }
+}
