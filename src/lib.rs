@@ -9,10 +9,12 @@
 //! | [`core`] | `dcsim-core` | time, events, packets, links, switches, NICs, the CC trait |
 //! | [`topology`] | `dcsim-topology` | builders, reference topology files, routing, validation |
 //! | [`hpcc`] | `dcsim-hpcc` | the HPCC congestion-control plugin |
+//! | [`baselines`] | `dcsim-baselines` | DCQCN, TIMELY, DCTCP plugins |
 //! | [`pint`] | `dcsim-pint` | PINT telemetry encodings and HPCC-PINT |
 //! | [`cli`] | `dcsim-cli` | scenario files, the `dcsim` command |
 #![warn(missing_docs)]
 
+pub use dcsim_baselines as baselines;
 pub use dcsim_cli as cli;
 pub use dcsim_core as core;
 pub use dcsim_hpcc as hpcc;

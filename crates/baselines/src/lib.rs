@@ -1,0 +1,1 @@
+//! Baseline congestion-control schemes (being written).
