@@ -79,7 +79,9 @@ pub struct CcCtx {
 }
 
 impl CcCtx {
-    pub(crate) fn new(
+    /// A context as the simulator builds it before a callback. Public so that schemes can be
+    /// unit-tested (and driven by other simulators) outside dcsim's engine.
+    pub fn new(
         now: Time,
         snd_nxt: u64,
         snd_una: u64,
@@ -134,6 +136,14 @@ impl CcCtx {
     /// Disarms timer `id`.
     pub fn cancel_timer(&mut self, id: usize) {
         self.timers[id] = TimerOp::Cancel;
+    }
+    /// What the callback asked of timer `id` (for tests and embedders).
+    pub fn timer_op(&self, id: usize) -> TimerOp {
+        self.timers[id]
+    }
+    /// The rate the callback set, and whether it asked for re-timing (`change_rate`), if any.
+    pub fn requested_rate(&self) -> Option<(BitsPerSec, bool)> {
+        self.rate_set
     }
 }
 
