@@ -143,7 +143,11 @@ struct Link {
     peer: u32,
     peer_port: u16,
     loss: f64,
-    busy: bool,
+    /// The port is transmitting until this time.
+    busy_until: Time,
+    /// A `TxDone` event is pending for this port (switch ports schedule one only when frames
+    /// wait behind the one on the wire).
+    txdone_pending: bool,
     /// Priorities paused by PFC frames received on this port.
     paused: [bool; QUEUES],
     /// Bytes transmitted so far (INT `tx_bytes`).
@@ -327,7 +331,8 @@ impl<F: CcFactory> Simulation<F> {
                 peer: port.peer.0,
                 peer_port: port.peer_port.0,
                 loss: port.loss,
-                busy: false,
+                busy_until: Time::ZERO,
+                txdone_pending: false,
                 paused: [false; QUEUES],
                 tx_bytes: 0,
                 tx_frames: 0,
@@ -609,14 +614,14 @@ impl<F: CcFactory> Simulation<F> {
                     && s.ports.iter().all(|p| {
                         p.queued == 0
                             && p.queues.iter().all(|q| q.is_empty())
-                            && !p.link.busy
+                            && p.link.busy_until <= self.now
                             && p.link.paused.iter().all(|&x| !x)
                     })
             })
             && self
                 .hosts
                 .iter()
-                .all(|h| h.ack_fifo.is_empty() && !h.link.busy && h.link.paused.iter().all(|&x| !x))
+                .all(|h| h.ack_fifo.is_empty() && h.link.busy_until <= self.now && h.link.paused.iter().all(|&x| !x))
     }
 
     // ----- scheduling ------------------------------------------------------------------
@@ -678,11 +683,11 @@ impl<F: CcFactory> Simulation<F> {
             }
             Event::TxDone { node, port } => match self.slots[node as usize] {
                 Slot::Host(h) => {
-                    self.hosts[h as usize].link.busy = false;
+                    self.hosts[h as usize].link.txdone_pending = false;
                     self.host_send(h as usize);
                 }
                 Slot::Switch(s) => {
-                    self.switches[s as usize].ports[port as usize].link.busy = false;
+                    self.switches[s as usize].ports[port as usize].link.txdone_pending = false;
                     self.switch_send(s as usize, port as usize);
                 }
             },
@@ -699,22 +704,24 @@ impl<F: CcFactory> Simulation<F> {
         }
     }
 
-    /// Puts packet `pkt` on the wire of `link` (owned by `node`), now.
+    /// Puts packet `pkt` on the wire of port `port` of `node`, now; returns when the port is
+    /// free again. The caller decides whether it needs a `TxDone` event then.
     #[inline]
-    fn transmit(&mut self, node: u32, port: u16, pkt: u32) {
+    fn transmit(&mut self, node: u32, port: u16, pkt: u32) -> Time {
         let wire = self.pool[pkt as usize].wire as u64;
-        let (done_seq, seq) = (self.next_seq(node), self.next_seq(node));
+        let seq = self.next_seq(node);
         let now = self.now;
         let link = self.link_mut(node, port);
         let done = now + link.rate.tx_time(wire);
+        link.busy_until = done;
         let at = done + link.delay;
         let first = link.flight.is_empty();
         link.flight.push_back((at, seq, pkt));
         self.counters.frames_transmitted += 1;
-        self.queue.push(done, done_seq, Event::TxDone { node, port });
         if first {
             self.queue.push(at, seq, Event::Arrive { node, port });
         }
+        done
     }
 
     /// Applies the per-link loss model on arrival; returns true if the frame is lost.
@@ -813,7 +820,13 @@ impl<F: CcFactory> Simulation<F> {
     fn switch_send(&mut self, s: usize, out: usize) {
         let sw = &mut self.switches[s];
         let port = &mut sw.ports[out];
-        if port.link.busy {
+        if port.link.busy_until > self.now {
+            // Come back when the frame on the wire is out (once).
+            if !port.link.txdone_pending {
+                port.link.txdone_pending = true;
+                let (node, at) = (sw.node, port.link.busy_until);
+                self.schedule(node, at, Event::TxDone { node, port: out as u16 });
+            }
             return;
         }
         let q = if !port.queues[0].is_empty() {
@@ -876,9 +889,13 @@ impl<F: CcFactory> Simulation<F> {
         port.link.tx_bytes += wire;
         port.link.tx_frames += 1;
         port.link.tx_data_frames += (pk.kind == PacketKind::Data) as u64;
-        port.link.busy = true;
+        let backlog = port.queued > 0 && !port.link.txdone_pending;
         let node = sw.node;
-        self.transmit(node, out as u16, pkt);
+        let done = self.transmit(node, out as u16, pkt);
+        if backlog {
+            self.switches[s].ports[out].link.txdone_pending = true;
+            self.schedule(node, done, Event::TxDone { node, port: out as u16 });
+        }
     }
 
     // ----- host ------------------------------------------------------------------------
@@ -926,7 +943,7 @@ impl<F: CcFactory> Simulation<F> {
     /// The NIC scheduler (spec §2.2).
     fn host_send(&mut self, h: usize) {
         let host = &self.hosts[h];
-        if host.link.busy {
+        if host.link.busy_until > self.now {
             return;
         }
         let ack_q = if self.cfg.nic.ack_high_prio { 0 } else { 3 };
@@ -1046,12 +1063,13 @@ impl<F: CcFactory> Simulation<F> {
     fn host_transmit(&mut self, h: usize, pkt: u32) {
         let host = &mut self.hosts[h];
         let p = &self.pool[pkt as usize];
-        host.link.busy = true;
         host.link.tx_bytes += p.wire as u64;
         host.link.tx_frames += 1;
         host.link.tx_data_frames += (p.kind == PacketKind::Data) as u64;
         let node = host.node;
-        self.transmit(node, 0, pkt);
+        let done = self.transmit(node, 0, pkt);
+        self.hosts[h].link.txdone_pending = true;
+        self.schedule(node, done, Event::TxDone { node, port: 0 });
     }
 
     fn host_arrive(&mut self, h: usize, pkt: u32) {
