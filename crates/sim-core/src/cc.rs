@@ -26,6 +26,8 @@ pub struct Feedback<'a> {
     pub int: &'a IntStack,
     /// The data packet's sender timestamp (meaningful in [`HeaderMode::Timestamp`]).
     pub ts_echo: Time,
+    /// The PINT digest the data packet collected (meaningful in [`HeaderMode::Pint`]).
+    pub pint: u16,
 }
 
 /// Static facts about a flow, given to the factory when its queue pair is created.
@@ -41,6 +43,9 @@ pub struct FlowInit {
     pub mtu: u32,
     /// Flow size in bytes.
     pub size: u64,
+    /// A seed for the flow's own random stream (derived from the run seed and the flow id), for
+    /// schemes that draw random numbers.
+    pub seed: u64,
 }
 
 /// Maximum number of timers a scheme can use per flow.

@@ -130,6 +130,8 @@ pub struct SimConfig {
     pub stop_time: Time,
     /// Master seed: ECMP hashing, ECN marking and loss draws derive their streams from it.
     pub seed: u64,
+    /// Log base of the PINT utilisation encoding at switches (used in [`crate::packet::HeaderMode::Pint`]).
+    pub pint_log_base: f64,
 }
 
 impl Default for SimConfig {
@@ -139,6 +141,7 @@ impl Default for SimConfig {
             nic: NicConfig::default(),
             stop_time: Time::from_ns(4_000_000_000),
             seed: 1,
+            pint_log_base: 1.05,
         }
     }
 }

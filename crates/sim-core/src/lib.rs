@@ -47,6 +47,7 @@ pub mod packet;
 pub mod paths;
 pub mod results;
 mod sim;
+pub mod telemetry;
 pub mod units;
 
 pub use results::{Counters, FlowResult, RunSummary};

@@ -28,6 +28,8 @@ pub enum HeaderMode {
     Int,
     /// TIMELY's 8-byte sender timestamp, echoed in the ACK.
     Timestamp,
+    /// PINT's 2-byte digest: the path maximum of the encoded port utilisation (HPCC-PINT).
+    Pint,
 }
 
 impl HeaderMode {
@@ -37,6 +39,7 @@ impl HeaderMode {
             HeaderMode::None => 0,
             HeaderMode::Int => 42,
             HeaderMode::Timestamp => 8,
+            HeaderMode::Pint => 2,
         }
     }
     /// Wire size of a data packet carrying `payload` bytes.
@@ -137,6 +140,8 @@ pub struct Packet {
     pub ts: Time,
     /// INT records (stamped only in [`HeaderMode::Int`]).
     pub int: IntStack,
+    /// PINT digest (written only in [`HeaderMode::Pint`]; echoed in the ACK).
+    pub pint: u16,
     /// Ingress port at the current switch (for MMU release).
     pub in_port: PortNo,
 }

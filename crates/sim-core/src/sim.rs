@@ -30,6 +30,7 @@ use crate::packet::{
 };
 use crate::paths::{self, Hop};
 use crate::results::{Counters, FlowResult, RunSummary};
+use crate::telemetry::{PortUtil, UtilCodec};
 use crate::units::{BitsPerSec, Duration, Time};
 
 /// A problem with the inputs of [`Simulation::new`].
@@ -98,6 +99,9 @@ pub enum SimError {
     /// A parameter that must be positive is zero.
     #[error("{0} must be greater than zero")]
     Zero(&'static str),
+    /// The PINT log base must be a finite number above 1.
+    #[error("PINT log base must be greater than 1, got {0}")]
+    BadPintBase(f64),
     /// The routing table was built for another host count.
     #[error("routing table is for {table} hosts but the network has {network}")]
     RoutingMismatch {
@@ -168,6 +172,8 @@ struct SwitchPort {
     rr_last: usize,
     /// Bytes queued over all priorities (INT `qlen`).
     queued: u64,
+    /// PINT utilisation EWMA (HPCC-PINT only).
+    util: PortUtil,
     ecn: Option<(u64, u64, f64)>,
 }
 
@@ -236,6 +242,9 @@ pub struct Simulation<F: CcFactory> {
     net: Network,
     routes: RoutingTable,
     header: HeaderMode,
+    /// PINT codec, the EWMA window (max base RTT, ps) and whether the digest is one byte, in
+    /// [`HeaderMode::Pint`].
+    pint: Option<(UtilCodec, u64, bool)>,
     factory: F,
     now: Time,
     queue: BinaryHeapQueue<Event>,
@@ -387,6 +396,7 @@ impl<F: CcFactory> Simulation<F> {
                             queues: Default::default(),
                             rr_last: 0,
                             queued: 0,
+                            util: PortUtil::default(),
                             ecn,
                         });
                     }
@@ -411,7 +421,7 @@ impl<F: CcFactory> Simulation<F> {
         let mut results = Vec::with_capacity(flows.len());
         let mut max_rtt = Duration::ZERO;
         let mut max_bdp = 0u64;
-        if cfg.nic.global_t {
+        if cfg.nic.global_t || header == HeaderMode::Pint {
             let (r, b) = paths::max_pair_metrics(&net, &routes, mtu);
             max_rtt = r;
             max_bdp = b;
@@ -488,8 +498,19 @@ impl<F: CcFactory> Simulation<F> {
             });
         }
         let rx = vec![Rx::default(); flows.len()];
+        let pint = if header == HeaderMode::Pint {
+            let b = cfg.pint_log_base;
+            if !(b.is_finite() && b > 1.0) {
+                return Err(SimError::BadPintBase(b));
+            }
+            let codec = UtilCodec::new(b);
+            Some((codec, max_rtt.as_ps().max(1), codec.n_bits() <= 8))
+        } else {
+            None
+        };
         let mut sim = Simulation {
             header,
+            pint,
             factory,
             now: Time::ZERO,
             queue: BinaryHeapQueue::with_capacity(1024),
@@ -809,6 +830,7 @@ impl<F: CcFactory> Simulation<F> {
             seq: 0,
             ts: self.now,
             int: IntStack::default(),
+            pint: 0,
             in_port: PortNo(port as u16),
         });
         let p = &mut self.switches[s].ports[port];
@@ -886,6 +908,18 @@ impl<F: CcFactory> Simulation<F> {
                 qlen: port.queued,
             });
         }
+        if let Some((codec, t, one_byte)) = &self.pint {
+            if pk.kind == PacketKind::Data {
+                let u = port.util.update(self.now.0, port.link.rate.0, port.queued, *t);
+                let mut p = codec.encode(u, &mut port.link.rng);
+                if *one_byte {
+                    p &= 0xff; // one-byte digest: the reference writes only the low byte
+                }
+                pk.pint = pk.pint.max(p);
+            }
+            port.util.last_ts = self.now.0;
+            port.util.last_size = wire;
+        }
         port.link.tx_bytes += wire;
         port.link.tx_frames += 1;
         port.link.tx_data_frames += (pk.kind == PacketKind::Data) as u64;
@@ -909,6 +943,7 @@ impl<F: CcFactory> Simulation<F> {
             bdp: m.bdp,
             mtu: self.cfg.nic.mtu,
             size: f.size,
+            seed: mix64(self.cfg.seed ^ mix64(0x5eed_0000_0000 | flow as u64)),
         };
         self.qps[flow].cc = Some(self.factory.new_flow(&init));
         self.qps[flow].next_avail = self.now;
@@ -1055,6 +1090,7 @@ impl<F: CcFactory> Simulation<F> {
             seq,
             ts: self.now,
             int: IntStack::default(),
+            pint: 0,
             in_port: PortNo(0),
         });
         self.host_transmit(h, pkt);
@@ -1154,7 +1190,7 @@ impl<F: CcFactory> Simulation<F> {
         if self.qps[flow].done {
             return;
         }
-        let (ack, kind, ecn, ts_echo) = (p.seq, p.kind, p.ecn_echo, p.ts);
+        let (ack, kind, ecn, ts_echo, pint) = (p.seq, p.kind, p.ecn_echo, p.ts, p.pint);
         // Only INT-mode ACKs carry records; copy them out of the pool for the callback.
         let int = if self.header == HeaderMode::Int { p.int } else { IntStack::default() };
         let nic = &self.cfg.nic;
@@ -1176,7 +1212,7 @@ impl<F: CcFactory> Simulation<F> {
         if nack {
             qp.snd_nxt = qp.snd_una;
         }
-        let fb = Feedback { ack, nack, ecn, int: &int, ts_echo };
+        let fb = Feedback { ack, nack, ecn, int: &int, ts_echo, pint };
         self.with_cc(flow, |cc, ctx| cc.on_feedback(ctx, &fb));
         self.host_send(h);
     }
