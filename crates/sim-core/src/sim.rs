@@ -259,6 +259,8 @@ pub struct Simulation<F: CcFactory> {
     qps: Vec<Qp<F::Cc>>,
     rx: Vec<Rx>,
     results: Vec<FlowResult>,
+    /// Flow starts not yet in the event queue, latest first: (start, seq, flow).
+    pending_starts: Vec<(Time, u64, u32)>,
     counters: Counters,
     done: usize,
 }
@@ -525,16 +527,25 @@ impl<F: CcFactory> Simulation<F> {
             qps,
             rx,
             results,
+            pending_starts: Vec::new(),
             counters: Counters::default(),
             done: 0,
             net,
             routes,
             cfg,
         };
-        for i in 0..sim.flows.len() {
-            let f = sim.flows[i];
-            sim.schedule(f.src.0, f.start, Event::FlowStart { flow: i as u32 });
-        }
+        // Flow starts are keyed as if each source host had scheduled them at set-up, but only
+        // the earliest sits in the event queue; the next is pushed when it fires.
+        let mut starts: Vec<(Time, u64, u32)> = (0..sim.flows.len())
+            .map(|i| {
+                let f = sim.flows[i];
+                (f.start, sim.next_seq(f.src.0), i as u32)
+            })
+            .collect();
+        starts.sort_unstable();
+        starts.reverse();
+        sim.pending_starts = starts;
+        sim.push_next_start();
         Ok(sim)
     }
 
@@ -639,10 +650,11 @@ impl<F: CcFactory> Simulation<F> {
                             && p.link.paused.iter().all(|&x| !x)
                     })
             })
-            && self
-                .hosts
-                .iter()
-                .all(|h| h.ack_fifo.is_empty() && h.link.busy_until <= self.now && h.link.paused.iter().all(|&x| !x))
+            && self.hosts.iter().all(|h| {
+                h.ack_fifo.is_empty()
+                    && h.link.busy_until <= self.now
+                    && h.link.paused.iter().all(|&x| !x)
+            })
     }
 
     // ----- scheduling ------------------------------------------------------------------
@@ -653,6 +665,12 @@ impl<F: CcFactory> Simulation<F> {
         let seq = (*c << 24) | origin as u64;
         *c += 1;
         seq
+    }
+
+    fn push_next_start(&mut self) {
+        if let Some(&(t, seq, flow)) = self.pending_starts.last() {
+            self.queue.push(t, seq, Event::FlowStart { flow });
+        }
     }
 
     #[inline]
@@ -712,7 +730,11 @@ impl<F: CcFactory> Simulation<F> {
                     self.switch_send(s as usize, port as usize);
                 }
             },
-            Event::FlowStart { flow } => self.flow_start(flow as usize),
+            Event::FlowStart { flow } => {
+                self.pending_starts.pop();
+                self.push_next_start();
+                self.flow_start(flow as usize)
+            }
             Event::NicWake { node, version } => {
                 let Slot::Host(h) = self.slots[node as usize] else { unreachable!() };
                 let host = &mut self.hosts[h as usize];

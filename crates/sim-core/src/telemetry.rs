@@ -74,7 +74,8 @@ impl PortUtil {
         let dt = (now_ps.saturating_sub(self.last_ts)).min(t_ps) as f64 * 1e-12;
         let bq = rate_bps as f64 / 8.0;
         let w = dt / t;
-        self.u = self.u * (1.0 - w) + queued as f64 / (bq * t) * w + self.last_size as f64 / (bq * t);
+        self.u =
+            self.u * (1.0 - w) + queued as f64 / (bq * t) * w + self.last_size as f64 / (bq * t);
         self.u
     }
 }

@@ -1,0 +1,303 @@
+//! Per-flow HPCC state, the update rule (spec §4.1) and the plugin glue.
+
+use dcsim_core::cc::{CcCtx, CcFactory, CongestionControl, Feedback, FlowInit};
+use dcsim_core::packet::{HeaderMode, IntHop, IntStack, MAX_INT_HOPS};
+use dcsim_core::units::{BitsPerSec, PS_PER_SEC};
+
+use crate::params::HpccParams;
+
+/// Multi-rate state of one hop: its own utilisation estimate, reference rate and stage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HopState {
+    /// EWMA of the hop's normalised inflight bytes (starts at 1).
+    pub u: f64,
+    /// The hop's reference rate `Rc_i` (starts at the line rate).
+    pub rc: BitsPerSec,
+    /// The hop's additive-increase stage (starts at 0).
+    pub inc_stage: u32,
+}
+
+/// HPCC state of one flow.
+///
+/// The algorithm lives in [`Hpcc::on_ack`], a pure function of the state and the ACK that
+/// returns the new pacing rate; [`CongestionControl::on_feedback`] only passes the result to
+/// [`CcCtx::change_rate`]. See the crate documentation for the algorithm and its edge cases.
+#[derive(Clone, Debug)]
+pub struct Hpcc {
+    // Fixed per flow.
+    eta: f64,
+    max_stage: u32,
+    rate_ai: BitsPerSec,
+    min_rate: BitsPerSec,
+    fast_react: bool,
+    multi_rate: bool,
+    sample_feedback: bool,
+    line_rate: BitsPerSec,
+    /// `T`, picoseconds.
+    base_rtt_ps: u64,
+    /// `W`, bytes, at least 1.
+    bdp: u64,
+    // Evolving.
+    last_update_seq: u64,
+    cur_rate: BitsPerSec,
+    inc_stage: u32,
+    u: f64,
+    hops: [IntHop; MAX_INT_HOPS],
+    hop_state: [HopState; MAX_INT_HOPS],
+}
+
+/// What one hop's INT record says, relative to the record stored for that hop.
+struct HopSample {
+    /// Normalised inflight bytes `u'`.
+    u: f64,
+    /// Time between the two records, picoseconds (> 0).
+    tau_ps: u64,
+}
+
+impl Hpcc {
+    /// The state of a new flow: `curRate` = line rate, `incStage` = 0, `u` = 1, no stored hops
+    /// (`lastUpdateSeq` = 0 marks the first feedback); per hop `u_i` = 1, `Rc_i` = line rate,
+    /// `stage_i` = 0.
+    ///
+    /// `params` is not re-validated here (call [`HpccParams::validate`] first); invalid values
+    /// give meaningless rates but never a panic.
+    pub fn new(params: &HpccParams, init: &FlowInit) -> Hpcc {
+        let line_rate = init.line_rate;
+        Hpcc {
+            eta: params.eta,
+            max_stage: params.max_stage,
+            rate_ai: params.rate_ai_for(line_rate),
+            min_rate: params.min_rate,
+            fast_react: params.fast_react,
+            multi_rate: params.multi_rate,
+            sample_feedback: params.sample_feedback,
+            line_rate,
+            base_rtt_ps: init.base_rtt.as_ps(),
+            bdp: init.bdp.max(1),
+            last_update_seq: 0,
+            cur_rate: line_rate,
+            inc_stage: 0,
+            u: 1.0,
+            hops: [IntHop::default(); MAX_INT_HOPS],
+            hop_state: [HopState { u: 1.0, rc: line_rate, inc_stage: 0 }; MAX_INT_HOPS],
+        }
+    }
+
+    /// Processes one ACK or NACK with cumulative sequence `ack`, when the flow's next byte to
+    /// send is `snd_nxt`, carrying `int`. Returns the rate to apply with
+    /// [`CcCtx::change_rate`], or `None` when no hop record was used (first feedback, more than
+    /// five hops, fast reaction off, every hop skipped).
+    ///
+    /// A full update (which commits `curRate`/`incStage` and advances `lastUpdateSeq`) runs when
+    /// `ack > lastUpdateSeq`; otherwise, with fast reaction on, an update that only sets the
+    /// pacing rate.
+    pub fn on_ack(&mut self, ack: u64, snd_nxt: u64, int: &IntStack) -> Option<BitsPerSec> {
+        if ack > self.last_update_seq {
+            self.update(true, snd_nxt, int)
+        } else if self.fast_react {
+            self.update(false, snd_nxt, int)
+        } else {
+            None
+        }
+    }
+
+    /// The reference rate `Wc` (`curRate`), committed once per RTT.
+    pub fn cur_rate(&self) -> BitsPerSec {
+        self.cur_rate
+    }
+    /// The additive-increase stage (single-rate mode).
+    pub fn inc_stage(&self) -> u32 {
+        self.inc_stage
+    }
+    /// The utilisation EWMA `u` (single-rate mode).
+    pub fn u(&self) -> f64 {
+        self.u
+    }
+    /// `lastUpdateSeq`: the `snd_nxt` at the last per-RTT update (0 before the first ACK).
+    pub fn last_update_seq(&self) -> u64 {
+        self.last_update_seq
+    }
+    /// The INT record last stored for each hop (all-zero until that hop reports).
+    pub fn stored_hops(&self) -> &[IntHop; MAX_INT_HOPS] {
+        &self.hops
+    }
+    /// The per-hop state of multi-rate mode.
+    pub fn hop_states(&self) -> &[HopState; MAX_INT_HOPS] {
+        &self.hop_state
+    }
+    /// The additive increase in force for this flow (resolved from the line rate if unset).
+    pub fn rate_ai(&self) -> BitsPerSec {
+        self.rate_ai
+    }
+
+    /// `UpdateRateHp` of the reference (spec §4.1). `per_rtt == false` is fast reaction.
+    fn update(&mut self, per_rtt: bool, snd_nxt: u64, int: &IntStack) -> Option<BitsPerSec> {
+        if self.last_update_seq == 0 {
+            // First feedback: remember where this RTT ends and the hop records, nothing else.
+            self.last_update_seq = snd_nxt;
+            if int.nhop as usize <= MAX_INT_HOPS {
+                for (i, hop) in int.valid().iter().enumerate() {
+                    self.hops[i] = *hop;
+                }
+            }
+            return None;
+        }
+        let mut new_rate = None;
+        let nhop = int.nhop as usize;
+        if nhop <= MAX_INT_HOPS {
+            new_rate = self.update_from_hops(per_rtt, &int.hops[..nhop]);
+        }
+        if per_rtt && snd_nxt > self.last_update_seq {
+            self.last_update_seq = snd_nxt;
+        }
+        new_rate
+    }
+
+    fn update_from_hops(&mut self, per_rtt: bool, hops: &[IntHop]) -> Option<BitsPerSec> {
+        let t = self.base_rtt_ps;
+        let mut used = [false; MAX_INT_HOPS];
+        // Single rate: the hop with the largest u' (strictly: the first of equals; NaN never
+        // wins) and its tau.
+        let mut winner: Option<HopSample> = None;
+        for (i, hop) in hops.iter().enumerate() {
+            if self.sample_feedback && !per_rtt && hop.qlen == 0 {
+                continue;
+            }
+            let stored = std::mem::replace(&mut self.hops[i], *hop);
+            let Some(s) = sample(hop, &stored, self.line_rate, self.bdp) else {
+                continue;
+            };
+            used[i] = true;
+            if self.multi_rate {
+                let st = &mut self.hop_state[i];
+                st.u = ewma(st.u, s.u, s.tau_ps, t);
+            } else if s.u > winner.as_ref().map_or(0.0, |w| w.u) {
+                winner = Some(s);
+            }
+        }
+        if !used.iter().any(|&b| b) {
+            return None;
+        }
+
+        if !self.multi_rate {
+            // With no winner (every u' is 0) U = 0 and dt = 0: the EWMA keeps u.
+            let (big_u, dt) = winner.map_or((0.0, 0), |w| (w.u, w.tau_ps));
+            self.u = ewma(self.u, big_u, dt, t);
+            let (new, stage) = self.next_rate(self.u, self.cur_rate, self.inc_stage);
+            if per_rtt {
+                self.cur_rate = new;
+                self.inc_stage = stage;
+            }
+            return Some(new);
+        }
+
+        let mut new = self.line_rate;
+        let mut per_hop = [(BitsPerSec(0), 0u32); MAX_INT_HOPS];
+        for i in 0..hops.len() {
+            let st = self.hop_state[i];
+            if used[i] {
+                per_hop[i] = self.next_rate(st.u, st.rc, st.inc_stage);
+                new = new.min(per_hop[i].0);
+            } else {
+                new = new.min(st.rc);
+            }
+        }
+        if per_rtt {
+            // The reference also stores the minimum as curRate (and garbage as incStage, which
+            // multi-rate never reads); we keep incStage as it was.
+            self.cur_rate = new;
+            for i in 0..hops.len() {
+                if used[i] {
+                    let st = &mut self.hop_state[i];
+                    (st.rc, st.inc_stage) = per_hop[i];
+                }
+            }
+        }
+        Some(new)
+    }
+
+    /// The MI/AI rule with clamping, from utilisation `u`, reference rate `cur` and `stage`:
+    /// returns the new rate and the stage to commit.
+    fn next_rate(&self, u: f64, cur: BitsPerSec, stage: u32) -> (BitsPerSec, u32) {
+        let c = u / self.eta;
+        let (mut new, stage) = if c >= 1.0 || stage >= self.max_stage {
+            // `as` truncates toward zero and saturates (+inf when c == 0 becomes u64::MAX, NaN
+            // becomes 0), so the sum never overflows and the clamps below give a defined rate.
+            let mi = (cur.0 as f64 / c) as u64;
+            (mi.saturating_add(self.rate_ai.0), 0)
+        } else {
+            (cur.0.saturating_add(self.rate_ai.0), stage + 1)
+        };
+        if new < self.min_rate.0 {
+            new = self.min_rate.0;
+        }
+        if new > self.line_rate.0 {
+            new = self.line_rate.0;
+        }
+        (BitsPerSec(new), stage)
+    }
+}
+
+/// `u'` of one hop from its new and stored records, or `None` if the pair cannot give a rate:
+/// the time did not advance (`tau == 0`; the reference divides by zero) or the hop reports a
+/// zero line rate.
+fn sample(new: &IntHop, stored: &IntHop, nic_rate: BitsPerSec, w: u64) -> Option<HopSample> {
+    if new.time <= stored.time || new.rate.0 == 0 {
+        return None;
+    }
+    let tau_ps = new.time.as_ps() - stored.time.as_ps();
+    let duration = tau_ps as f64 / PS_PER_SEC as f64;
+    let bytes = new.tx_bytes.saturating_sub(stored.tx_bytes);
+    let tx_rate = bytes.saturating_mul(8) as f64 / duration;
+    let line = new.rate.0 as f64;
+    let qlen = new.qlen.min(stored.qlen) as f64;
+    let u = tx_rate / line + qlen * nic_rate.0 as f64 / line / w as f64;
+    Some(HopSample { u, tau_ps })
+}
+
+/// `(old * (T - dt) + sample * dt) / T` with `dt = min(tau, T)`. With `T == 0` the weight
+/// `dt / T` is taken as 1 when a sample is given (`tau > 0`: at least a whole "RTT" passed) and
+/// 0 otherwise.
+fn ewma(old: f64, sample: f64, tau_ps: u64, t_ps: u64) -> f64 {
+    if t_ps == 0 {
+        return if tau_ps > 0 { sample } else { old };
+    }
+    let dt = tau_ps.min(t_ps);
+    (old * (t_ps - dt) as f64 + sample * dt as f64) / t_ps as f64
+}
+
+impl CongestionControl for Hpcc {
+    fn on_feedback(&mut self, ctx: &mut CcCtx, fb: &Feedback<'_>) {
+        if let Some(rate) = self.on_ack(fb.ack, ctx.snd_nxt, fb.int) {
+            ctx.change_rate(rate);
+        }
+    }
+}
+
+/// The HPCC scheme: name `"hpcc"`, INT headers, one [`Hpcc`] per flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HpccFactory {
+    /// Parameters for every flow.
+    pub params: HpccParams,
+}
+
+impl HpccFactory {
+    /// A factory with validated parameters.
+    pub fn new(params: HpccParams) -> Result<HpccFactory, String> {
+        params.validate()?;
+        Ok(HpccFactory { params })
+    }
+}
+
+impl CcFactory for HpccFactory {
+    type Cc = Hpcc;
+    fn name(&self) -> &str {
+        "hpcc"
+    }
+    fn header_mode(&self) -> HeaderMode {
+        HeaderMode::Int
+    }
+    fn new_flow(&self, init: &FlowInit) -> Hpcc {
+        Hpcc::new(&self.params, init)
+    }
+}
