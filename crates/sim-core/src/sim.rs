@@ -551,22 +551,55 @@ impl<F: CcFactory> Simulation<F> {
 
     /// Runs until every event is processed or the stop time is reached.
     pub fn run(&mut self) -> RunSummary {
-        let stop = self.cfg.stop_time;
-        while let Some(t) = self.queue.peek_time() {
-            if t > stop {
+        self.run_until(self.cfg.stop_time)
+    }
+
+    /// Processes every event up to and including time `t` (capped at the stop time), then
+    /// leaves the clock at `t` if events remain, so that a caller can step a run and inspect
+    /// it in between ([`Self::queue_bytes`], [`Self::flow_acked`], [`Self::port_stats`]).
+    pub fn run_until(&mut self, t: Time) -> RunSummary {
+        let stop = t.min(self.cfg.stop_time);
+        while let Some(at) = self.queue.peek_time() {
+            if at > stop {
                 break;
             }
-            let (t, _, ev) = self.queue.pop().expect("peeked");
-            self.now = t;
+            let (at, _, ev) = self.queue.pop().expect("peeked");
+            self.now = at;
             self.counters.events += 1;
             self.dispatch(ev);
         }
-        if self.queue.is_empty() {
-            // Everything drained: the run ended at the last event.
-        } else {
-            self.now = stop;
+        if !self.queue.is_empty() {
+            self.now = self.now.max(stop);
         }
         self.summary()
+    }
+
+    /// Whether events remain (the run is not over).
+    pub fn has_events(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Bytes queued at an egress port of a switch, over all priorities (0 for a host).
+    pub fn queue_bytes(&self, node: NodeId, port: PortNo) -> u64 {
+        match self.slots[node.idx()] {
+            Slot::Host(_) => 0,
+            Slot::Switch(s) => self.switches[s as usize].ports[port.idx()].queued,
+        }
+    }
+
+    /// Bytes of a flow acknowledged so far (its `snd_una`).
+    pub fn flow_acked(&self, flow: FlowId) -> u64 {
+        self.qps[flow.idx()].snd_una
+    }
+
+    /// The current pacing rate of a flow.
+    pub fn flow_rate(&self, flow: FlowId) -> BitsPerSec {
+        self.qps[flow.idx()].rate
     }
 
     /// Summary of the run so far.
