@@ -1,0 +1,1 @@
+//! FCT analysis (being written).

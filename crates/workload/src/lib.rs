@@ -1,0 +1,1 @@
+//! Workload generation (being written).
