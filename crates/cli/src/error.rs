@@ -77,6 +77,25 @@ pub enum CliError {
         /// The simulator's error.
         source: dcsim_core::SimError,
     },
+    /// A problem on one line of another input file: a reference config or FCT file, or an
+    /// `fct.csv`.
+    #[error("{}:{line}: {message}", file.display())]
+    Line {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A problem with an input file as a whole (no single line to point at).
+    #[error("{}: {message}", file.display())]
+    Input {
+        /// The file.
+        file: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// An output file or directory could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {

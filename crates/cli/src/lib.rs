@@ -5,6 +5,8 @@
 //! ```text
 //! dcsim run SCENARIO.toml [--out DIR] [--seed N] [--threads N]
 //! dcsim validate SCENARIO.toml
+//! dcsim import-ns3 CONFIG.txt --out SCENARIO.toml
+//! dcsim compare-ns3 REF_FCT.txt OUR_FCT.csv [--csv OUT.csv]
 //! ```
 //!
 //! The pipeline is parse → validate → run: [`scenario::load`] reads the scenario (and the flow
@@ -36,13 +38,20 @@
 //! );
 //! ```
 //!
+//! `import-ns3` ([`ns3import`]) converts a reference simulator config file into a scenario,
+//! reporting every key it does not use; `compare-ns3` ([`compare`]) prints slowdown
+//! percentiles of a reference FCT file next to ours (see `docs/ns3.md`).
+//!
 //! Modules: [`units`] (quantities with units), [`scenario`] (the schema and its validation),
-//! [`flowfile`] (the reference flow-file format), [`schemes`] (the scheme registry),
-//! [`output`] (CSV files), [`spans`] (source positions).
+//! [`flowfile`] (the reference flow-file format), [`schemes`] (the scheme registry and
+//! profiles), [`output`] (CSV files), [`spans`] (source positions), [`ns3import`] and
+//! [`compare`] (the reference simulator's config and FCT files).
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod error;
 pub mod flowfile;
+pub mod ns3import;
 pub mod output;
 pub mod scenario;
 pub mod schemes;
@@ -80,6 +89,26 @@ pub enum Command {
         /// The scenario file (TOML; see docs/scenario.md).
         scenario: PathBuf,
     },
+    /// Convert a reference simulator (HPCC ns-3) config file into a scenario. Keys that are
+    /// not used are reported on stderr; see docs/ns3.md.
+    ImportNs3 {
+        /// The reference config file (`KEY value` lines).
+        config: PathBuf,
+        /// The scenario file to write.
+        #[arg(long, value_name = "SCENARIO.toml")]
+        out: PathBuf,
+    },
+    /// Compare slowdown percentiles of a reference FCT file with a dcsim fct.csv (p50 within
+    /// 10% and p95 within 15% pass). Exits 0 even when some groups miss.
+    CompareNs3 {
+        /// The reference simulator's FCT output file.
+        reference: PathBuf,
+        /// dcsim's fct.csv for the same flows.
+        ours: PathBuf,
+        /// Also write the table as CSV to this file.
+        #[arg(long, value_name = "OUT.csv")]
+        csv: Option<PathBuf>,
+    },
 }
 
 /// Arguments of `dcsim run`.
@@ -99,14 +128,21 @@ pub struct RunArgs {
     pub threads: u32,
 }
 
-/// Runs one parsed command line, printing its report to `out`.
+/// Runs one parsed command line, printing its report to `out` and notes (such as the keys
+/// `import-ns3` ignored) to `notes`.
 ///
 /// # Errors
-/// Any [`CliError`]; no result file is written unless the run succeeded.
-pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+/// Any [`CliError`]; no result file is written unless the command succeeded.
+pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
         Command::Run(args) => run_command(&args, out),
         Command::Validate { scenario } => validate_command(&scenario, out),
+        Command::ImportNs3 { config, out: scenario } => {
+            import_command(&config, &scenario, out, notes)
+        }
+        Command::CompareNs3 { reference, ours, csv } => {
+            compare_command(&reference, &ours, csv.as_deref(), out)
+        }
     }
 }
 
@@ -224,4 +260,99 @@ fn validate_command(path: &Path, out: &mut dyn Write) -> Result<(), CliError> {
     let valid = scenario::load(path, None)?;
     let _ = writeln!(out, "{}", describe(&valid));
     Ok(())
+}
+
+fn import_command(
+    config: &Path,
+    scenario_path: &Path,
+    out: &mut dyn Write,
+    notes: &mut dyn Write,
+) -> Result<(), CliError> {
+    let text = scenario::read_file(config)?;
+    let imported = ns3import::convert(config, &text, scenario_path)?;
+    for n in &imported.notes {
+        let at = n.line.map_or_else(String::new, |l| format!("{l}:"));
+        let _ = writeln!(notes, "note: {}:{at} {}", config.display(), n.text);
+    }
+    // Check the scenario before writing it. A scheme that is not available yet is replaced by
+    // `none` for the check, so that everything else is still checked.
+    let available = schemes::SCHEMES.contains(&imported.scheme);
+    let checked = if available { &imported.toml } else { &imported.toml_without_cc };
+    let dir = parent_dir(scenario_path);
+    // The folder first: the scenario's relative paths go through it.
+    std::fs::create_dir_all(&dir).map_err(|source| CliError::Write { path: dir.clone(), source })?;
+    let src = scenario::Source::new(scenario_path, checked.clone());
+    let valid = scenario::validate(&src, None);
+    let name = scenario_path.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(
+        || CliError::Write {
+            path: scenario_path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+        },
+    )?;
+    // Written even if it does not validate, so that the error's line numbers point somewhere.
+    let written = output::write_atomic(&dir, &name, &imported.toml)?;
+    let valid = valid?;
+    let _ = writeln!(
+        out,
+        "wrote {} (scheme {}, {} flows, {} notes on stderr)",
+        written.display(),
+        imported.scheme,
+        valid.flows.len(),
+        imported.notes.len()
+    );
+    if available {
+        let _ = writeln!(out, "run it with: dcsim run {} --out DIR", written.display());
+    } else {
+        let _ = writeln!(
+            out,
+            "scheme {} is not available yet: the scenario validates with [cc] name = \"none\" \
+             in its place, and will run once the scheme is added",
+            imported.scheme
+        );
+    }
+    Ok(())
+}
+
+fn compare_command(
+    reference: &Path,
+    ours: &Path,
+    csv: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let line_error = |file: &Path| {
+        let file = file.to_path_buf();
+        move |e: compare::LineError| CliError::Line { file: file.clone(), line: e.line, message: e.message }
+    };
+    let ref_flows =
+        compare::parse_reference(&scenario::read_file(reference)?).map_err(line_error(reference))?;
+    let our_flows = compare::parse_ours(&scenario::read_file(ours)?).map_err(line_error(ours))?;
+    for (file, flows) in [(reference, &ref_flows), (ours, &our_flows)] {
+        if flows.is_empty() {
+            return Err(CliError::Input {
+                file: file.to_path_buf(),
+                message: "no flows to compare".into(),
+            });
+        }
+    }
+    let c = compare::Comparison::new(&ref_flows, &our_flows);
+    let _ = writeln!(out, "reference: {} ({} flows)", reference.display(), ref_flows.len());
+    let _ = writeln!(out, "ours:      {} ({} flows)", ours.display(), our_flows.len());
+    let _ = write!(out, "{}", c.table());
+    if let Some(path) = csv {
+        let dir = parent_dir(path);
+        std::fs::create_dir_all(&dir)
+            .map_err(|source| CliError::Write { path: dir.clone(), source })?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let written = output::write_atomic(&dir, &name, &c.csv())?;
+        let _ = writeln!(out, "wrote {}", written.display());
+    }
+    Ok(())
+}
+
+/// The folder a file path is in (`.` for a bare file name).
+fn parent_dir(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }

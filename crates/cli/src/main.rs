@@ -7,7 +7,8 @@ use clap::Parser;
 fn main() {
     let cli = dcsim_cli::Cli::parse();
     let stdout = std::io::stdout();
-    let result = dcsim_cli::execute(cli, &mut stdout.lock());
+    let stderr = std::io::stderr();
+    let result = dcsim_cli::execute(cli, &mut stdout.lock(), &mut stderr.lock());
     if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(2);

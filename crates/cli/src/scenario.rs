@@ -25,7 +25,7 @@ use toml::Spanned;
 
 use crate::error::CliError;
 use crate::flowfile;
-use crate::schemes::{self, CcChoice, CcParams, SCHEMES};
+use crate::schemes::{self, CcChoice, CcParams, EcnDefault, Profile, SCHEMES};
 use crate::spans::{line_col, KeyTree};
 use crate::units::{self, HumanDuration, UnitError};
 
@@ -110,6 +110,7 @@ struct RawTopology {
     fabric_rate: Option<Qty>,
     bottleneck_rate: Option<Qty>,
     delay: Option<Qty>,
+    error_rate_per_link: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -249,7 +250,11 @@ impl Source {
     }
 }
 
-fn read(path: &Path) -> Result<String, CliError> {
+/// Reads a whole text file, naming it in the error.
+///
+/// # Errors
+/// [`CliError::Read`].
+pub fn read_file(path: &Path) -> Result<String, CliError> {
     std::fs::read_to_string(path)
         .map_err(|source| CliError::Read { path: path.to_path_buf(), source })
 }
@@ -393,6 +398,8 @@ struct RateOrigin {
     rate: BitsPerSec,
     field: String,
     span: Option<Range<usize>>,
+    /// The field was not written: the rate is the kind's default for it.
+    defaulted: bool,
 }
 
 /// Reads, parses and validates the scenario at `path`. `seed` overrides `simulation.seed`.
@@ -400,7 +407,7 @@ struct RateOrigin {
 /// # Errors
 /// The first problem found, naming the file, line, column and field.
 pub fn load(path: &Path, seed: Option<u64>) -> Result<ValidScenario, CliError> {
-    let text = read(path)?;
+    let text = read_file(path)?;
     let src = Source::new(path, text);
     validate(&src, seed)
 }
@@ -429,7 +436,22 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         file: src.path.clone(),
         message: "missing required section [topology] (e.g. kind = \"leaf-spine\")".into(),
     })?;
-    let (topology, description, origins) = build_topology(src, &topo_raw)?;
+    let (mut topology, description, origins) = build_topology(src, &topo_raw)?;
+    if let Some(e) = &topo_raw.error_rate_per_link {
+        let p = *e.get_ref();
+        if !(0.0..=1.0).contains(&p) {
+            return Err(src.error(
+                e.span(),
+                "topology.error_rate_per_link",
+                format!("{p} is outside [0, 1]"),
+            ));
+        }
+        // Like the reference's ERROR_RATE_PER_LINK (spec §2.5, quirk 24): only links whose
+        // own loss probability is 0 take the network-wide rate.
+        for l in topology.links.iter_mut().filter(|l| l.loss == 0.0) {
+            l.loss = p;
+        }
+    }
     let net = topology.validate().map_err(|e| match &topo_raw.path {
         Some(p) if topo_raw.kind.as_ref().map(|k| k.get_ref().as_str()) == Some("file") => {
             CliError::TopologyFile { file: src.resolve(p.get_ref()), source: e }
@@ -437,11 +459,12 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         _ => src.error_at(src.span_of(&["topology"]), "topology", e.to_string()),
     })?;
 
-    cfg.switch = switch_config(src, raw.switch.as_ref())?;
-    check_ecn(src, &net, &cfg.switch, raw.switch.as_ref(), &origins)?;
-    cfg.nic = nic_config(src, raw.nic.as_ref())?;
-
+    // The scheme first: its profile supplies defaults for [switch] and [nic].
     let cc = cc_choice(src, raw.cc.as_ref())?;
+    let profile = schemes::profile(cc.name());
+    cfg.switch = switch_config(src, raw.switch.as_ref(), &net, profile.ecn)?;
+    check_ecn(src, &net, &cfg.switch, raw.switch.as_ref(), &origins)?;
+    cfg.nic = nic_config(src, raw.nic.as_ref(), &profile)?;
 
     let routes = dcsim_topology::compute_routes(&net);
     let flows = flows(src, raw.flows.as_ref(), &net)?;
@@ -557,11 +580,11 @@ impl TopoCtx<'_> {
         default: BitsPerSec,
     ) -> Result<BitsPerSec, CliError> {
         let field = format!("topology.{name}");
-        let (rate, span) = match v {
-            Some(q) => (self.src.rate(q, &field)?, Some(q.span())),
-            None => (default, Some(self.kind.span())),
+        let (rate, span, defaulted) = match v {
+            Some(q) => (self.src.rate(q, &field)?, Some(q.span()), false),
+            None => (default, Some(self.kind.span()), true),
         };
-        self.origins.push(RateOrigin { rate, field, span });
+        self.origins.push(RateOrigin { rate, field, span, defaulted });
         Ok(rate)
     }
 
@@ -618,11 +641,13 @@ fn build_topology(
                 rate: g100,
                 field: "topology.kind".into(),
                 span: Some(kind.span()),
+                defaulted: false,
             });
             c.origins.push(RateOrigin {
                 rate: g400,
                 field: "topology.kind".into(),
                 span: Some(kind.span()),
+                defaulted: false,
             });
             (
                 builders::paper_fat_tree(),
@@ -746,6 +771,7 @@ fn build_topology(
                     rate,
                     field: "topology.path".into(),
                     span: Some(rel.span()),
+                    defaulted: false,
                 });
             }
             (t, format!("file {}", file.display()))
@@ -758,8 +784,30 @@ fn build_topology(
 // [switch] and [nic]
 // ---------------------------------------------------------------------------------------------
 
-fn switch_config(src: &Source, raw: Option<&RawSwitch>) -> Result<SwitchConfig, CliError> {
-    let mut c = SwitchConfig::default();
+/// The distinct rates of the switch ports of `net`, ascending.
+fn switch_port_rates(net: &Network) -> Vec<BitsPerSec> {
+    let mut rates: Vec<BitsPerSec> = (0..net.node_count())
+        .map(NodeId::from_idx)
+        .filter(|&n| net.kind(n) == NodeKind::Switch)
+        .flat_map(|n| net.ports(n).iter().map(|p| p.rate))
+        .collect();
+    rates.sort();
+    rates.dedup();
+    rates
+}
+
+/// `[switch]`, with the ECN map derived from the topology's switch port rates by the
+/// scheme's rule (`ecn_default`) unless the scenario gives one.
+fn switch_config(
+    src: &Source,
+    raw: Option<&RawSwitch>,
+    net: &Network,
+    ecn_default: EcnDefault,
+) -> Result<SwitchConfig, CliError> {
+    let mut c = SwitchConfig {
+        ecn: switch_port_rates(net).into_iter().map(|r| (r, ecn_default.params(r))).collect(),
+        ..SwitchConfig::default()
+    };
     let Some(raw) = raw else { return Ok(c) };
     if let Some(q) = &raw.buffer {
         c.buffer = src.size(q, "switch.buffer", Zero::Rejected)?;
@@ -816,7 +864,9 @@ fn switch_config(src: &Source, raw: Option<&RawSwitch>) -> Result<SwitchConfig, 
     Ok(c)
 }
 
-/// With ECN on, every switch port's rate needs an ECN map entry.
+/// With ECN on, every switch port's rate needs an ECN map entry. The derived default map
+/// always has one; an explicit map that misses a rate is an error naming the rate and the
+/// topology field that set it.
 fn check_ecn(
     src: &Source,
     net: &Network,
@@ -827,48 +877,41 @@ fn check_ecn(
     if !cfg.ecn_enabled {
         return Ok(());
     }
-    let mut rates: Vec<BitsPerSec> = (0..net.node_count())
-        .map(NodeId::from_idx)
-        .filter(|&n| net.kind(n) == NodeKind::Switch)
-        .flat_map(|n| net.ports(n).iter().map(|p| p.rate))
-        .collect();
-    rates.sort();
-    rates.dedup();
     let configured = cfg.ecn.iter().map(|(r, _)| r.to_string()).collect::<Vec<_>>().join(", ");
-    let configured = if configured.is_empty() { "none".to_string() } else { configured };
-    for rate in rates {
-        if cfg.ecn_for(rate).is_some() {
-            continue;
+    let Some(rate) = switch_port_rates(net).into_iter().find(|&r| cfg.ecn_for(r).is_none()) else {
+        return Ok(());
+    };
+    let origin = match origins.iter().find(|o| o.rate == rate) {
+        Some(o) if o.defaulted => format!(" (the default of `{}`)", o.field),
+        Some(RateOrigin { field, span: Some(s), .. }) => {
+            format!(" (set by `{field}` at line {})", line_col(&src.text, s.start).line)
         }
-        let fix = format!(
-            "add a [[switch.ecn_map]] entry with rate = \"{rate}\" (or set switch.ecn = false)"
-        );
-        let explicit = raw.and_then(|r| r.ecn_map.as_ref()).is_some();
-        if explicit {
-            return Err(src.error_at(
-                src.span_of(&["switch", "ecn_map"]),
-                "switch.ecn_map",
-                format!("no entry for {rate}, a switch port rate of the topology (entries: {configured}); {fix}"),
-            ));
-        }
-        let origin = origins.iter().find(|o| o.rate == rate);
-        let (field, span) = match origin {
-            Some(o) => (o.field.clone(), o.span.clone()),
-            None => ("topology".to_string(), src.span_of(&["topology"])),
-        };
-        return Err(src.error_at(
-            span,
-            field,
-            format!(
-                "switch ports run at {rate}, but the ECN map has no entry for it (the default map covers {configured}); {fix}"
-            ),
-        ));
-    }
-    Ok(())
+        Some(RateOrigin { field, .. }) => format!(" (set by `{field}`)"),
+        None => String::new(),
+    };
+    let span = raw.and_then(|r| r.ecn_map.as_ref()).and(src.span_of(&["switch", "ecn_map"]));
+    Err(src.error_at(
+        span,
+        "switch.ecn_map",
+        format!(
+            "no entry for {rate}, a switch port rate of the topology{origin} (entries: \
+             {configured}); add a [[switch.ecn_map]] entry with rate = \"{rate}\", remove the \
+             map to use the default one, or set switch.ecn = false"
+        ),
+    ))
 }
 
-fn nic_config(src: &Source, raw: Option<&RawNic>) -> Result<NicConfig, CliError> {
-    let mut c = NicConfig::default();
+/// `[nic]`, with the window mode and ACK priority defaulting to the scheme's profile.
+fn nic_config(
+    src: &Source,
+    raw: Option<&RawNic>,
+    profile: &Profile,
+) -> Result<NicConfig, CliError> {
+    let mut c = NicConfig {
+        window: profile.window,
+        ack_high_prio: profile.ack_high_prio,
+        ..NicConfig::default()
+    };
     let Some(raw) = raw else { return Ok(c) };
     if let Some(q) = &raw.mtu {
         let b = src.size(q, "nic.mtu", Zero::Rejected)?;
@@ -1065,7 +1108,10 @@ mod tests {
     #[test]
     fn absent_sections_take_the_core_defaults() {
         let v = load_text(MINIMAL).unwrap();
-        assert_eq!(v.cfg, SimConfig::default());
+        // The ECN map is derived from the topology's switch port rates (100 Gb/s only here).
+        let mut expected = SimConfig::default();
+        expected.switch.ecn.retain(|(r, _)| *r == BitsPerSec::gbps(100));
+        assert_eq!(v.cfg, expected);
         assert_eq!(v.cc.name(), "none");
         assert_eq!(
             v.flows,
@@ -1171,9 +1217,255 @@ mod tests {
         let e = error_text("[topology]\nkind = \"star\"\nsenders = 1\n");
         assert!(e.starts_with("t.toml: missing required section [flows]"), "{e}");
         let e = error_text(&format!("{MINIMAL}[cc]\nalpha = 1\n"));
-        assert_eq!(e, "t.toml:9:1: field `cc.name`: missing; expected one of none");
+        assert_eq!(
+            e,
+            "t.toml:9:1: field `cc.name`: missing; expected one of none, hpcc, dcqcn, dcqcn-w, \
+             timely, timely-w, dctcp"
+        );
         let e = error_text(&format!("{MINIMAL}[cc]\nname = 3\n"));
         assert_eq!(e, "t.toml:10:8: field `cc.name`: expected a scheme name string, found integer");
+    }
+
+    #[test]
+    fn scheme_profiles_set_defaults_that_explicit_values_override() {
+        use WindowMode::{None as NoWin, Variable};
+        let table = [
+            ("none", NoWin, false),
+            ("hpcc", Variable, false),
+            ("dcqcn", NoWin, true),
+            ("dcqcn-w", Variable, false),
+            ("timely", NoWin, true),
+            ("timely-w", Variable, true),
+            ("dctcp", Variable, false),
+        ];
+        assert_eq!(table.len(), SCHEMES.len());
+        let red = EcnParams { kmin: Bytes(400_000), kmax: Bytes(1_600_000), pmax: 0.2 };
+        let dctcp = EcnParams { kmin: Bytes(300_000), kmax: Bytes(300_000), pmax: 1.0 };
+        for (name, window, ack_high_prio) in table {
+            let v = load_text(&format!("{MINIMAL}[cc]\nname = \"{name}\"\n")).unwrap();
+            assert_eq!(v.cc.name(), name);
+            assert_eq!((v.cfg.nic.window, v.cfg.nic.ack_high_prio), (window, ack_high_prio), "{name}");
+            let ecn = if name == "dctcp" { dctcp } else { red };
+            assert_eq!(v.cfg.switch.ecn, vec![(BitsPerSec::gbps(100), ecn)], "{name}");
+            // The rest of the NIC config is the core's default whatever the scheme.
+            let nic = NicConfig { window, ack_high_prio, ..NicConfig::default() };
+            assert_eq!(v.cfg.nic, nic, "{name}");
+        }
+        // Explicit values win over the profile.
+        let v = load_text(&format!(
+            "{MINIMAL}[cc]\nname = \"dctcp\"\n[nic]\nwindow = \"none\"\nack_high_prio = true\n\
+             [[switch.ecn_map]]\nrate = \"100Gbps\"\nkmin = \"10KB\"\nkmax = \"20KB\"\npmax = 0.5\n"
+        ))
+        .unwrap();
+        assert_eq!((v.cfg.nic.window, v.cfg.nic.ack_high_prio), (WindowMode::None, true));
+        assert_eq!(
+            v.cfg.switch.ecn,
+            vec![(BitsPerSec::gbps(100), EcnParams { kmin: Bytes(10_000), kmax: Bytes(20_000), pmax: 0.5 })]
+        );
+        let v = load_text(&format!("{MINIMAL}[cc]\nname = \"dcqcn\"\n[nic]\nwindow = \"fixed\"\n"))
+            .unwrap();
+        assert_eq!((v.cfg.nic.window, v.cfg.nic.ack_high_prio), (WindowMode::Fixed, true));
+    }
+
+    #[test]
+    fn default_ecn_map_has_one_entry_per_switch_port_rate() {
+        let text = "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n\
+                    host_rate = \"25Gbps\"\nfabric_rate = \"40Gbps\"\n\
+                    [[flows.list]]\nsrc = 0\ndst = 1\nsize = 1\n";
+        let v = load_text(text).unwrap();
+        let e = |kmin, kmax, pmax| EcnParams { kmin: Bytes(kmin), kmax: Bytes(kmax), pmax };
+        assert_eq!(
+            v.cfg.switch.ecn,
+            vec![
+                (BitsPerSec::gbps(25), e(100_000, 400_000, 0.2)),
+                (BitsPerSec::gbps(40), e(160_000, 640_000, 0.2)),
+            ]
+        );
+        let v = load_text(&format!("{text}[cc]\nname = \"dctcp\"\n")).unwrap();
+        assert_eq!(
+            v.cfg.switch.ecn,
+            vec![
+                (BitsPerSec::gbps(25), e(75_000, 75_000, 1.0)),
+                (BitsPerSec::gbps(40), e(120_000, 120_000, 1.0)),
+            ]
+        );
+        // 400G: the reference's 1600 / 6400 KB.
+        assert_eq!(
+            EcnDefault::Red.params(BitsPerSec::gbps(400)),
+            e(1_600_000, 6_400_000, 0.2)
+        );
+        // An explicit map that misses a speed names it and where it came from.
+        let err = error_text(&format!(
+            "{text}[[switch.ecn_map]]\nrate = \"25Gbps\"\nkmin = 1\nkmax = 2\npmax = 1\n"
+        ));
+        assert_eq!(
+            err,
+            "t.toml:12:1: field `switch.ecn_map`: no entry for 40Gbps, a switch port rate of the \
+             topology (set by `topology.fabric_rate` at line 7) (entries: 25Gbps); add a \
+             [[switch.ecn_map]] entry with rate = \"40Gbps\", remove the map to use the default \
+             one, or set switch.ecn = false"
+        );
+    }
+
+    #[test]
+    fn error_rate_per_link_applies_to_lossless_links_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("topo.txt"),
+            "3 1 2\n2\n0 2 100Gbps 1us 0.5\n1 2 100Gbps 1us 0\n",
+        )
+        .unwrap();
+        let text = "[topology]\nkind = \"file\"\npath = \"topo.txt\"\nerror_rate_per_link = 0.01\n\
+                    [[flows.list]]\nsrc = 0\ndst = 1\nsize = 1\n";
+        let v = validate(&Source::new(dir.path().join("t.toml"), text.to_string()), None).unwrap();
+        let loss: Vec<f64> = v.net.links().iter().map(|l| l.loss).collect();
+        assert_eq!(loss, [0.5, 0.01]);
+        let e = error_text(&format!("{MINIMAL}").replace("senders = 2", "senders = 2\nerror_rate_per_link = 2"));
+        assert_eq!(e, "t.toml:4:23: field `topology.error_rate_per_link`: 2 is outside [0, 1]");
+    }
+
+    /// Every parameter of every scheme can be set, and reaches the scheme's parameters.
+    #[test]
+    fn every_cc_parameter_is_settable() {
+        use dcsim_baselines::{DcqcnParams, DctcpParams, TimelyParams};
+        use dcsim_hpcc::HpccParams;
+        let cc = |name: &str, body: &str| {
+            load_text(&format!("{MINIMAL}[cc]\nname = \"{name}\"\n{body}")).unwrap().cc
+        };
+        let c = cc(
+            "hpcc",
+            "eta = 0.9\nmax_stage = 5\nrate_ai = \"50Mbps\"\nmin_rate = \"100Mbps\"\n\
+             fast_react = false\nmulti_rate = true\nsample_feedback = true\n",
+        );
+        let CcChoice::Hpcc(f) = c else { panic!("{c:?}") };
+        assert_eq!(
+            f.params,
+            HpccParams {
+                eta: 0.9,
+                max_stage: 5,
+                rate_ai: Some(BitsPerSec::mbps(50)),
+                min_rate: BitsPerSec::mbps(100),
+                fast_react: false,
+                multi_rate: true,
+                sample_feedback: true,
+            }
+        );
+        let dcqcn_body = "alpha_resume_interval = \"55us\"\nrate_decrease_interval = \"50us\"\n\
+                          rp_timer = \"1.5us\"\newma_gain = 0.5\nfast_recovery_times = 5\n\
+                          rate_ai = \"5Mbps\"\nrate_hai = \"7Mbps\"\nmin_rate = \"1Mbps\"\n\
+                          clamp_target_rate = true\n";
+        let expected = DcqcnParams {
+            alpha_resume_interval: Duration::from_us(55),
+            rate_decrease_interval: Duration::from_us(50),
+            rp_timer: Duration::from_ns(1500),
+            ewma_gain: 0.5,
+            fast_recovery_times: 5,
+            rate_ai: Some(BitsPerSec::mbps(5)),
+            rate_hai: Some(BitsPerSec::mbps(7)),
+            min_rate: BitsPerSec::mbps(1),
+            clamp_target_rate: true,
+        };
+        let c = cc("dcqcn", dcqcn_body);
+        let CcChoice::Dcqcn(f) = c else { panic!("{c:?}") };
+        assert_eq!(f.params, expected);
+        let c = cc("dcqcn-w", dcqcn_body);
+        let CcChoice::DcqcnW(f) = c else { panic!("{c:?}") };
+        assert_eq!(f.params, expected);
+        let timely_body = "rate_ai = \"1Mbps\"\nrate_hai = \"2Mbps\"\nmin_rate = \"3Mbps\"\n\
+                           alpha = 0.5\nbeta = 0.25\nt_low = \"1us\"\nt_high = \"2us\"\n\
+                           min_rtt = \"3us\"\nhai_after = 9\n";
+        let expected = TimelyParams {
+            rate_ai: Some(BitsPerSec::mbps(1)),
+            rate_hai: Some(BitsPerSec::mbps(2)),
+            min_rate: BitsPerSec::mbps(3),
+            alpha: 0.5,
+            beta: 0.25,
+            t_low: Duration::from_us(1),
+            t_high: Duration::from_us(2),
+            min_rtt: Duration::from_us(3),
+            hai_after: 9,
+        };
+        let c = cc("timely", timely_body);
+        let CcChoice::Timely(f) = c else { panic!("{c:?}") };
+        assert_eq!(f.params, expected);
+        let c = cc("timely-w", timely_body);
+        let CcChoice::TimelyW(f) = c else { panic!("{c:?}") };
+        assert_eq!(f.params, expected);
+        let c = cc(
+            "dctcp",
+            "ewma_gain = 0.125\nrate_ai = \"1Gbps\"\nmin_rate = \"2Mbps\"\n\
+             reset_ecn_count_after_first_batch = true\n",
+        );
+        let CcChoice::Dctcp(f) = c else { panic!("{c:?}") };
+        assert_eq!(
+            f.params,
+            DctcpParams {
+                ewma_gain: 0.125,
+                rate_ai: BitsPerSec::gbps(1),
+                min_rate: BitsPerSec::mbps(2),
+                reset_ecn_count_after_first_batch: true,
+            }
+        );
+        // Absent parameters take the plugin's defaults.
+        let CcChoice::Timely(f) = cc("timely", "") else { panic!() };
+        assert_eq!(f.params, TimelyParams::default());
+    }
+
+    #[test]
+    fn cc_parameter_errors_name_the_parameter() {
+        let e = |body: &str| error_text(&format!("{MINIMAL}[cc]\n{body}"));
+        assert_eq!(
+            e("name = \"hpcc\"\neta = 1.5\n"),
+            "t.toml:11:7: field `cc.eta`: eta must be in (0, 1], got 1.5"
+        );
+        assert_eq!(
+            e("name = \"dcqcn\"\nrp_timer = \"0us\"\n"),
+            "t.toml:11:12: field `cc.rp_timer`: rp_timer must be positive (a zero period never advances time)"
+        );
+        // The message names t_low first, but only t_high was written: it points at t_high.
+        let m = e("name = \"timely\"\nt_high = \"10us\"\n");
+        assert!(m.starts_with("t.toml:11:10: field `cc.t_high`: t_low ("), "{m}");
+        assert_eq!(
+            e("name = \"dctcp\"\nrate_ai = 615\n"),
+            "t.toml:11:11: field `cc.rate_ai`: expected a rate with a unit such as \"40Mbps\", found integer"
+        );
+        assert_eq!(
+            e("name = \"dcqcn\"\nrp_timer = 300\n"),
+            "t.toml:11:12: field `cc.rp_timer`: needs a unit, e.g. \"1us\" (found integer)"
+        );
+        assert_eq!(
+            e("name = \"timely\"\nhai_after = -1\n"),
+            "t.toml:11:13: field `cc.hai_after`: -1 is negative; expected a non-negative integer"
+        );
+        assert_eq!(
+            e("name = \"hpcc\"\nmax_stage = 5000000000\n"),
+            "t.toml:11:13: field `cc.max_stage`: 5000000000 is larger than 4294967295"
+        );
+        let m = e("name = \"dctcp\"\nrp_timer = \"300us\"\n");
+        assert_eq!(
+            m,
+            "t.toml:11:12: field `cc.rp_timer`: unknown parameter `rp_timer` for scheme \"dctcp\" \
+             (its parameters: `ewma_gain`, `rate_ai`, `min_rate`, `reset_ecn_count_after_first_batch`)"
+        );
+        assert_eq!(
+            e("name = \"hpcc-pint\"\n"),
+            "t.toml:10:8: field `cc.name`: scheme \"hpcc-pint\" is not available yet (valid schemes: \
+             none, hpcc, dcqcn, dcqcn-w, timely, timely-w, dctcp)"
+        );
+    }
+
+    /// docs/schemes.md documents every scheme and every parameter.
+    #[test]
+    fn schemes_doc_is_complete() {
+        let doc = include_str!("../../../docs/schemes.md");
+        for name in SCHEMES.iter().chain(schemes::RESERVED) {
+            assert!(doc.contains(&format!("`{name}`")), "docs/schemes.md does not mention `{name}`");
+        }
+        for name in SCHEMES {
+            for p in schemes::params_of(name) {
+                assert!(doc.contains(&format!("| `{p}` |")), "docs/schemes.md has no row for `{p}`");
+            }
+        }
     }
 
     #[test]

@@ -137,7 +137,24 @@ fn unknown_cc_name_lists_the_valid_ones() {
     let e = c.run_fails();
     assert_has(
         &e,
-        &["scenario.toml:23:8: field `cc.name`: unknown scheme \"cubic\"", "(valid schemes: none)"],
+        &[
+            "scenario.toml:23:8: field `cc.name`: unknown scheme \"cubic\"",
+            "(valid schemes: none, hpcc, dcqcn, dcqcn-w, timely, timely-w, dctcp)",
+        ],
+    );
+}
+
+#[test]
+fn reserved_scheme_is_not_available_yet() {
+    let c = Case::new();
+    c.scenario(&[], "\n[cc]\nname = \"hpcc-pint\"\n");
+    let e = c.run_fails();
+    assert_has(
+        &e,
+        &[
+            "scenario.toml:23:8: field `cc.name`: scheme \"hpcc-pint\" is not available yet",
+            "(valid schemes: none, hpcc,",
+        ],
     );
 }
 
@@ -153,21 +170,35 @@ fn unknown_cc_parameter() {
             "(its parameters: none)",
         ],
     );
-}
-
-#[test]
-fn missing_ecn_entry_for_a_link_speed() {
-    let c = Case::new();
-    c.scenario(&[("hosts_per_leaf = 4", "hosts_per_leaf = 4\nhost_rate = \"25Gbps\"")], "");
+    c.scenario(&[], "\n[cc]\nname = \"hpcc\"\nalpha = 0.5\n");
     let e = c.run_fails();
     assert_has(
         &e,
         &[
-            "scenario.toml:10:13: field `topology.host_rate`: switch ports run at 25Gbps",
-            "no entry for it",
-            "[[switch.ecn_map]]",
+            "scenario.toml:24:9: field `cc.alpha`: unknown parameter `alpha` for scheme \"hpcc\"",
+            "(its parameters: `eta`, `max_stage`, `rate_ai`, `min_rate`, `fast_react`, \
+             `multi_rate`, `sample_feedback`)",
         ],
     );
+}
+
+#[test]
+fn invalid_cc_parameter_value() {
+    let c = Case::new();
+    c.scenario(&[], "\n[cc]\nname = \"dcqcn\"\newma_gain = 0\n");
+    let e = c.run_fails();
+    assert_has(
+        &e,
+        &["scenario.toml:24:13: field `cc.ewma_gain`: ewma_gain must be in (0, 1], got 0"],
+    );
+}
+
+#[test]
+fn default_ecn_map_covers_every_link_speed() {
+    let c = Case::new();
+    c.scenario(&[("hosts_per_leaf = 4", "hosts_per_leaf = 4\nhost_rate = \"25Gbps\"")], "");
+    let out = run_ok(&c, &["run", "scenario.toml", "--out", "out"]);
+    assert_has(&out, &["flows: 2 done, 0 unfinished"]);
 }
 
 #[test]
@@ -178,7 +209,14 @@ fn missing_ecn_entry_in_an_explicit_map() {
         "\n[[switch.ecn_map]]\nrate = \"100Gbps\"\nkmin = \"400KB\"\nkmax = \"1600KB\"\npmax = 0.2\n",
     );
     let e = c.run_fails();
-    assert_has(&e, &["scenario.toml:22:1: field `switch.ecn_map`: no entry for 400Gbps"]);
+    assert_has(
+        &e,
+        &[
+            "scenario.toml:22:1: field `switch.ecn_map`: no entry for 400Gbps, a switch port rate \
+             of the topology (the default of `topology.fabric_rate`) (entries: 100Gbps)",
+            "rate = \"400Gbps\"",
+        ],
+    );
 }
 
 #[test]
@@ -545,4 +583,331 @@ fn example_scenario_validates() {
     let c = Case::new();
     let out = run_ok(&c, &["validate", example.to_str().expect("utf-8 path")]);
     assert_has(&out, &["valid.", "70 nodes (64 hosts, 6 switches)", "32 flows", "Scheme none"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemes.
+// ---------------------------------------------------------------------------------------------
+
+const SCHEMES: [&str; 7] = ["none", "hpcc", "dcqcn", "dcqcn-w", "timely", "timely-w", "dctcp"];
+
+/// Every scheme runs an incast (which marks ECN and queues) to completion.
+#[test]
+fn every_scheme_runs() {
+    let mut flows = String::new();
+    for s in 0..4 {
+        flows.push_str(&format!(
+            "\n[[flows.list]]\nsrc = {s}\ndst = 7\nsize = \"300KB\"\ndport = 200\n"
+        ));
+    }
+    // Low ECN thresholds so that the incast is marked under every scheme.
+    let ecn = "\n[[switch.ecn_map]]\nrate = \"100Gbps\"\nkmin = \"5KB\"\nkmax = \"50KB\"\npmax = 0.2\n\
+               \n[[switch.ecn_map]]\nrate = \"400Gbps\"\nkmin = \"20KB\"\nkmax = \"200KB\"\npmax = 0.2\n";
+    for name in SCHEMES {
+        let c = Case::new();
+        c.scenario(&[], &format!("{flows}\n[cc]\nname = \"{name}\"\n{ecn}"));
+        let out = run_ok(&c, &["run", "scenario.toml", "--out", "out"]);
+        assert_has(&out, &[&format!("scheme {name}\n"), "flows: 6 done, 0 unfinished"]);
+        let fct = read(&c.path("out/fct.csv"));
+        assert_eq!(fct.lines().count(), 1 + 6, "{name}: {fct}");
+        let marks = out.lines().find(|l| l.contains("ECN marks: ")).expect("summary line");
+        assert!(!marks.ends_with("ECN marks: 0"), "{name}: no ECN mark in an incast: {marks}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// import-ns3.
+// ---------------------------------------------------------------------------------------------
+
+fn calibration_dir() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/reference/calibration/small-ws30");
+    if d.is_dir() {
+        Some(d)
+    } else {
+        eprintln!("skipped: {} not found", d.display());
+        None
+    }
+}
+
+#[test]
+fn import_ns3_converts_every_calibration_config() {
+    let Some(dir) = calibration_dir() else { return };
+    let mut configs: Vec<PathBuf> = fs::read_dir(&dir)
+        .expect("calibration dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            n.starts_with("config-") && n.ends_with(".txt")
+        })
+        .collect();
+    configs.sort();
+    assert_eq!(configs.len(), 7, "{configs:?}");
+    let c = Case::new();
+    for config in &configs {
+        let scheme = config.file_stem().unwrap().to_string_lossy().replace("config-", "");
+        let out = format!("scenarios/{scheme}.toml");
+        let o = c.run(&["import-ns3", config.to_str().unwrap(), "--out", &out]);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{scheme}: {stderr}");
+        assert_has(&stdout, &[&format!("(scheme {scheme}, 1952 flows,")]);
+        assert_has(
+            &stderr,
+            &[
+                ":8: TRACE_FILE trace.txt: tracing is not modelled; ignored",
+                ":2: USE_DYNAMIC_PFC_THRESHOLD 1: ",
+                ":38: INT_MULTI ",
+                ":48: LINK_DOWN 0 0 0: time 0 means no link goes down",
+                ":56: QLEN_MON_FILE qlen.txt: queue-length monitoring is not modelled; ignored",
+            ],
+        );
+        assert!(!stderr.contains("error"), "{scheme}: {stderr}");
+        let toml = read(&c.path(&out));
+        assert_has(&toml, &[&format!("name = \"{scheme}\""), "buffer = \"32MiB\"", "stop_time = \"4s\""]);
+        // The scenario validates from another working directory, except the reserved scheme.
+        let o = Command::new(env!("CARGO_BIN_EXE_dcsim"))
+            .args(["validate", c.path(&out).to_str().unwrap()])
+            .current_dir(&dir)
+            .output()
+            .expect("run dcsim");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        if scheme == "hpcc-pint" {
+            assert_eq!(o.status.code(), Some(2));
+            assert_has(&stderr, &["scheme \"hpcc-pint\" is not available yet"]);
+            assert_has(&stdout, &["scheme hpcc-pint is not available yet"]);
+        } else {
+            assert_eq!(o.status.code(), Some(0), "{scheme}: {stderr}");
+            let v = String::from_utf8_lossy(&o.stdout);
+            assert_has(&v, &["valid.", "70 nodes (64 hosts, 6 switches)", "1952 flows", &format!("Scheme {scheme}.")]);
+        }
+    }
+    // Per-scheme values and notes.
+    let dcqcn = read(&c.path("scenarios/dcqcn.toml"));
+    assert_has(
+        &dcqcn,
+        &[
+            "rp_timer = \"300us\"", "rate_ai = \"20Mbps\"", "rate_hai = \"200Mbps\"",
+            "window = \"none\"", "ack_high_prio = true", "kmin = 400000", "kmax = 6400000",
+        ],
+    );
+    let dctcp = read(&c.path("scenarios/dctcp.toml"));
+    assert_has(&dctcp, &["ewma_gain = 0.0625", "rate_ai = \"615Mbps\"", "kmin = 300000", "pmax = 1.0"]);
+    assert_has(&dctcp, &["#   line 22: RATE_AI 10Mb/s: used only by"]);
+    let timely_w = read(&c.path("scenarios/timely-w.toml"));
+    assert_has(&timely_w, &["window = \"variable\"", "ack_high_prio = true", "t_high = \"500us\""]);
+}
+
+/// A reference-style config next to its topology and flow files.
+const NS3_CONFIG: &str = "ENABLE_QCN 1
+USE_DYNAMIC_PFC_THRESHOLD 1
+PACKET_PAYLOAD_SIZE 1000
+TOPOLOGY_FILE topo.txt
+FLOW_FILE flow.txt
+TRACE_FILE trace.txt
+TRACE_OUTPUT_FILE mix.tr
+FCT_OUTPUT_FILE fct.txt
+PFC_OUTPUT_FILE pfc.txt
+SIMULATOR_STOP_TIME 2.01
+CC_MODE 1
+ALPHA_RESUME_INTERVAL 1
+RATE_DECREASE_INTERVAL 4
+CLAMP_TARGET_RATE 0
+RP_TIMER 300.7
+EWMA_GAIN 0.00390625
+FAST_RECOVERY_TIMES 1
+RATE_AI 20Mb/s
+RATE_HAI 200Mb/s
+MIN_RATE 1000Mb/s
+DCTCP_RATE_AI 1000Mb/s
+ERROR_RATE_PER_LINK 0.0000
+L2_CHUNK_SIZE 4000
+L2_ACK_INTERVAL 1
+L2_BACK_TO_ZERO 0
+HAS_WIN 0
+GLOBAL_T 1
+VAR_WIN 0
+FAST_REACT 0
+U_TARGET 0.95
+MI_THRESH 0
+INT_MULTI 1
+MULTI_RATE 0
+SAMPLE_FEEDBACK 0
+PINT_LOG_BASE 1.05
+PINT_PROB 1.0
+RATE_BOUND 1
+ACK_HIGH_PRIO 1
+LINK_DOWN 0 0 0
+ENABLE_TRACE 0
+KMAX_MAP 1 100000000000 1600
+KMIN_MAP 1 100000000000 400
+PMAX_MAP 1 100000000000 0.20
+BUFFER_SIZE 32
+QLEN_MON_FILE qlen.txt
+QLEN_MON_START 2000000000
+QLEN_MON_END 3000000000
+";
+
+/// Writes `ref/config.txt` (NS3_CONFIG with `edits`), `ref/topo.txt` (three hosts on one
+/// switch) and `ref/flow.txt` (two flows to host 2).
+fn ns3_case(edits: &[(&str, &str)]) -> Case {
+    let c = Case::new();
+    fs::create_dir(c.path("ref")).expect("mkdir");
+    let mut text = NS3_CONFIG.to_string();
+    for (from, to) in edits {
+        assert!(text.contains(from), "NS3_CONFIG has no `{from}`");
+        text = text.replacen(from, to, 1);
+    }
+    c.write("ref/config.txt", &text);
+    c.write(
+        "ref/topo.txt",
+        "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n",
+    );
+    c.write("ref/flow.txt", "2\n0 2 3 100 50000 2.0\n1 2 3 100 50000 2.0\n");
+    c
+}
+
+#[test]
+fn import_ns3_output_runs_from_anywhere() {
+    let c = ns3_case(&[]);
+    let o = c.run(&["import-ns3", "ref/config.txt", "--out", "sc/deep/s.toml"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert_has(
+        &stderr,
+        &[
+            "note: ref/config.txt:15: RP_TIMER 300.7: truncated to 300 µs as the reference does",
+            "note: ref/config.txt:6: TRACE_FILE trace.txt: tracing is not modelled; ignored",
+            "note: ref/config.txt:28: VAR_WIN 0: HAS_WIN is 0: no window; ignored",
+            "note: ref/config.txt:29: FAST_REACT 0: used only by hpcc (this config's scheme is dcqcn); ignored",
+        ],
+    );
+    let toml = read(&c.path("sc/deep/s.toml"));
+    assert_has(
+        &toml,
+        &[
+            "path = \"../../ref/topo.txt\"",
+            "file = \"../../ref/flow.txt\"",
+            "rp_timer = \"300us\"                # RP_TIMER 300.7 (line 15), truncated to 300 µs",
+            "stop_time = \"2010ms\"",
+            "error_rate_per_link = 0.0",
+            "name = \"dcqcn\"                   # CC_MODE 1 (line 11); HAS_WIN 0 (line 26)",
+        ],
+    );
+    // Run it from inside its own folder.
+    let o = Command::new(env!("CARGO_BIN_EXE_dcsim"))
+        .args(["run", "s.toml", "--out", "out"])
+        .current_dir(c.path("sc/deep"))
+        .output()
+        .expect("run dcsim");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_has(&String::from_utf8_lossy(&o.stdout), &["flows: 2 done, 0 unfinished", "scheme dcqcn"]);
+    assert_eq!(read(&c.path("sc/deep/out/fct.csv")).lines().count(), 3);
+}
+
+/// Runs `dcsim import-ns3 ref/config.txt --out s.toml`, expected to fail; returns stderr.
+fn import_fails(c: &Case) -> String {
+    let o = c.run(&["import-ns3", "ref/config.txt", "--out", "s.toml"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(!c.path("s.toml").exists(), "a scenario was written despite the error");
+    stderr
+}
+
+#[test]
+fn import_ns3_unknown_key_is_an_error() {
+    let c = ns3_case(&[("ENABLE_TRACE 0", "ENABLE_TRACE 0\nENABLE_TRACING 1")]);
+    let e = import_fails(&c);
+    assert_has(&e, &["error: ref/config.txt:41: unknown key `ENABLE_TRACING`"]);
+}
+
+#[test]
+fn import_ns3_link_down_is_unsupported() {
+    let c = ns3_case(&[("LINK_DOWN 0 0 0", "LINK_DOWN 1000 2 3")]);
+    let e = import_fails(&c);
+    assert_has(
+        &e,
+        &["error: ref/config.txt:39: LINK_DOWN 1000 2 3: unsupported: the reference takes link 2-3 down at 2 s + 1000 µs"],
+    );
+}
+
+#[test]
+fn import_ns3_refuses_broken_reference_defaults() {
+    let c = ns3_case(&[("RP_TIMER 300.7\n", "")]);
+    let e = import_fails(&c);
+    assert_has(&e, &["error: ref/config.txt: RP_TIMER is missing: the reference's built-in default is 0"]);
+    let c = ns3_case(&[("RP_TIMER 300.7", "RP_TIMER 0.5")]);
+    let e = import_fails(&c);
+    assert_has(&e, &["error: ref/config.txt:15: RP_TIMER 0.5: truncates to 0 µs"]);
+    let c = ns3_case(&[("CC_MODE 1", "CC_MODE 2")]);
+    let e = import_fails(&c);
+    assert_has(&e, &["error: ref/config.txt:11: CC_MODE 2 is not a scheme dcsim has"]);
+    let c = ns3_case(&[("KMIN_MAP 1 100000000000 400", "KMIN_MAP 1 400000000000 400")]);
+    let e = import_fails(&c);
+    assert_has(&e, &["error: ref/config.txt:", "has no entry for "]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// compare-ns3.
+// ---------------------------------------------------------------------------------------------
+
+/// Ten reference flows of 1 KB .. 10 KB with slowdowns 1..10 (fct = k * 1000, standalone
+/// 1000), and ours 5% slower.
+fn compare_case() -> Case {
+    let c = Case::new();
+    let mut r = String::new();
+    let mut o = String::from(FCT_HEADER);
+    o.push('\n');
+    for k in 1..=10u64 {
+        r.push_str(&format!("0b000001 0b000101 10000 100 {} 2000000000 {} 1000\n", k * 1000, k * 1000));
+        o.push_str(&format!("{},0,1,{},0,{},900,1,1000\n", k - 1, k * 1000, k * 1050));
+    }
+    c.write("ref.txt", &r);
+    c.write("fct.csv", &o);
+    c
+}
+
+#[test]
+fn compare_ns3_prints_a_table_and_exits_0() {
+    let c = compare_case();
+    let out = run_ok(&c, &["compare-ns3", "ref.txt", "fct.csv", "--csv", "cmp/out.csv"]);
+    // p50 of 1..10 is element 5 = 6; p95 and p99 element 9 = 10.
+    let all = out.lines().find(|l| l.starts_with("all ")).expect("`all` row");
+    let cols: Vec<&str> = all.split_whitespace().collect();
+    assert_eq!(cols, ["all", "10/10", "6.000", "10.000", "10.000", "6.300", "10.500", "10.500", "+5.0", "+5.0", "+5.0", "PASS"]);
+    assert_has(&out, &["ref p50 / p95 / p99", "23 groups", "wrote cmp/out.csv"]);
+    let small = out.lines().find(|l| l.starts_with("< 100KB")).expect("small row");
+    assert!(small.contains("10/10"), "{small}");
+    let large = out.lines().find(|l| l.starts_with("> 1MB")).expect("large row");
+    assert!(large.ends_with("n/a") && large.contains("0/0"), "{large}");
+    let csv = read(&c.path("cmp/out.csv"));
+    assert!(csv.starts_with("group,n_ref,n_ours,"), "{csv}");
+    assert_has(&csv, &["\nall,10,10,6.000000,10.000000,10.000000,6.300000,10.500000,10.500000,5.000000,5.000000,5.000000,PASS\n"]);
+
+    // 20% slower: a report with misses, still status 0.
+    let o = read(&c.path("fct.csv")).replace(",1,1000\n", ",1,833.333333\n");
+    c.write("fct.csv", &o);
+    let out = run_ok(&c, &["compare-ns3", "ref.txt", "fct.csv"]);
+    let all = out.lines().find(|l| l.starts_with("all ")).expect("`all` row");
+    assert!(all.ends_with("MISS p50+p95"), "{all}");
+}
+
+#[test]
+fn compare_ns3_bad_input_exits_2() {
+    let c = compare_case();
+    c.write("bad.txt", "0b000001 0b000101 10000 100 1000 2000000000 1000 1000\n0b000001 7\n");
+    let o = c.run(&["compare-ns3", "bad.txt", "fct.csv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_has(&String::from_utf8_lossy(&o.stderr), &["error: bad.txt:2: expected 8 fields"]);
+    c.write("bad.csv", "flow_id,size_bytes,fct_ns\n0,1000,5\n");
+    let o = c.run(&["compare-ns3", "ref.txt", "bad.csv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_has(&String::from_utf8_lossy(&o.stderr), &["error: bad.csv:1: no `ref_ideal_fct_ns` column"]);
+    let o = c.run(&["compare-ns3", "ref.txt", "missing.csv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_has(&String::from_utf8_lossy(&o.stderr), &["error: cannot read missing.csv: "]);
+    c.write("empty.txt", "\n");
+    let o = c.run(&["compare-ns3", "empty.txt", "fct.csv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_has(&String::from_utf8_lossy(&o.stderr), &["error: empty.txt: no flows to compare"]);
 }
