@@ -280,25 +280,30 @@ fn import_command(
     let checked = if available { &imported.toml } else { &imported.toml_without_cc };
     let dir = parent_dir(scenario_path);
     // The folder first: the scenario's relative paths go through it.
-    std::fs::create_dir_all(&dir).map_err(|source| CliError::Write { path: dir.clone(), source })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|source| CliError::Write { path: dir.clone(), source })?;
     let src = scenario::Source::new(scenario_path, checked.clone());
     let valid = scenario::validate(&src, None);
-    let name = scenario_path.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(
-        || CliError::Write {
-            path: scenario_path.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
-        },
-    )?;
+    let name =
+        scenario_path.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
+            CliError::Write {
+                path: scenario_path.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+            }
+        })?;
     // Written even if it does not validate, so that the error's line numbers point somewhere.
-    let written = output::write_atomic(&dir, &name, &imported.toml)?;
+    output::write_atomic(&dir, &name, &imported.toml)?;
+    let written = scenario_path;
     let valid = valid?;
     let _ = writeln!(
         out,
-        "wrote {} (scheme {}, {} flows, {} notes on stderr)",
+        "wrote {} (scheme {}, {} flow{}, {} note{} on stderr)",
         written.display(),
         imported.scheme,
         valid.flows.len(),
-        imported.notes.len()
+        if valid.flows.len() == 1 { "" } else { "s" },
+        imported.notes.len(),
+        if imported.notes.len() == 1 { "" } else { "s" },
     );
     if available {
         let _ = writeln!(out, "run it with: dcsim run {} --out DIR", written.display());
@@ -321,10 +326,14 @@ fn compare_command(
 ) -> Result<(), CliError> {
     let line_error = |file: &Path| {
         let file = file.to_path_buf();
-        move |e: compare::LineError| CliError::Line { file: file.clone(), line: e.line, message: e.message }
+        move |e: compare::LineError| CliError::Line {
+            file: file.clone(),
+            line: e.line,
+            message: e.message,
+        }
     };
-    let ref_flows =
-        compare::parse_reference(&scenario::read_file(reference)?).map_err(line_error(reference))?;
+    let ref_flows = compare::parse_reference(&scenario::read_file(reference)?)
+        .map_err(line_error(reference))?;
     let our_flows = compare::parse_ours(&scenario::read_file(ours)?).map_err(line_error(ours))?;
     for (file, flows) in [(reference, &ref_flows), (ours, &our_flows)] {
         if flows.is_empty() {
@@ -343,8 +352,8 @@ fn compare_command(
         std::fs::create_dir_all(&dir)
             .map_err(|source| CliError::Write { path: dir.clone(), source })?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let written = output::write_atomic(&dir, &name, &c.csv())?;
-        let _ = writeln!(out, "wrote {}", written.display());
+        output::write_atomic(&dir, &name, &c.csv())?;
+        let _ = writeln!(out, "wrote {}", path.display());
     }
     Ok(())
 }

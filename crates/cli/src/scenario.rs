@@ -1244,7 +1244,11 @@ mod tests {
         for (name, window, ack_high_prio) in table {
             let v = load_text(&format!("{MINIMAL}[cc]\nname = \"{name}\"\n")).unwrap();
             assert_eq!(v.cc.name(), name);
-            assert_eq!((v.cfg.nic.window, v.cfg.nic.ack_high_prio), (window, ack_high_prio), "{name}");
+            assert_eq!(
+                (v.cfg.nic.window, v.cfg.nic.ack_high_prio),
+                (window, ack_high_prio),
+                "{name}"
+            );
             let ecn = if name == "dctcp" { dctcp } else { red };
             assert_eq!(v.cfg.switch.ecn, vec![(BitsPerSec::gbps(100), ecn)], "{name}");
             // The rest of the NIC config is the core's default whatever the scheme.
@@ -1260,7 +1264,10 @@ mod tests {
         assert_eq!((v.cfg.nic.window, v.cfg.nic.ack_high_prio), (WindowMode::None, true));
         assert_eq!(
             v.cfg.switch.ecn,
-            vec![(BitsPerSec::gbps(100), EcnParams { kmin: Bytes(10_000), kmax: Bytes(20_000), pmax: 0.5 })]
+            vec![(
+                BitsPerSec::gbps(100),
+                EcnParams { kmin: Bytes(10_000), kmax: Bytes(20_000), pmax: 0.5 }
+            )]
         );
         let v = load_text(&format!("{MINIMAL}[cc]\nname = \"dcqcn\"\n[nic]\nwindow = \"fixed\"\n"))
             .unwrap();
@@ -1269,7 +1276,8 @@ mod tests {
 
     #[test]
     fn default_ecn_map_has_one_entry_per_switch_port_rate() {
-        let text = "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n\
+        let text =
+            "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n\
                     host_rate = \"25Gbps\"\nfabric_rate = \"40Gbps\"\n\
                     [[flows.list]]\nsrc = 0\ndst = 1\nsize = 1\n";
         let v = load_text(text).unwrap();
@@ -1290,10 +1298,7 @@ mod tests {
             ]
         );
         // 400G: the reference's 1600 / 6400 KB.
-        assert_eq!(
-            EcnDefault::Red.params(BitsPerSec::gbps(400)),
-            e(1_600_000, 6_400_000, 0.2)
-        );
+        assert_eq!(EcnDefault::Red.params(BitsPerSec::gbps(400)), e(1_600_000, 6_400_000, 0.2));
         // An explicit map that misses a speed names it and where it came from.
         let err = error_text(&format!(
             "{text}[[switch.ecn_map]]\nrate = \"25Gbps\"\nkmin = 1\nkmax = 2\npmax = 1\n"
@@ -1320,7 +1325,7 @@ mod tests {
         let v = validate(&Source::new(dir.path().join("t.toml"), text.to_string()), None).unwrap();
         let loss: Vec<f64> = v.net.links().iter().map(|l| l.loss).collect();
         assert_eq!(loss, [0.5, 0.01]);
-        let e = error_text(&format!("{MINIMAL}").replace("senders = 2", "senders = 2\nerror_rate_per_link = 2"));
+        let e = error_text(&MINIMAL.replace("senders = 2", "senders = 2\nerror_rate_per_link = 2"));
         assert_eq!(e, "t.toml:4:23: field `topology.error_rate_per_link`: 2 is outside [0, 1]");
     }
 
@@ -1459,11 +1464,17 @@ mod tests {
     fn schemes_doc_is_complete() {
         let doc = include_str!("../../../docs/schemes.md");
         for name in SCHEMES.iter().chain(schemes::RESERVED) {
-            assert!(doc.contains(&format!("`{name}`")), "docs/schemes.md does not mention `{name}`");
+            assert!(
+                doc.contains(&format!("`{name}`")),
+                "docs/schemes.md does not mention `{name}`"
+            );
         }
         for name in SCHEMES {
             for p in schemes::params_of(name) {
-                assert!(doc.contains(&format!("| `{p}` |")), "docs/schemes.md has no row for `{p}`");
+                assert!(
+                    doc.contains(&format!("| `{p}` |")),
+                    "docs/schemes.md has no row for `{p}`"
+                );
             }
         }
     }

@@ -27,7 +27,9 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use dcsim_baselines::{DcqcnFactory, DcqcnParams, DctcpFactory, DctcpParams, TimelyFactory, TimelyParams};
+use dcsim_baselines::{
+    DcqcnFactory, DcqcnParams, DctcpFactory, DctcpParams, TimelyFactory, TimelyParams,
+};
 use dcsim_core::cc::{CcFactory, NoCcFactory};
 use dcsim_core::config::{EcnParams, FlowSpec, SimConfig, WindowMode};
 use dcsim_core::network::{Network, RoutingTable};
@@ -56,7 +58,15 @@ const DCQCN_PARAMS: &[&str] = &[
     "clamp_target_rate",
 ];
 const TIMELY_PARAMS: &[&str] = &[
-    "rate_ai", "rate_hai", "min_rate", "alpha", "beta", "t_low", "t_high", "min_rtt", "hai_after",
+    "rate_ai",
+    "rate_hai",
+    "min_rate",
+    "alpha",
+    "beta",
+    "t_low",
+    "t_high",
+    "min_rtt",
+    "hai_after",
 ];
 const DCTCP_PARAMS: &[&str] =
     &["ewma_gain", "rate_ai", "min_rate", "reset_ecn_count_after_first_batch"];
@@ -459,7 +469,10 @@ impl<'a> CcParams<'a> {
                 before && after
             })
         };
-        let set = valid.iter().filter(|n| mentioned(n)).find(|n| self.params.iter().any(|p| p.key == **n));
+        let set = valid
+            .iter()
+            .filter(|n| mentioned(n))
+            .find(|n| self.params.iter().any(|p| p.key == **n));
         Err(match set {
             Some(key) => self.error(key, message),
             None => self.src.error_at(

@@ -664,7 +664,10 @@ fn import_ns3_converts_every_calibration_config() {
         );
         assert!(!stderr.contains("error"), "{scheme}: {stderr}");
         let toml = read(&c.path(&out));
-        assert_has(&toml, &[&format!("name = \"{scheme}\""), "buffer = \"32MiB\"", "stop_time = \"4s\""]);
+        assert_has(
+            &toml,
+            &[&format!("name = \"{scheme}\""), "buffer = \"32MiB\"", "stop_time = \"4s\""],
+        );
         // The scenario validates from another working directory, except the reserved scheme.
         let o = Command::new(env!("CARGO_BIN_EXE_dcsim"))
             .args(["validate", c.path(&out).to_str().unwrap()])
@@ -679,7 +682,15 @@ fn import_ns3_converts_every_calibration_config() {
         } else {
             assert_eq!(o.status.code(), Some(0), "{scheme}: {stderr}");
             let v = String::from_utf8_lossy(&o.stdout);
-            assert_has(&v, &["valid.", "70 nodes (64 hosts, 6 switches)", "1952 flows", &format!("Scheme {scheme}.")]);
+            assert_has(
+                &v,
+                &[
+                    "valid.",
+                    "70 nodes (64 hosts, 6 switches)",
+                    "1952 flows",
+                    &format!("Scheme {scheme}."),
+                ],
+            );
         }
     }
     // Per-scheme values and notes.
@@ -687,12 +698,20 @@ fn import_ns3_converts_every_calibration_config() {
     assert_has(
         &dcqcn,
         &[
-            "rp_timer = \"300us\"", "rate_ai = \"20Mbps\"", "rate_hai = \"200Mbps\"",
-            "window = \"none\"", "ack_high_prio = true", "kmin = 400000", "kmax = 6400000",
+            "rp_timer = \"300us\"",
+            "rate_ai = \"20Mbps\"",
+            "rate_hai = \"200Mbps\"",
+            "window = \"none\"",
+            "ack_high_prio = true",
+            "kmin = 400000",
+            "kmax = 6400000",
         ],
     );
     let dctcp = read(&c.path("scenarios/dctcp.toml"));
-    assert_has(&dctcp, &["ewma_gain = 0.0625", "rate_ai = \"615Mbps\"", "kmin = 300000", "pmax = 1.0"]);
+    assert_has(
+        &dctcp,
+        &["ewma_gain = 0.0625", "rate_ai = \"615Mbps\"", "kmin = 300000", "pmax = 1.0"],
+    );
     assert_has(&dctcp, &["#   line 22: RATE_AI 10Mb/s: used only by"]);
     let timely_w = read(&c.path("scenarios/timely-w.toml"));
     assert_has(&timely_w, &["window = \"variable\"", "ack_high_prio = true", "t_high = \"500us\""]);
@@ -788,10 +807,10 @@ fn import_ns3_output_runs_from_anywhere() {
         &[
             "path = \"../../ref/topo.txt\"",
             "file = \"../../ref/flow.txt\"",
-            "rp_timer = \"300us\"                # RP_TIMER 300.7 (line 15), truncated to 300 µs",
-            "stop_time = \"2010ms\"",
+            "rp_timer = \"300us\"              # RP_TIMER 300.7 (line 15), truncated to 300 µs",
+            "stop_time = \"2009999999ns\"", // Seconds(2.01) truncated, as in the reference
             "error_rate_per_link = 0.0",
-            "name = \"dcqcn\"                   # CC_MODE 1 (line 11); HAS_WIN 0 (line 26)",
+            "name = \"dcqcn\"                  # CC_MODE 1 (line 11); HAS_WIN 0 (line 26)",
         ],
     );
     // Run it from inside its own folder.
@@ -801,7 +820,10 @@ fn import_ns3_output_runs_from_anywhere() {
         .output()
         .expect("run dcsim");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_has(&String::from_utf8_lossy(&o.stdout), &["flows: 2 done, 0 unfinished", "scheme dcqcn"]);
+    assert_has(
+        &String::from_utf8_lossy(&o.stdout),
+        &["flows: 2 done, 0 unfinished", "scheme dcqcn"],
+    );
     assert_eq!(read(&c.path("sc/deep/out/fct.csv")).lines().count(), 3);
 }
 
@@ -835,7 +857,10 @@ fn import_ns3_link_down_is_unsupported() {
 fn import_ns3_refuses_broken_reference_defaults() {
     let c = ns3_case(&[("RP_TIMER 300.7\n", "")]);
     let e = import_fails(&c);
-    assert_has(&e, &["error: ref/config.txt: RP_TIMER is missing: the reference's built-in default is 0"]);
+    assert_has(
+        &e,
+        &["error: ref/config.txt: RP_TIMER is missing: the reference's built-in default is 0"],
+    );
     let c = ns3_case(&[("RP_TIMER 300.7", "RP_TIMER 0.5")]);
     let e = import_fails(&c);
     assert_has(&e, &["error: ref/config.txt:15: RP_TIMER 0.5: truncates to 0 µs"]);
@@ -859,7 +884,11 @@ fn compare_case() -> Case {
     let mut o = String::from(FCT_HEADER);
     o.push('\n');
     for k in 1..=10u64 {
-        r.push_str(&format!("0b000001 0b000101 10000 100 {} 2000000000 {} 1000\n", k * 1000, k * 1000));
+        r.push_str(&format!(
+            "0b000001 0b000101 10000 100 {} 2000000000 {} 1000\n",
+            k * 1000,
+            k * 1000
+        ));
         o.push_str(&format!("{},0,1,{},0,{},900,1,1000\n", k - 1, k * 1000, k * 1050));
     }
     c.write("ref.txt", &r);
@@ -874,8 +903,20 @@ fn compare_ns3_prints_a_table_and_exits_0() {
     // p50 of 1..10 is element 5 = 6; p95 and p99 element 9 = 10.
     let all = out.lines().find(|l| l.starts_with("all ")).expect("`all` row");
     let cols: Vec<&str> = all.split_whitespace().collect();
-    assert_eq!(cols, ["all", "10/10", "6.000", "10.000", "10.000", "6.300", "10.500", "10.500", "+5.0", "+5.0", "+5.0", "PASS"]);
-    assert_has(&out, &["ref p50 / p95 / p99", "23 groups", "wrote cmp/out.csv"]);
+    assert_eq!(
+        cols,
+        [
+            "all", "10/10", "6.000", "10.000", "10.000", "6.300", "10.500", "10.500", "+5.0",
+            "+5.0", "+5.0", "PASS"
+        ]
+    );
+    // Ten flows fill every other size bucket only.
+    assert_has(
+        &out,
+        &["ref p50 / p95 / p99", "12 of 12 groups within tolerance", "wrote cmp/out.csv"],
+    );
+    let empty = out.lines().find(|l| l.starts_with("q0.00-0.05 ")).expect("first bucket");
+    assert!(empty.contains(" 0/0 ") && empty.ends_with("n/a"), "{empty}");
     let small = out.lines().find(|l| l.starts_with("< 100KB")).expect("small row");
     assert!(small.contains("10/10"), "{small}");
     let large = out.lines().find(|l| l.starts_with("> 1MB")).expect("large row");
@@ -902,7 +943,10 @@ fn compare_ns3_bad_input_exits_2() {
     c.write("bad.csv", "flow_id,size_bytes,fct_ns\n0,1000,5\n");
     let o = c.run(&["compare-ns3", "ref.txt", "bad.csv"]);
     assert_eq!(o.status.code(), Some(2));
-    assert_has(&String::from_utf8_lossy(&o.stderr), &["error: bad.csv:1: no `ref_ideal_fct_ns` column"]);
+    assert_has(
+        &String::from_utf8_lossy(&o.stderr),
+        &["error: bad.csv:1: no `ref_ideal_fct_ns` column"],
+    );
     let o = c.run(&["compare-ns3", "ref.txt", "missing.csv"]);
     assert_eq!(o.status.code(), Some(2));
     assert_has(&String::from_utf8_lossy(&o.stderr), &["error: cannot read missing.csv: "]);
