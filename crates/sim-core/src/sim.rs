@@ -1277,9 +1277,9 @@ impl<F: CcFactory> Simulation<F> {
         if qp.done || qp.timer_version[slot as usize] != version {
             return;
         }
+        // As in the reference, a timer changes the rate (and timers) but does not kick the NIC
+        // scheduler: the new rate applies from the next packet the scheduler sends anyway.
         self.with_cc(flow, |cc, ctx| cc.on_timer(ctx, slot as usize));
-        let Slot::Host(h) = self.slots[self.flows[flow].src.idx()] else { unreachable!() };
-        self.host_send(h as usize);
     }
 
     /// Runs a CC callback and applies what it asked for.
