@@ -1,1 +1,44 @@
-//! FCT analysis (being written).
+//! FCT analysis for dcsim: slowdown percentiles per flow-size bucket, summaries, tables, CSV
+//! and plots.
+//!
+//! The pipeline: [`read_fct_csv`] (dcsim's `fct.csv`) → [`buckets_by_quantile`] (equal-count
+//! buckets like the reference `fct_analysis.py`, but keeping the largest flow) or
+//! [`buckets_by_size`] (fixed thresholds such as [`WEBSEARCH_SIZE_EDGES`]) and [`summarize`]
+//! → [`buckets_table`] / [`summary_table`] for a terminal, [`buckets_csv`] / [`summary_csv`]
+//! for files, [`plot_slowdown_by_size`] / [`plot_cdf`] / [`plot_all`] for figures.
+//!
+//! Definitions (HPCC, spec §8): slowdown = `max(1, FCT / ideal FCT)`; the p-th percentile of
+//! `n` sorted values is the element at index `floor(n · p)` ([`percentile`]).
+//!
+//! Unlike the workload and simulation crates, this crate reads and writes files: the FCT
+//! reader and the plot writers take paths (plotters writes images itself).
+//!
+//! ```
+//! use dcsim_analysis::{buckets_by_quantile, parse_fct_csv, summarize};
+//! let csv = "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns\n\
+//!            0,0,1,1000,0,200,100\n1,0,1,5000,0,300,300\n";
+//! let rows = parse_fct_csv(csv.as_bytes(), "fct.csv").unwrap();
+//! let buckets = buckets_by_quantile(&rows, 50).unwrap();
+//! assert_eq!(buckets[0].slowdown.unwrap().p50, 2.0);
+//! assert_eq!(buckets[1].label, "5K");
+//! assert_eq!(summarize(&rows).groups[0].count, 2);
+//! ```
+#![warn(missing_docs)]
+
+mod error;
+mod fct;
+mod plot;
+mod report;
+mod stats;
+
+pub use error::AnalysisError;
+pub use fct::{
+    parse_fct_csv, read_fct_csv, use_reference_ideal, FctRow, OPTIONAL_COLUMNS, REQUIRED_COLUMNS,
+};
+pub use plot::{plot_all, plot_cdf, plot_slowdown_by_size, CdfMetric, SlowdownPercentile};
+pub use report::{buckets_csv, buckets_table, reference_table, summary_csv, summary_table};
+pub use stats::{
+    buckets_by_quantile, buckets_by_size, percentile, size_label, summarize, Bucket, GroupStats,
+    GroupSummary, Percentiles, Summary, HADOOP_SIZE_EDGES, LARGE_FLOW_BYTES, SMALL_FLOW_BYTES,
+    WEBSEARCH_SIZE_EDGES,
+};

@@ -1,0 +1,317 @@
+//! Piecewise-linear flow-size distributions in the reference generator's CDF format.
+
+use rand::Rng;
+
+use crate::error::WorkloadError;
+
+/// The built-in workloads: (name, CDF text). The texts are the files of the reference
+/// repository's `traffic_gen/` folder (see `data/README.md`).
+const BUILTINS: [(&str, &str); 4] = [
+    ("websearch", include_str!("../data/WebSearch_distribution.txt")),
+    ("hadoop", include_str!("../data/FbHdp_distribution.txt")),
+    ("alistorage2019", include_str!("../data/AliStorage2019.txt")),
+    ("googlerpc2008", include_str!("../data/GoogleRPC2008.txt")),
+];
+
+/// A flow-size distribution given by points `(size in bytes, cumulative percent)` and
+/// linear interpolation between them, exactly as the reference `traffic_gen.py` reads it.
+///
+/// A valid CDF (spec §7) has at least two points, the first at 0 %, the last at 100 %, and
+/// both columns strictly increasing; sizes are finite and `>= 0`. The first size need not be 0.
+///
+/// ```
+/// use dcsim_workload::Cdf;
+/// let cdf = Cdf::parse("0 0\n100 50\n300 100\n").unwrap();
+/// assert_eq!(cdf.mean(), 125.0); // 50 % around 50 B, 50 % around 200 B
+/// assert_eq!(Cdf::builtin("websearch").unwrap().mean(), 1_711_250.0);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cdf {
+    /// `(size, percent)`, validated.
+    points: Vec<(f64, f64)>,
+}
+
+impl Cdf {
+    /// Parses CDF text: one point per line, `<size> <cumulative percent>` separated by
+    /// whitespace. Blank lines and lines starting with `#` are skipped (they still count for
+    /// the line numbers in errors).
+    ///
+    /// # Errors
+    /// A [`WorkloadError`] `Cdf*` variant naming the 1-based line of the first problem.
+    pub fn parse(text: &str) -> Result<Cdf, WorkloadError> {
+        let mut points = Vec::new();
+        let mut lines = Vec::new(); // line number of each point
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let t = raw.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let fields: Vec<&str> = t.split_whitespace().collect();
+            let syntax = || WorkloadError::CdfSyntax { line, text: raw.to_string() };
+            let [size, percent] = fields[..] else {
+                return Err(syntax());
+            };
+            let size: f64 = size.parse().map_err(|_| syntax())?;
+            let percent: f64 = percent.parse().map_err(|_| syntax())?;
+            for (column, value) in [("size", size), ("percent", percent)] {
+                if !value.is_finite() || value < 0.0 {
+                    return Err(WorkloadError::CdfBadNumber { line, column, value });
+                }
+            }
+            if let Some(&(prev_size, prev_percent)) = points.last() {
+                if percent <= prev_percent {
+                    return Err(WorkloadError::CdfNotIncreasing {
+                        line,
+                        column: "percent",
+                        previous: prev_percent,
+                        value: percent,
+                    });
+                }
+                if size <= prev_size {
+                    return Err(WorkloadError::CdfNotIncreasing {
+                        line,
+                        column: "size",
+                        previous: prev_size,
+                        value: size,
+                    });
+                }
+            } else if percent != 0.0 {
+                return Err(WorkloadError::CdfFirstNotZero { line, percent });
+            }
+            points.push((size, percent));
+            lines.push(line);
+        }
+        if points.len() < 2 {
+            return Err(WorkloadError::CdfTooFewPoints { found: points.len() });
+        }
+        let (_, last) = points[points.len() - 1];
+        if last != 100.0 {
+            return Err(WorkloadError::CdfLastNotHundred {
+                line: lines[lines.len() - 1],
+                percent: last,
+            });
+        }
+        Ok(Cdf { points })
+    }
+
+    /// A built-in workload by name (see [`Cdf::builtin_names`]): `websearch` (DCTCP web
+    /// search), `hadoop` (Facebook Hadoop, `FbHdp_distribution.txt`), `alistorage2019`,
+    /// `googlerpc2008`. Names are matched case-insensitively.
+    ///
+    /// # Errors
+    /// [`WorkloadError::UnknownWorkload`] listing the known names.
+    pub fn builtin(name: &str) -> Result<Cdf, WorkloadError> {
+        let text = BUILTINS
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, t)| *t)
+            .ok_or_else(|| WorkloadError::UnknownWorkload {
+                name: name.to_string(),
+                known: Self::builtin_names().to_vec(),
+            })?;
+        Ok(Cdf::parse(text).expect("built-in CDFs are valid (tested)"))
+    }
+
+    /// Names accepted by [`Cdf::builtin`], in a fixed order.
+    pub fn builtin_names() -> &'static [&'static str] {
+        const NAMES: [&str; 4] = [BUILTINS[0].0, BUILTINS[1].0, BUILTINS[2].0, BUILTINS[3].0];
+        &NAMES
+    }
+
+    /// The raw text of a built-in workload, in the reference file format (for writing it out).
+    pub fn builtin_text(name: &str) -> Option<&'static str> {
+        BUILTINS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, t)| *t)
+    }
+
+    /// The validated points `(size in bytes, cumulative percent)`.
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.points
+    }
+
+    /// The largest size (the size at 100 %).
+    pub fn max_size(&self) -> f64 {
+        self.points[self.points.len() - 1].0
+    }
+
+    /// Mean flow size in bytes by the trapezoid rule, the exact mean of the piecewise-linear
+    /// distribution, computed in the reference's order:
+    /// `sum((x_i + x_{i-1}) / 2 * (y_i - y_{i-1})) / 100`.
+    ///
+    /// (Sampled sizes are truncated to whole bytes, so their mean is about 0.5 B lower.)
+    pub fn mean(&self) -> f64 {
+        let mut s = 0.0;
+        let (mut last_x, mut last_y) = self.points[0];
+        for &(x, y) in &self.points[1..] {
+            s += (x + last_x) / 2.0 * (y - last_y);
+            last_x = x;
+            last_y = y;
+        }
+        s / 100.0
+    }
+
+    /// The size at cumulative percent `percent` (0..=100) by linear interpolation, with the
+    /// reference's segment choice (the first point `i >= 1` with `percent <= y_i`) and float
+    /// operation order `x0 + (x1 - x0) / (y1 - y0) * (percent - y0)`. Percents outside
+    /// 0..=100 are clamped.
+    pub fn value_at_percent(&self, percent: f64) -> f64 {
+        let y = percent.clamp(0.0, 100.0);
+        for w in self.points.windows(2) {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            if y <= y1 {
+                return x0 + (x1 - x0) / (y1 - y0) * (y - y0);
+            }
+        }
+        self.max_size()
+    }
+
+    /// The cumulative probability (0..=1) of a size: `P(X <= size)` for the continuous
+    /// piecewise-linear distribution (0 below the first point, 1 from the last on).
+    pub fn probability_le(&self, size: f64) -> f64 {
+        let (first_x, _) = self.points[0];
+        if size < first_x {
+            return 0.0;
+        }
+        for w in self.points.windows(2) {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            if size <= x1 {
+                return (y0 + (y1 - y0) / (x1 - x0) * (size - x0)) / 100.0;
+            }
+        }
+        1.0
+    }
+
+    /// Draws one flow size exactly like the reference: `r = U[0,1) * 100` (one `f64` draw),
+    /// [`Cdf::value_at_percent`]`(r)`, truncated to an integer; results `<= 0` become 1.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        let r: f64 = rng.gen::<f64>() * 100.0;
+        let v = self.value_at_percent(r).trunc();
+        if v <= 0.0 {
+            1
+        } else {
+            v as u64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn builtins_parse_and_have_the_reference_means() {
+        // Means from spec §7 (trapezoid rule).
+        let expect =
+            [("websearch", 1_711_250.0), ("hadoop", 120_420.75), ("alistorage2019", 40_869.8)];
+        for (name, mean) in expect {
+            let m = Cdf::builtin(name).unwrap().mean();
+            assert!((m - mean).abs() < 1e-6, "{name}: {m}");
+        }
+        let g = Cdf::builtin("googlerpc2008").unwrap();
+        assert_eq!(g.points().len(), 843);
+        assert_eq!(g.max_size(), 15_158_197.0);
+        assert!((g.mean() - 2891.6).abs() < 0.1, "{}", g.mean());
+        for name in Cdf::builtin_names() {
+            assert!(Cdf::builtin(name).is_ok());
+            assert!(Cdf::builtin_text(name).is_some());
+        }
+        assert!(Cdf::builtin("WebSearch").is_ok());
+    }
+
+    #[test]
+    fn unknown_builtin_lists_the_names() {
+        let e = Cdf::builtin("datamining").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown built-in workload \"datamining\"; known: websearch, hadoop, \
+             alistorage2019, googlerpc2008"
+        );
+    }
+
+    #[test]
+    fn interpolation_matches_hand_values() {
+        let cdf = Cdf::builtin("websearch").unwrap();
+        // 50 % lies in the segment (50000, 40) .. (80000, 53): 50000 + 30000/13*10.
+        assert!((cdf.value_at_percent(50.0) - 73_076.923_076_923).abs() < 1e-6);
+        assert_eq!(cdf.value_at_percent(0.0), 0.0);
+        assert_eq!(cdf.value_at_percent(100.0), 30_000_000.0);
+        assert_eq!(cdf.value_at_percent(15.0), 10_000.0);
+        assert!((cdf.probability_le(73_076.923_076_923) - 0.5).abs() < 1e-12);
+        assert_eq!(cdf.probability_le(-1.0), 0.0);
+        assert_eq!(cdf.probability_le(4e7), 1.0);
+    }
+
+    #[test]
+    fn samples_are_never_zero() {
+        // Every draw below 1 % maps to a size below 1 byte here, which becomes 1.
+        let cdf = Cdf::parse("0 0\n1 1\n100 100").unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut ones = 0;
+        for _ in 0..10_000 {
+            let s = cdf.sample(&mut rng);
+            assert!((1..=99).contains(&s), "{s}");
+            ones += usize::from(s == 1);
+        }
+        // P(size == 1) = P(X < 2) = 2 %.
+        assert!((100..=300).contains(&ones), "{ones}");
+    }
+
+    fn err(text: &str) -> String {
+        Cdf::parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn validation_errors_name_the_line() {
+        assert_eq!(
+            err("0 0\n10 50\n5 100\n"),
+            "line 3: size must strictly increase, but 5 follows 10"
+        );
+        assert_eq!(
+            err("0 0\n10 50\n20 50\n30 100\n"),
+            "line 3: percent must strictly increase, but 50 follows 50"
+        );
+        assert_eq!(
+            err("0 0\n10 50\n20 99\n"),
+            "line 3: the last point must be at 100 %, found 99 %"
+        );
+        assert_eq!(
+            err("# c\n\n0 5\n10 100\n"),
+            "line 3: the first point must be at 0 %, found 5 %"
+        );
+        assert_eq!(
+            err("0 0\n10 x\n"),
+            "line 2: expected `<size> <cumulative percent>`, found \"10 x\""
+        );
+        assert_eq!(
+            err("0 0\n10 20 30\n"),
+            "line 2: expected `<size> <cumulative percent>`, found \"10 20 30\""
+        );
+        assert_eq!(err("0 0\nNaN 50\n"), "line 2: size must be a finite number >= 0, found NaN");
+        assert_eq!(err("-1 0\n10 100\n"), "line 1: size must be a finite number >= 0, found -1");
+        assert_eq!(err("0 0\n10 inf\n"), "line 2: percent must be a finite number >= 0, found inf");
+        assert_eq!(
+            err("0 0\n10 50\n20 101\n"),
+            "line 3: the last point must be at 100 %, found 101 %"
+        );
+        assert_eq!(
+            err("0 0\n"),
+            "a CDF needs at least two points (the first at 0 %, the last at 100 %), found 1"
+        );
+        assert_eq!(
+            err(""),
+            "a CDF needs at least two points (the first at 0 %, the last at 100 %), found 0"
+        );
+    }
+
+    #[test]
+    fn first_size_may_be_positive() {
+        let cdf = Cdf::parse("100 0\n200 100").unwrap();
+        assert_eq!(cdf.mean(), 150.0);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for _ in 0..1000 {
+            assert!((100..200).contains(&cdf.sample(&mut rng)));
+        }
+    }
+}
