@@ -162,9 +162,9 @@ pub trait CongestionControl {
 }
 
 /// A congestion-control scheme: chosen once per run, builds per-flow state.
-pub trait CcFactory {
-    /// Per-flow state.
-    type Cc: CongestionControl;
+pub trait CcFactory: Sync {
+    /// Per-flow state (`Send`, so that shards can run on other threads).
+    type Cc: CongestionControl + Send;
     /// The scheme's name as used in scenarios.
     fn name(&self) -> &str;
     /// Which in-band header area data packets carry (and whether switches stamp INT).

@@ -39,16 +39,19 @@
 
 pub mod cc;
 pub mod config;
+mod engine;
 pub mod event;
 pub mod ids;
 mod mmu;
 pub mod network;
 pub mod packet;
+pub mod partition;
 pub mod paths;
 pub mod results;
 mod sim;
 pub mod telemetry;
 pub mod units;
 
+pub use partition::Partition;
 pub use results::{Counters, FlowResult, RunSummary};
 pub use sim::{PortStats, SimError, Simulation};

@@ -70,6 +70,44 @@ pub struct Counters {
     pub frames_transmitted: u64,
 }
 
+impl Counters {
+    /// Adds another set of counters (e.g. another shard's) to this one.
+    pub fn add(&mut self, o: &Counters) {
+        let Counters {
+            events,
+            data_packets_sent,
+            data_bytes_sent,
+            data_bytes_delivered,
+            data_bytes_dropped,
+            data_bytes_retransmitted,
+            acks_sent,
+            nacks_sent,
+            mmu_drops,
+            no_route_drops,
+            link_losses,
+            pfc_pauses,
+            pfc_resumes,
+            ecn_marks,
+            frames_transmitted,
+        } = *o;
+        self.events += events;
+        self.data_packets_sent += data_packets_sent;
+        self.data_bytes_sent += data_bytes_sent;
+        self.data_bytes_delivered += data_bytes_delivered;
+        self.data_bytes_dropped += data_bytes_dropped;
+        self.data_bytes_retransmitted += data_bytes_retransmitted;
+        self.acks_sent += acks_sent;
+        self.nacks_sent += nacks_sent;
+        self.mmu_drops += mmu_drops;
+        self.no_route_drops += no_route_drops;
+        self.link_losses += link_losses;
+        self.pfc_pauses += pfc_pauses;
+        self.pfc_resumes += pfc_resumes;
+        self.ecn_marks += ecn_marks;
+        self.frames_transmitted += frames_transmitted;
+    }
+}
+
 /// Summary of a finished [`crate::Simulation::run`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct RunSummary {

@@ -1,33 +1,43 @@
-//! The simulation: nodes, links and the event loop.
+//! The simulation: set-up, partitioning and the run loop.
 //!
 //! # Event model
-//! Events are a closed enum ([`Event`]) in one [`EventQueue`]. A node's state changes only in
-//! its own events: a packet fully received on one of its ports ([`Event::Arrive`]), one of its
-//! ports finishing a transmission ([`Event::TxDone`]), or one of its timers (flow start, NIC
-//! pacing wake-up, congestion-control timers). Nodes influence each other only by putting
-//! packets on links, which arrive one propagation delay after their last bit is sent.
+//! Events are a closed enum in one event queue per shard (see `engine.rs`). A node's state
+//! changes only in its own events: a packet fully received on one of its ports, one of its
+//! ports finishing a transmission, or one of its timers (flow start, NIC pacing wake-up,
+//! congestion-control timers). Nodes influence each other only by putting packets on links,
+//! which arrive at least one propagation delay after their last bit is sent.
 //!
 //! # Determinism
 //! Ties at equal times are broken by `seq = (counter << 24) | node`, where `counter` counts the
 //! events the *scheduling* node has scheduled so far. A node's events for one instant therefore
-//! run in the order it scheduled them, and nothing depends on a global counter, so a later
-//! partitioned engine can reproduce this order exactly. Random draws (ECN marking, link loss)
-//! come from one ChaCha stream per (node, port) seeded from the run seed.
+//! run in the order it scheduled them, and nothing depends on a global counter. Random draws
+//! (ECN marking, link loss, PINT rounding) come from one ChaCha stream per (node, port) seeded
+//! from the run seed.
+//!
+//! # Parallel runs
+//! A [`Partition`] assigns nodes to shards. Shards advance in conservative windows: with `L`
+//! the smallest propagation delay of a link between two shards (the lookahead) and `t` the
+//! earliest pending event anywhere, every shard processes its events before `t + L`, in
+//! parallel; nothing it sends to another shard can arrive before `t + L`. At the window boundary
+//! packets that crossed shards are delivered with the `(time, seq)` key they were given when
+//! sent. Each node therefore sees exactly the same sequence of events for any partitioning and
+//! any thread count, and the results are identical to a sequential run.
 
 use std::collections::VecDeque;
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
-use crate::cc::{CcCtx, CcFactory, CongestionControl, Feedback, FlowInit, TimerOp, MAX_TIMERS};
+use crate::cc::{CcFactory, MAX_TIMERS};
 use crate::config::{FlowSpec, SimConfig, WindowMode};
+use crate::engine::{FlowMeta, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort};
 use crate::event::{BinaryHeapQueue, EventQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
-use crate::mmu::{Admit, Mmu, QUEUES};
+use crate::mmu::{Mmu, QUEUES};
 use crate::network::{Network, NodeKind, RoutingTable};
-use crate::packet::{
-    HeaderMode, IntHop, IntStack, Packet, PacketKind, DATA_BASE_HEADER, PFC_FRAME,
-};
+use crate::packet::{HeaderMode, PacketKind, DATA_BASE_HEADER};
+use crate::partition::Partition;
 use crate::paths::{self, Hop};
 use crate::results::{Counters, FlowResult, RunSummary};
 use crate::telemetry::{PortUtil, UtilCodec};
@@ -102,6 +112,14 @@ pub enum SimError {
     /// The PINT log base must be a finite number above 1.
     #[error("PINT log base must be greater than 1, got {0}")]
     BadPintBase(f64),
+    /// A partition must assign every node.
+    #[error("the partition assigns {assigned} nodes but the network has {nodes}")]
+    PartitionSize {
+        /// Nodes in the network.
+        nodes: usize,
+        /// Nodes in the partition.
+        assigned: usize,
+    },
     /// The routing table was built for another host count.
     #[error("routing table is for {table} hosts but the network has {network}")]
     RoutingMismatch {
@@ -123,150 +141,22 @@ pub struct PortStats {
     pub tx_data_frames: u64,
 }
 
-/// Events. Compact (16 bytes): packets live in a pool and are named by index.
-#[derive(Clone, Copy, Debug)]
-enum Event {
-    /// The packet at the head of the link leaving `port` of `node` has been fully received by
-    /// the node at the other end. (Packets on a link arrive in order, so only the head of each
-    /// link's in-flight FIFO sits in the event queue.)
-    Arrive { node: u32, port: u16 },
-    /// `port` of `node` finished transmitting.
-    TxDone { node: u32, port: u16 },
-    /// Flow `flow` starts (at its source host).
-    FlowStart { flow: u32 },
-    /// NIC pacing wake-up at host `node` (stale unless `version` matches).
-    NicWake { node: u32, version: u32 },
-    /// Congestion-control timer `slot` of flow `flow` (stale unless `version` matches).
-    CcTimer { flow: u32, slot: u8, version: u32 },
-}
-
-/// Transmit side of one port, common to hosts and switches.
-struct Link {
-    rate: BitsPerSec,
-    delay: Duration,
-    peer: u32,
-    peer_port: u16,
-    loss: f64,
-    /// The port is transmitting until this time.
-    busy_until: Time,
-    /// A `TxDone` event is pending for this port (switch ports schedule one only when frames
-    /// wait behind the one on the wire).
-    txdone_pending: bool,
-    /// Priorities paused by PFC frames received on this port.
-    paused: [bool; QUEUES],
-    /// Bytes transmitted so far (INT `tx_bytes`).
-    tx_bytes: u64,
-    /// Frames transmitted so far.
-    tx_frames: u64,
-    /// Data frames transmitted so far.
-    tx_data_frames: u64,
-    /// Frames on the wire towards the peer: (arrival time, event seq, packet), in order.
-    flight: VecDeque<(Time, u64, u32)>,
-    rng: ChaCha8Rng,
-}
-
-/// A switch egress port.
-struct SwitchPort {
-    link: Link,
-    queues: [VecDeque<u32>; QUEUES],
-    rr_last: usize,
-    /// Bytes queued over all priorities (INT `qlen`).
-    queued: u64,
-    /// PINT utilisation EWMA (HPCC-PINT only).
-    util: PortUtil,
-    ecn: Option<(u64, u64, f64)>,
-}
-
-struct Switch {
-    node: u32,
-    ports: Vec<SwitchPort>,
-    mmu: Mmu,
-    hash_seed: u32,
-}
-
-/// Sender state of one flow (queue pair).
-struct Qp<C> {
-    size: u64,
-    snd_nxt: u64,
-    snd_una: u64,
-    /// Highest byte ever sent (for retransmission accounting).
-    high: u64,
-    rate: BitsPerSec,
-    max_rate: BitsPerSec,
-    win: u64,
-    next_avail: Time,
-    last_pkt_size: u32,
-    pg: u8,
-    done: bool,
-    cc: Option<C>,
-    timer_version: [u32; MAX_TIMERS],
-}
-
-/// Receiver state of one flow.
-#[derive(Clone, Copy, Default)]
-struct Rx {
-    expected: u64,
-    nack_timer: Time,
-    last_nack: u64,
-}
-
-struct Host<C> {
-    node: u32,
-    link: Link,
-    ack_fifo: VecDeque<u32>,
-    /// Queue pairs in round-robin order (flow ids), including finished ones not yet compacted.
-    active: Vec<u32>,
-    rr_last: usize,
-    wake: Option<Time>,
-    wake_version: u32,
-    _cc: std::marker::PhantomData<C>,
-}
-
-/// Static per-flow facts.
-struct FlowMeta {
-    hash_fwd: [u32; 3],
-    hash_rev: [u32; 3],
-    base_rtt: Duration,
-    bdp: u64,
-}
-
-#[derive(Clone, Copy)]
-enum Slot {
-    Host(u32),
-    Switch(u32),
-}
-
-/// A simulation run: build with [`Simulation::new`], then [`Simulation::run`].
+/// A simulation run: build with [`Simulation::new`] (or [`Simulation::with_partition`] for a
+/// parallel run), then [`Simulation::run`].
 pub struct Simulation<F: CcFactory> {
-    cfg: SimConfig,
-    net: Network,
-    routes: RoutingTable,
-    header: HeaderMode,
-    /// PINT codec, the EWMA window (max base RTT, ps) and whether the digest is one byte, in
-    /// [`HeaderMode::Pint`].
-    pint: Option<(UtilCodec, u64, bool)>,
-    factory: F,
+    shared: Shared<F>,
+    shards: Vec<Shard<F>>,
+    lookahead: Duration,
+    fallback: Option<String>,
+    threads: usize,
+    pool: Option<rayon::ThreadPool>,
     now: Time,
-    queue: BinaryHeapQueue<Event>,
-    node_seq: Vec<u64>,
-    slots: Vec<Slot>,
-    hosts: Vec<Host<F::Cc>>,
-    switches: Vec<Switch>,
-    pool: Vec<Packet>,
-    free: Vec<u32>,
-    flows: Vec<FlowSpec>,
-    meta: Vec<FlowMeta>,
-    qps: Vec<Qp<F::Cc>>,
-    rx: Vec<Rx>,
     results: Vec<FlowResult>,
-    /// Flow starts not yet in the event queue, latest first: (start, seq, flow).
-    pending_starts: Vec<(Time, u64, u32)>,
     counters: Counters,
-    done: usize,
 }
 
 /// The reference's host IP address for a node id (spec §6.1), used in ECMP hash keys.
-fn node_ip(n: NodeId) -> u32 {
+pub(crate) fn node_ip(n: NodeId) -> u32 {
     0x0b00_0001 + ((n.0 / 256) << 16) + ((n.0 % 256) << 8)
 }
 
@@ -293,19 +183,20 @@ pub(crate) fn murmur3_32(key: &[u32; 3], seed: u32) -> u32 {
 }
 
 /// SplitMix64 finalizer, to derive independent seeds.
-fn mix64(mut z: u64) -> u64 {
+pub(crate) fn mix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
 
-fn port_rng(seed: u64, node: u32, port: usize) -> ChaCha8Rng {
+pub(crate) fn port_rng(seed: u64, node: u32, port: usize) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(mix64(seed ^ mix64(((node as u64) << 20) | port as u64)))
 }
 
 impl<F: CcFactory> Simulation<F> {
-    /// Builds a run. Fails if the flows or config do not fit the network.
+    /// Builds a sequential run (one shard). Fails if the flows or config do not fit the
+    /// network.
     pub fn new(
         net: Network,
         routes: RoutingTable,
@@ -313,6 +204,29 @@ impl<F: CcFactory> Simulation<F> {
         flows: Vec<FlowSpec>,
         factory: F,
     ) -> Result<Self, SimError> {
+        let part = Partition::single(net.node_count());
+        Self::with_partition(net, routes, cfg, flows, factory, part)
+    }
+
+    /// Builds a run whose nodes are split into shards by `part`, to be run on several threads
+    /// ([`Self::set_threads`]). Results are identical to [`Self::new`]'s for any partition. If
+    /// a link between two shards has zero propagation delay there is no lookahead; the run
+    /// then falls back to one shard and [`Self::fallback`] says why.
+    pub fn with_partition(
+        net: Network,
+        routes: RoutingTable,
+        cfg: SimConfig,
+        flows: Vec<FlowSpec>,
+        factory: F,
+        part: Partition,
+    ) -> Result<Self, SimError> {
+        if part.assignment().len() != net.node_count() {
+            return Err(SimError::PartitionSize {
+                nodes: net.node_count(),
+                assigned: part.assignment().len(),
+            });
+        }
+        let (part, lookahead, fallback) = part.with_lookahead(&net);
         if cfg.nic.mtu == 0 {
             return Err(SimError::Zero("nic.mtu"));
         }
@@ -331,9 +245,11 @@ impl<F: CcFactory> Simulation<F> {
         let header = factory.header_mode();
         let n = net.node_count();
         let nic_rate = net.hosts().first().map(|&h| net.nic_rate(h)).unwrap_or_default();
-        let mut slots = Vec::with_capacity(n);
-        let mut hosts = Vec::new();
-        let mut switches = Vec::new();
+        let nshards = part.shards();
+        let mut place = Vec::with_capacity(n);
+        let mut hosts: Vec<Vec<Host<F::Cc>>> = (0..nshards).map(|_| Vec::new()).collect();
+        let mut switches: Vec<Vec<Switch>> = (0..nshards).map(|_| Vec::new()).collect();
+        let mut hash_seeds = vec![0u32; n];
         let link_of = |node: usize, p: usize| {
             let port = &net.ports(NodeId::from_idx(node))[p];
             Link {
@@ -354,9 +270,11 @@ impl<F: CcFactory> Simulation<F> {
         };
         for (i, kind) in net.kinds().iter().enumerate() {
             let node = NodeId::from_idx(i);
+            let shard = part.assignment()[i];
+            let (hosts, switches) = (&mut hosts[shard as usize], &mut switches[shard as usize]);
             match kind {
                 NodeKind::Host => {
-                    slots.push(Slot::Host(hosts.len() as u32));
+                    place.push(Place { shard, slot: Slot::Host(hosts.len() as u32) });
                     hosts.push(Host {
                         node: i as u32,
                         link: link_of(i, 0),
@@ -404,12 +322,13 @@ impl<F: CcFactory> Simulation<F> {
                     }
                     let geometry: Vec<(BitsPerSec, u64)> =
                         net.ports(node).iter().map(|p| (p.rate, p.delay.as_ps())).collect();
-                    slots.push(Slot::Switch(switches.len() as u32));
+                    place.push(Place { shard, slot: Slot::Switch(switches.len() as u32) });
+                    hash_seeds[i] = (i as u32) ^ (mix64(cfg.seed) as u32);
                     switches.push(Switch {
                         node: i as u32,
                         ports,
                         mmu: Mmu::new(&cfg.switch, &geometry, nic_rate),
-                        hash_seed: (i as u32) ^ (mix64(cfg.seed) as u32),
+                        hash_seed: hash_seeds[i],
                     });
                 }
             }
@@ -452,10 +371,7 @@ impl<F: CcFactory> Simulation<F> {
             let (sip, dip) = (node_ip(f.src), node_ip(f.dst));
             let hash_fwd = [sip, dip, sp as u32 | ((f.dport as u32) << 16)];
             let hash_rev = [dip, sip, f.dport as u32 | ((sp as u32) << 16)];
-            let seed_of = |node: NodeId| match slots[node.idx()] {
-                Slot::Switch(s) => switches[s as usize].hash_seed,
-                Slot::Host(_) => 0,
-            };
+            let seed_of = |node: NodeId| hash_seeds[node.idx()];
             let no_route = SimError::NoRoute { flow: f.id, src: f.src, dst: f.dst };
             let fwd = paths::walk(&net, &routes, f.src, f.dst, |node, c| {
                 (murmur3_32(&hash_fwd, seed_of(node)) as usize) % c.len()
@@ -499,7 +415,7 @@ impl<F: CcFactory> Simulation<F> {
                 ref_ideal_fct: ref_ideal,
             });
         }
-        let rx = vec![Rx::default(); flows.len()];
+        let nflows = flows.len();
         let pint = if header == HeaderMode::Pint {
             let b = cfg.pint_log_base;
             if !(b.is_finite() && b > 1.0) {
@@ -510,73 +426,156 @@ impl<F: CcFactory> Simulation<F> {
         } else {
             None
         };
-        let mut sim = Simulation {
-            header,
-            pint,
-            factory,
-            now: Time::ZERO,
-            queue: BinaryHeapQueue::with_capacity(1024),
-            node_seq: vec![0; n],
-            slots,
-            hosts,
-            switches,
-            pool: Vec::new(),
-            free: Vec::new(),
-            flows,
-            meta,
-            qps,
-            rx,
-            results,
-            pending_starts: Vec::new(),
-            counters: Counters::default(),
-            done: 0,
-            net,
-            routes,
-            cfg,
-        };
-        // Flow starts are keyed as if each source host had scheduled them at set-up, but only
-        // the earliest sits in the event queue; the next is pushed when it fires.
-        let mut starts: Vec<(Time, u64, u32)> = (0..sim.flows.len())
-            .map(|i| {
-                let f = sim.flows[i];
-                (f.start, sim.next_seq(f.src.0), i as u32)
+        let shared = Shared { cfg, net, routes, header, pint, factory, flows, meta, place };
+        let mut qps = Some(qps);
+        let mut shards: Vec<Shard<F>> = hosts
+            .into_iter()
+            .zip(switches)
+            .enumerate()
+            .map(|(id, (hosts, switches))| {
+                // Each shard keeps a full, flow-indexed copy of the queue-pair table and uses
+                // only its own flows' entries (the last shard takes the original).
+                let qps = if id + 1 == nshards {
+                    qps.take().expect("moved once")
+                } else {
+                    qps.as_ref().expect("not yet moved").iter().map(Qp::unstarted_copy).collect()
+                };
+                Shard {
+                    id: id as u32,
+                    now: Time::ZERO,
+                    queue: BinaryHeapQueue::with_capacity(1024),
+                    node_seq: vec![0; n],
+                    hosts,
+                    switches,
+                    pool: Vec::new(),
+                    free: Vec::new(),
+                    qps,
+                    rx: vec![Rx::default(); nflows],
+                    fct: vec![None; nflows],
+                    pending_starts: Vec::new(),
+                    counters: Counters::default(),
+                    done: 0,
+                    outbox: Vec::new(),
+                }
             })
             .collect();
-        starts.sort_unstable();
-        starts.reverse();
-        sim.pending_starts = starts;
-        sim.push_next_start();
-        Ok(sim)
+        // Flow starts are keyed as if each source host had scheduled them at set-up, but only
+        // the earliest of each shard sits in its event queue; the next is pushed when it fires.
+        let mut starts: Vec<Vec<(Time, u64, u32)>> = vec![Vec::new(); nshards];
+        for (i, f) in shared.flows.iter().enumerate() {
+            let s = shared.place[f.src.idx()].shard as usize;
+            let seq = shards[s].next_seq(f.src.0);
+            starts[s].push((f.start, seq, i as u32));
+        }
+        for (shard, mut st) in shards.iter_mut().zip(starts) {
+            st.sort_unstable();
+            st.reverse();
+            shard.pending_starts = st;
+            shard.push_next_start();
+        }
+        Ok(Simulation {
+            shared,
+            shards,
+            lookahead,
+            fallback,
+            threads: 1,
+            pool: None,
+            now: Time::ZERO,
+            results,
+            counters: Counters::default(),
+        })
+    }
+
+    /// Runs on `threads` worker threads (1 = on the calling thread). Results do not depend on
+    /// it. Only useful with more than one shard.
+    ///
+    /// # Panics
+    /// If `threads` is 0 or the thread pool cannot be created.
+    pub fn set_threads(&mut self, threads: usize) {
+        assert!(threads > 0, "at least one thread");
+        self.threads = threads;
+        self.pool = (threads > 1 && self.shards.len() > 1).then(|| {
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool")
+        });
+    }
+
+    /// Number of shards the nodes are split into.
+    pub fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The window length of the parallel engine: the smallest propagation delay of a link
+    /// between two shards (zero with one shard).
+    pub fn lookahead(&self) -> Duration {
+        self.lookahead
+    }
+
+    /// Why the requested partition was replaced by a single shard, if it was.
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
     }
 
     /// Runs until every event is processed or the stop time is reached.
     pub fn run(&mut self) -> RunSummary {
-        self.run_until(self.cfg.stop_time)
+        self.run_until(self.shared.cfg.stop_time)
     }
 
     /// Processes every event up to and including time `t` (capped at the stop time), then
     /// leaves the clock at `t` if events remain, so that a caller can step a run and inspect
     /// it in between ([`Self::queue_bytes`], [`Self::flow_acked`], [`Self::port_stats`]).
     pub fn run_until(&mut self, t: Time) -> RunSummary {
-        let stop = t.min(self.cfg.stop_time);
-        while let Some(at) = self.queue.peek_time() {
-            if at > stop {
-                break;
+        let stop = t.min(self.shared.cfg.stop_time);
+        let sh = &self.shared;
+        if self.shards.len() == 1 {
+            self.shards[0].run_window(sh, Time::MAX, stop);
+        } else {
+            loop {
+                let next = self.shards.iter_mut().filter_map(|s| s.queue.peek_time()).min();
+                let Some(next) = next else { break };
+                if next > stop {
+                    break;
+                }
+                let end = next + self.lookahead;
+                match &self.pool {
+                    Some(pool) => pool.install(|| {
+                        self.shards.par_iter_mut().for_each(|s| s.run_window(sh, end, stop))
+                    }),
+                    None => self.shards.iter_mut().for_each(|s| s.run_window(sh, end, stop)),
+                }
+                // Deliver packets that crossed shards (their keys fix their order).
+                let mut crossings = Vec::new();
+                for s in &mut self.shards {
+                    crossings.append(&mut s.outbox);
+                }
+                for c in crossings {
+                    let target = c.shard as usize;
+                    self.shards[target].ingest(c);
+                }
             }
-            let (at, _, ev) = self.queue.pop().expect("peeked");
-            self.now = at;
-            self.counters.events += 1;
-            self.dispatch(ev);
         }
-        if !self.queue.is_empty() {
-            self.now = self.now.max(stop);
-        }
+        let last = self.shards.iter().map(|s| s.now).max().unwrap_or(Time::ZERO);
+        self.now = if self.has_events() { last.max(stop) } else { last };
+        self.collect();
         self.summary()
+    }
+
+    /// Merges per-shard completions and counters into the run-wide views.
+    fn collect(&mut self) {
+        let mut c = Counters::default();
+        for s in &self.shards {
+            c.add(&s.counters);
+            for (r, f) in self.results.iter_mut().zip(&s.fct) {
+                if f.is_some() {
+                    r.fct = *f;
+                }
+            }
+        }
+        self.counters = c;
     }
 
     /// Whether events remain (the run is not over).
     pub fn has_events(&self) -> bool {
-        !self.queue.is_empty()
+        self.shards.iter().any(|s| !s.queue.is_empty() || !s.outbox.is_empty())
     }
 
     /// The current simulated time.
@@ -584,31 +583,42 @@ impl<F: CcFactory> Simulation<F> {
         self.now
     }
 
+    fn shard_of(&self, node: NodeId) -> (&Shard<F>, Slot) {
+        let p = self.shared.place[node.idx()];
+        (&self.shards[p.shard as usize], p.slot)
+    }
+
     /// Bytes queued at an egress port of a switch, over all priorities (0 for a host).
     pub fn queue_bytes(&self, node: NodeId, port: PortNo) -> u64 {
-        match self.slots[node.idx()] {
-            Slot::Host(_) => 0,
-            Slot::Switch(s) => self.switches[s as usize].ports[port.idx()].queued,
+        match self.shard_of(node) {
+            (_, Slot::Host(_)) => 0,
+            (s, Slot::Switch(i)) => s.switches[i as usize].ports[port.idx()].queued,
         }
+    }
+
+    fn qp(&self, flow: FlowId) -> &Qp<F::Cc> {
+        let src = self.shared.flows[flow.idx()].src;
+        &self.shard_of(src).0.qps[flow.idx()]
     }
 
     /// Bytes of a flow acknowledged so far (its `snd_una`).
     pub fn flow_acked(&self, flow: FlowId) -> u64 {
-        self.qps[flow.idx()].snd_una
+        self.qp(flow).snd_una
     }
 
     /// The current pacing rate of a flow.
     pub fn flow_rate(&self, flow: FlowId) -> BitsPerSec {
-        self.qps[flow.idx()].rate
+        self.qp(flow).rate
     }
 
     /// Summary of the run so far.
     pub fn summary(&self) -> RunSummary {
+        let done: usize = self.shards.iter().map(|s| s.done).sum();
         RunSummary {
             end_time: self.now,
-            events: self.counters.events,
-            flows_done: self.done,
-            flows_unfinished: self.flows.len() - self.done,
+            events: self.shards.iter().map(|s| s.counters.events).sum(),
+            flows_done: done,
+            flows_unfinished: self.shared.flows.len() - done,
         }
     }
 
@@ -624,7 +634,7 @@ impl<F: CcFactory> Simulation<F> {
 
     /// The network being simulated.
     pub fn network(&self) -> &Network {
-        &self.net
+        &self.shared.net
     }
 
     /// Transmit statistics of one port.
@@ -632,12 +642,12 @@ impl<F: CcFactory> Simulation<F> {
     /// # Panics
     /// If the node or port does not exist.
     pub fn port_stats(&self, node: NodeId, port: PortNo) -> PortStats {
-        let link = match self.slots[node.idx()] {
-            Slot::Host(h) => {
+        let link = match self.shard_of(node) {
+            (s, Slot::Host(h)) => {
                 assert_eq!(port.0, 0, "a host has one port");
-                &self.hosts[h as usize].link
+                &s.hosts[h as usize].link
             }
-            Slot::Switch(s) => &self.switches[s as usize].ports[port.idx()].link,
+            (s, Slot::Switch(i)) => &s.switches[i as usize].ports[port.idx()].link,
         };
         PortStats {
             tx_bytes: link.tx_bytes,
@@ -648,693 +658,59 @@ impl<F: CcFactory> Simulation<F> {
 
     /// Name of the congestion-control scheme.
     pub fn scheme(&self) -> &str {
-        self.factory.name()
+        self.shared.factory.name()
     }
 
     /// Packets currently in flight or queued anywhere.
     pub fn packets_in_flight(&self) -> usize {
-        self.pool.len() - self.free.len()
+        self.shards.iter().map(|s| s.pool.len() - s.free.len() + s.outbox.len()).sum()
     }
 
     /// Payload bytes of data packets currently in flight or queued.
     pub fn data_bytes_in_flight(&self) -> u64 {
-        let mut free = vec![false; self.pool.len()];
-        for &f in &self.free {
-            free[f as usize] = true;
+        let mut total = 0;
+        for s in &self.shards {
+            let mut free = vec![false; s.pool.len()];
+            for &f in &s.free {
+                free[f as usize] = true;
+            }
+            total += s
+                .pool
+                .iter()
+                .zip(free)
+                .filter(|(p, f)| !f && p.kind == PacketKind::Data)
+                .map(|(p, _)| p.payload as u64)
+                .sum::<u64>();
+            total += s
+                .outbox
+                .iter()
+                .filter(|c| c.pkt.kind == PacketKind::Data)
+                .map(|c| c.pkt.payload as u64)
+                .sum::<u64>();
         }
-        self.pool
-            .iter()
-            .zip(free)
-            .filter(|(p, f)| !f && p.kind == PacketKind::Data)
-            .map(|(p, _)| p.payload as u64)
-            .sum()
+        total
     }
 
     /// Whether every switch queue and MMU counter is zero, nothing is paused, and no packet is
     /// in flight: the state a lossless fabric must return to once all traffic has drained.
     pub fn is_quiescent(&self) -> bool {
-        self.packets_in_flight() == 0
-            && self.switches.iter().all(|s| {
-                s.mmu.is_idle()
-                    && s.ports.iter().all(|p| {
-                        p.queued == 0
-                            && p.queues.iter().all(|q| q.is_empty())
-                            && p.link.busy_until <= self.now
-                            && p.link.paused.iter().all(|&x| !x)
-                    })
-            })
-            && self.hosts.iter().all(|h| {
-                h.ack_fifo.is_empty()
-                    && h.link.busy_until <= self.now
-                    && h.link.paused.iter().all(|&x| !x)
-            })
-    }
-
-    // ----- scheduling ------------------------------------------------------------------
-
-    #[inline]
-    fn next_seq(&mut self, origin: u32) -> u64 {
-        let c = &mut self.node_seq[origin as usize];
-        let seq = (*c << 24) | origin as u64;
-        *c += 1;
-        seq
-    }
-
-    fn push_next_start(&mut self) {
-        if let Some(&(t, seq, flow)) = self.pending_starts.last() {
-            self.queue.push(t, seq, Event::FlowStart { flow });
-        }
-    }
-
-    #[inline]
-    fn schedule(&mut self, origin: u32, at: Time, ev: Event) {
-        let seq = self.next_seq(origin);
-        self.queue.push(at, seq, ev);
-    }
-
-    #[inline]
-    fn link_mut(&mut self, node: u32, port: u16) -> &mut Link {
-        match self.slots[node as usize] {
-            Slot::Host(h) => &mut self.hosts[h as usize].link,
-            Slot::Switch(s) => &mut self.switches[s as usize].ports[port as usize].link,
-        }
-    }
-
-    #[inline]
-    fn alloc(&mut self, p: Packet) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.pool[i as usize] = p;
-                i
-            }
-            None => {
-                self.pool.push(p);
-                (self.pool.len() - 1) as u32
-            }
-        }
-    }
-
-    #[inline]
-    fn release(&mut self, i: u32) {
-        self.free.push(i);
-    }
-
-    fn dispatch(&mut self, ev: Event) {
-        match ev {
-            Event::Arrive { node, port } => {
-                let link = self.link_mut(node, port);
-                let (_, _, pkt) = link.flight.pop_front().expect("an arrival has a frame");
-                let (peer, peer_port) = (link.peer, link.peer_port);
-                if let Some(&(t, seq, _)) = link.flight.front() {
-                    self.queue.push(t, seq, Event::Arrive { node, port });
-                }
-                match self.slots[peer as usize] {
-                    Slot::Host(h) => self.host_arrive(h as usize, pkt),
-                    Slot::Switch(s) => self.switch_arrive(s as usize, peer_port as usize, pkt),
-                }
-            }
-            Event::TxDone { node, port } => match self.slots[node as usize] {
-                Slot::Host(h) => {
-                    self.hosts[h as usize].link.txdone_pending = false;
-                    self.host_send(h as usize);
-                }
-                Slot::Switch(s) => {
-                    self.switches[s as usize].ports[port as usize].link.txdone_pending = false;
-                    self.switch_send(s as usize, port as usize);
-                }
-            },
-            Event::FlowStart { flow } => {
-                self.pending_starts.pop();
-                self.push_next_start();
-                self.flow_start(flow as usize)
-            }
-            Event::NicWake { node, version } => {
-                let Slot::Host(h) = self.slots[node as usize] else { unreachable!() };
-                let host = &mut self.hosts[h as usize];
-                if host.wake_version == version && host.wake.is_some() {
-                    host.wake = None;
-                    self.host_send(h as usize);
-                }
-            }
-            Event::CcTimer { flow, slot, version } => self.cc_timer(flow as usize, slot, version),
-        }
-    }
-
-    /// Puts packet `pkt` on the wire of port `port` of `node`, now; returns when the port is
-    /// free again. The caller decides whether it needs a `TxDone` event then.
-    #[inline]
-    fn transmit(&mut self, node: u32, port: u16, pkt: u32) -> Time {
-        let wire = self.pool[pkt as usize].wire as u64;
-        let seq = self.next_seq(node);
         let now = self.now;
-        let link = self.link_mut(node, port);
-        let done = now + link.rate.tx_time(wire);
-        link.busy_until = done;
-        let at = done + link.delay;
-        let first = link.flight.is_empty();
-        link.flight.push_back((at, seq, pkt));
-        self.counters.frames_transmitted += 1;
-        if first {
-            self.queue.push(at, seq, Event::Arrive { node, port });
-        }
-        done
-    }
-
-    /// Applies the per-link loss model on arrival; returns true if the frame is lost.
-    #[inline]
-    fn lost(link: &mut Link) -> bool {
-        link.loss > 0.0 && link.rng.gen::<f64>() < link.loss
-    }
-
-    fn drop_packet(&mut self, pkt: u32) {
-        let p = &self.pool[pkt as usize];
-        if p.kind == PacketKind::Data {
-            self.counters.data_bytes_dropped += p.payload as u64;
-        }
-        self.release(pkt);
-    }
-
-    // ----- switch ----------------------------------------------------------------------
-
-    fn switch_arrive(&mut self, s: usize, inp: usize, pkt: u32) {
-        let sw = &mut self.switches[s];
-        if Self::lost(&mut sw.ports[inp].link) {
-            self.counters.link_losses += 1;
-            self.drop_packet(pkt);
-            return;
-        }
-        let p = &self.pool[pkt as usize];
-        let (kind, dst, hash_key, pg, wire) = (p.kind, p.dst, p.hash_key, p.pg, p.wire);
-        if let PacketKind::Pfc { pause, queue } = kind {
-            self.release(pkt);
-            let link = &mut self.switches[s].ports[inp].link;
-            link.paused[queue as usize] = pause;
-            if !pause {
-                self.switch_send(s, inp);
-            }
-            return;
-        }
-        let node = NodeId(sw.node);
-        let dst = self.net.host_index(dst).expect("packets are addressed to hosts");
-        let hops = self.routes.next_hops(node, dst);
-        if hops.is_empty() {
-            self.counters.no_route_drops += 1;
-            self.drop_packet(pkt);
-            return;
-        }
-        let out = if hops.len() == 1 {
-            hops[0].idx()
-        } else {
-            hops[murmur3_32(&hash_key, sw.hash_seed) as usize % hops.len()].idx()
-        };
-        let q = pg as usize;
-        if q != 0 {
-            match sw.mmu.admit(inp, out, q, wire as u64) {
-                Admit::Drop => {
-                    self.counters.mmu_drops += 1;
-                    self.drop_packet(pkt);
-                    return;
-                }
-                Admit::Pause => {
-                    self.counters.pfc_pauses += 1;
-                    self.switch_send_pfc(s, inp, true, q as u8);
-                }
-                Admit::Ok => {}
-            }
-        }
-        self.pool[pkt as usize].in_port = PortNo(inp as u16);
-        let port = &mut self.switches[s].ports[out];
-        port.queues[q].push_back(pkt);
-        port.queued += wire as u64;
-        self.switch_send(s, out);
-    }
-
-    fn switch_send_pfc(&mut self, s: usize, port: usize, pause: bool, queue: u8) {
-        let sw_node = NodeId(self.switches[s].node);
-        let pkt = self.alloc(Packet {
-            kind: PacketKind::Pfc { pause, queue },
-            wire: PFC_FRAME,
-            payload: 0,
-            pg: 0,
-            ce: false,
-            ecn_echo: false,
-            flow: FlowId(u32::MAX),
-            src: sw_node,
-            dst: sw_node,
-            hash_key: [0; 3],
-            seq: 0,
-            ts: self.now,
-            int: IntStack::default(),
-            pint: 0,
-            in_port: PortNo(port as u16),
-        });
-        let p = &mut self.switches[s].ports[port];
-        p.queues[0].push_back(pkt);
-        p.queued += PFC_FRAME as u64;
-        self.switch_send(s, port);
-    }
-
-    fn switch_send(&mut self, s: usize, out: usize) {
-        let sw = &mut self.switches[s];
-        let port = &mut sw.ports[out];
-        if port.link.busy_until > self.now {
-            // Come back when the frame on the wire is out (once).
-            if !port.link.txdone_pending {
-                port.link.txdone_pending = true;
-                let (node, at) = (sw.node, port.link.busy_until);
-                self.schedule(node, at, Event::TxDone { node, port: out as u16 });
-            }
-            return;
-        }
-        let q = if !port.queues[0].is_empty() {
-            0
-        } else {
-            let mut found = None;
-            for k in 0..QUEUES - 1 {
-                let q = (port.rr_last + k) % (QUEUES - 1) + 1;
-                if !port.queues[q].is_empty() && !port.link.paused[q] {
-                    found = Some(q);
-                    break;
-                }
-            }
-            match found {
-                Some(q) => {
-                    port.rr_last = q;
-                    q
-                }
-                None => return,
-            }
-        };
-        let pkt = port.queues[q].pop_front().expect("non-empty queue");
-        let wire = self.pool[pkt as usize].wire as u64;
-        port.queued -= wire;
-        if q != 0 {
-            let inp = self.pool[pkt as usize].in_port.idx();
-            let resume = sw.mmu.release(inp, out, q, wire);
-            let port = &mut sw.ports[out];
-            if let Some((kmin, kmax, pmax)) = port.ecn {
-                let e = sw.mmu.egress_bytes(out, q);
-                let mark = if e > kmax {
-                    true
-                } else if e > kmin {
-                    let p = pmax * (e - kmin) as f64 / (kmax - kmin) as f64;
-                    port.link.rng.gen::<f64>() < p
-                } else {
-                    false
-                };
-                if mark {
-                    self.pool[pkt as usize].ce = true;
-                    self.counters.ecn_marks += 1;
-                }
-            }
-            if resume {
-                self.counters.pfc_resumes += 1;
-                self.switch_send_pfc(s, inp, false, q as u8);
-            }
-        }
-        let sw = &mut self.switches[s];
-        let port = &mut sw.ports[out];
-        let pk = &mut self.pool[pkt as usize];
-        if self.header == HeaderMode::Int && pk.kind == PacketKind::Data {
-            pk.int.push(IntHop {
-                rate: port.link.rate,
-                time: self.now,
-                tx_bytes: port.link.tx_bytes,
-                qlen: port.queued,
-            });
-        }
-        if let Some((codec, t, one_byte)) = &self.pint {
-            if pk.kind == PacketKind::Data {
-                let u = port.util.update(self.now.0, port.link.rate.0, port.queued, *t);
-                let mut p = codec.encode(u, &mut port.link.rng);
-                if *one_byte {
-                    p &= 0xff; // one-byte digest: the reference writes only the low byte
-                }
-                pk.pint = pk.pint.max(p);
-            }
-            port.util.last_ts = self.now.0;
-            port.util.last_size = wire;
-        }
-        port.link.tx_bytes += wire;
-        port.link.tx_frames += 1;
-        port.link.tx_data_frames += (pk.kind == PacketKind::Data) as u64;
-        let backlog = port.queued > 0 && !port.link.txdone_pending;
-        let node = sw.node;
-        let done = self.transmit(node, out as u16, pkt);
-        if backlog {
-            self.switches[s].ports[out].link.txdone_pending = true;
-            self.schedule(node, done, Event::TxDone { node, port: out as u16 });
-        }
-    }
-
-    // ----- host ------------------------------------------------------------------------
-
-    fn flow_start(&mut self, flow: usize) {
-        let f = self.flows[flow];
-        let m = &self.meta[flow];
-        let init = FlowInit {
-            line_rate: self.qps[flow].max_rate,
-            base_rtt: m.base_rtt,
-            bdp: m.bdp,
-            mtu: self.cfg.nic.mtu,
-            size: f.size,
-            seed: mix64(self.cfg.seed ^ mix64(0x5eed_0000_0000 | flow as u64)),
-        };
-        self.qps[flow].cc = Some(self.factory.new_flow(&init));
-        self.qps[flow].next_avail = self.now;
-        let Slot::Host(h) = self.slots[f.src.idx()] else { unreachable!("validated") };
-        self.hosts[h as usize].active.push(flow as u32);
-        self.host_send(h as usize);
-    }
-
-    fn window_of(&self, qp: &Qp<F::Cc>) -> u64 {
-        if qp.win == 0 {
-            return 0;
-        }
-        match self.cfg.nic.window {
-            WindowMode::Variable => {
-                let w = (qp.win as u128 * qp.rate.0 as u128 / qp.max_rate.0 as u128) as u64;
-                w.max(1)
-            }
-            _ => qp.win,
-        }
-    }
-
-    #[inline]
-    fn eligible(&self, host: &Host<F::Cc>, flow: u32) -> bool {
-        let qp = &self.qps[flow as usize];
-        if host.link.paused[qp.pg as usize] || qp.snd_nxt >= qp.size || qp.next_avail > self.now {
-            return false;
-        }
-        let w = self.window_of(qp);
-        w == 0 || qp.snd_nxt - qp.snd_una < w
-    }
-
-    /// The NIC scheduler (spec §2.2).
-    fn host_send(&mut self, h: usize) {
-        let host = &self.hosts[h];
-        if host.link.busy_until > self.now {
-            return;
-        }
-        let ack_q = if self.cfg.nic.ack_high_prio { 0 } else { 3 };
-        if !host.ack_fifo.is_empty() && !host.link.paused[ack_q] {
-            let host = &mut self.hosts[h];
-            let pkt = host.ack_fifo.pop_front().expect("non-empty");
-            self.host_transmit(h, pkt);
-            return;
-        }
-        let n = host.active.len();
-        if n == 0 {
-            return;
-        }
-        let start = (host.rr_last + 1) % n;
-        let mut chosen = None;
-        for k in 0..n {
-            let i = (start + k) % n;
-            if self.eligible(host, host.active[i]) {
-                chosen = Some((i, k));
-                break;
-            }
-        }
-        // Compaction of finished QPs among those examined before the chosen one (quirk 9).
-        let examined = chosen.map_or(n, |(_, k)| k);
-        let mut m = None;
-        for k in 0..examined {
-            let i = (start + k) % n;
-            if self.qps[host.active[i] as usize].done {
-                m = Some(m.map_or(i, |x: usize| x.min(i)));
-            }
-        }
-        let host = &mut self.hosts[h];
-        let mut chosen_idx = chosen.map(|(i, _)| i);
-        if let Some(m) = m {
-            let qps = &self.qps;
-            let mut removed_before = 0;
-            let mut j = m;
-            let mut w = m;
-            while j < host.active.len() {
-                let f = host.active[j];
-                if qps[f as usize].done {
-                    if let Some(c) = chosen_idx {
-                        if j < c {
-                            removed_before += 1;
-                        }
-                    }
-                } else {
-                    host.active[w] = f;
-                    w += 1;
-                }
-                j += 1;
-            }
-            host.active.truncate(w);
-            chosen_idx = chosen_idx.map(|c| c - removed_before);
-        }
-        match chosen_idx {
-            Some(c) => {
-                host.rr_last = c;
-                let flow = host.active[c];
-                self.send_data(h, flow as usize);
-            }
-            None => {
-                // Wake-up at the earliest nextAvail among QPs with bytes left (quirk 8).
-                let mut t = Time::MAX;
-                for &f in &host.active {
-                    let qp = &self.qps[f as usize];
-                    if qp.snd_nxt < qp.size && qp.next_avail < t {
-                        t = qp.next_avail;
-                    }
-                }
-                if host.wake.is_none() && t != Time::MAX && t > self.now {
-                    host.wake = Some(t);
-                    host.wake_version = host.wake_version.wrapping_add(1);
-                    let (node, version) = (host.node, host.wake_version);
-                    self.schedule(node, t, Event::NicWake { node, version });
-                }
-            }
-        }
-    }
-
-    fn send_data(&mut self, h: usize, flow: usize) {
-        let mtu = self.cfg.nic.mtu as u64;
-        let f = self.flows[flow];
-        let qp = &mut self.qps[flow];
-        let payload = mtu.min(qp.size - qp.snd_nxt) as u32;
-        let seq = qp.snd_nxt;
-        qp.snd_nxt += payload as u64;
-        if seq < qp.high {
-            self.counters.data_bytes_retransmitted += payload as u64;
-        }
-        qp.high = qp.high.max(qp.snd_nxt);
-        let wire = self.header.data_wire(payload);
-        qp.last_pkt_size = wire;
-        let pace = if self.cfg.nic.rate_bound { qp.rate } else { qp.max_rate };
-        qp.next_avail = self.now + pace.tx_time(wire as u64);
-        self.counters.data_packets_sent += 1;
-        self.counters.data_bytes_sent += payload as u64;
-        let pkt = self.alloc(Packet {
-            kind: PacketKind::Data,
-            wire,
-            payload,
-            pg: f.pg,
-            ce: false,
-            ecn_echo: false,
-            flow: FlowId(flow as u32),
-            src: f.src,
-            dst: f.dst,
-            hash_key: self.meta[flow].hash_fwd,
-            seq,
-            ts: self.now,
-            int: IntStack::default(),
-            pint: 0,
-            in_port: PortNo(0),
-        });
-        self.host_transmit(h, pkt);
-    }
-
-    fn host_transmit(&mut self, h: usize, pkt: u32) {
-        let host = &mut self.hosts[h];
-        let p = &self.pool[pkt as usize];
-        host.link.tx_bytes += p.wire as u64;
-        host.link.tx_frames += 1;
-        host.link.tx_data_frames += (p.kind == PacketKind::Data) as u64;
-        let node = host.node;
-        let done = self.transmit(node, 0, pkt);
-        self.hosts[h].link.txdone_pending = true;
-        self.schedule(node, done, Event::TxDone { node, port: 0 });
-    }
-
-    fn host_arrive(&mut self, h: usize, pkt: u32) {
-        if Self::lost(&mut self.hosts[h].link) {
-            self.counters.link_losses += 1;
-            self.drop_packet(pkt);
-            return;
-        }
-        match self.pool[pkt as usize].kind {
-            PacketKind::Pfc { pause, queue } => {
-                self.release(pkt);
-                self.hosts[h].link.paused[queue as usize] = pause;
-                if !pause {
-                    self.host_send(h);
-                }
-            }
-            PacketKind::Data => self.receive_data(h, pkt),
-            PacketKind::Ack | PacketKind::Nack => {
-                self.receive_ack(h, pkt);
-                self.release(pkt);
-            }
-        }
-    }
-
-    /// Receiver: ACK/NACK generation (spec §2.3). Reuses the data packet's pool slot.
-    fn receive_data(&mut self, h: usize, pkt: u32) {
-        let p = &self.pool[pkt as usize];
-        let (flow, seq, payload, ce, src, dst) = (p.flow, p.seq, p.payload, p.ce, p.src, p.dst);
-        self.counters.data_bytes_delivered += payload as u64;
-        let nic = &self.cfg.nic;
-        let rx = &mut self.rx[flow.idx()];
-        let reply = if seq == rx.expected {
-            rx.expected += payload as u64;
-            if rx.expected >= nic.ack_interval || rx.expected.is_multiple_of(nic.chunk) {
-                Some(PacketKind::Ack)
-            } else {
-                None
-            }
-        } else if seq > rx.expected {
-            if self.now >= rx.nack_timer || rx.last_nack != rx.expected {
-                rx.nack_timer = self.now + nic.nack_interval;
-                rx.last_nack = rx.expected;
-                if nic.back_to_chunk {
-                    rx.expected = rx.expected / nic.chunk * nic.chunk;
-                }
-                Some(PacketKind::Nack)
-            } else {
-                None
-            }
-        } else {
-            None
-        };
-        let Some(kind) = reply else {
-            self.release(pkt);
-            return;
-        };
-        if kind == PacketKind::Ack {
-            self.counters.acks_sent += 1;
-        } else {
-            self.counters.nacks_sent += 1;
-        }
-        let expected = rx.expected;
-        let hash_rev = self.meta[flow.idx()].hash_rev;
-        let a = &mut self.pool[pkt as usize];
-        a.kind = kind;
-        a.wire = self.header.ack_wire();
-        a.payload = 0;
-        a.ecn_echo = ce;
-        a.ce = false;
-        a.src = dst;
-        a.dst = src;
-        a.hash_key = hash_rev;
-        a.seq = expected;
-        self.hosts[h].ack_fifo.push_back(pkt);
-        self.host_send(h);
-    }
-
-    /// Sender: ACK/NACK processing (spec §2.4).
-    fn receive_ack(&mut self, h: usize, pkt: u32) {
-        let p = &self.pool[pkt as usize];
-        let flow = p.flow.idx();
-        if self.qps[flow].done {
-            return;
-        }
-        let (ack, kind, ecn, ts_echo, pint) = (p.seq, p.kind, p.ecn_echo, p.ts, p.pint);
-        // Only INT-mode ACKs carry records; copy them out of the pool for the callback.
-        let int = if self.header == HeaderMode::Int { p.int } else { IntStack::default() };
-        let nic = &self.cfg.nic;
-        let mut seq = ack;
-        if nic.back_to_chunk {
-            seq = seq / nic.chunk * nic.chunk;
-        }
-        let qp = &mut self.qps[flow];
-        qp.snd_una = qp.snd_una.max(seq);
-        if qp.snd_una >= qp.size {
-            qp.done = true;
-            for v in qp.timer_version.iter_mut() {
-                *v = v.wrapping_add(1);
-            }
-            self.results[flow].fct = Some(self.now - self.flows[flow].start);
-            self.done += 1;
-        }
-        let nack = kind == PacketKind::Nack;
-        if nack {
-            qp.snd_nxt = qp.snd_una;
-        }
-        let fb = Feedback { ack, nack, ecn, int: &int, ts_echo, pint };
-        self.with_cc(flow, |cc, ctx| cc.on_feedback(ctx, &fb));
-        self.host_send(h);
-    }
-
-    fn cc_timer(&mut self, flow: usize, slot: u8, version: u32) {
-        let qp = &self.qps[flow];
-        if qp.done || qp.timer_version[slot as usize] != version {
-            return;
-        }
-        // As in the reference, a timer changes the rate (and timers) but does not kick the NIC
-        // scheduler: the new rate applies from the next packet the scheduler sends anyway.
-        self.with_cc(flow, |cc, ctx| cc.on_timer(ctx, slot as usize));
-    }
-
-    /// Runs a CC callback and applies what it asked for.
-    fn with_cc(&mut self, flow: usize, call: impl FnOnce(&mut F::Cc, &mut CcCtx)) {
-        let qp = &mut self.qps[flow];
-        let mut ctx =
-            CcCtx::new(self.now, qp.snd_nxt, qp.snd_una, qp.size, qp.max_rate, qp.rate, qp.win);
-        let mut cc = qp.cc.take().expect("a started flow has CC state");
-        call(&mut cc, &mut ctx);
-        qp.cc = Some(cc);
-        qp.win = ctx.window;
-        if let Some((r, retime)) = ctx.rate_set {
-            let r = BitsPerSec(r.0.clamp(1, qp.max_rate.0));
-            if retime && qp.last_pkt_size > 0 {
-                let old = qp.rate.tx_time(qp.last_pkt_size as u64).as_ps() as i128;
-                let new = r.tx_time(qp.last_pkt_size as u64).as_ps() as i128;
-                let na = (qp.next_avail.0 as i128 + new - old).max(0) as u64;
-                qp.next_avail = Time(na);
-                let src = self.flows[flow].src;
-                let Slot::Host(h) = self.slots[src.idx()] else { unreachable!() };
-                let host = &mut self.hosts[h as usize];
-                if let Some(w) = host.wake {
-                    if qp.next_avail < w {
-                        let at = qp.next_avail.max(self.now);
-                        host.wake = Some(at);
-                        host.wake_version = host.wake_version.wrapping_add(1);
-                        let (node, version) = (host.node, host.wake_version);
-                        qp.rate = r;
-                        self.schedule(node, at, Event::NicWake { node, version });
-                    }
-                }
-            }
-            self.qps[flow].rate = r;
-        }
-        let src = self.flows[flow].src.0;
-        for (slot, op) in ctx.timers.iter().enumerate() {
-            match op {
-                TimerOp::Keep => {}
-                TimerOp::Cancel => {
-                    let v = &mut self.qps[flow].timer_version[slot];
-                    *v = v.wrapping_add(1);
-                }
-                TimerOp::Set(at) => {
-                    let v = &mut self.qps[flow].timer_version[slot];
-                    *v = v.wrapping_add(1);
-                    let version = *v;
-                    let at = (*at).max(self.now);
-                    self.schedule(
-                        src,
-                        at,
-                        Event::CcTimer { flow: flow as u32, slot: slot as u8, version },
-                    );
-                }
-            }
-        }
+        self.packets_in_flight() == 0
+            && self.shards.iter().all(|s| {
+                s.switches.iter().all(|sw| {
+                    sw.mmu.is_idle()
+                        && sw.ports.iter().all(|p| {
+                            p.queued == 0
+                                && p.queues.iter().all(|q| q.is_empty())
+                                && p.link.busy_until <= now
+                                && p.link.paused.iter().all(|&x| !x)
+                        })
+                }) && s.hosts.iter().all(|h| {
+                    h.ack_fifo.is_empty()
+                        && h.link.busy_until <= now
+                        && h.link.paused.iter().all(|&x| !x)
+                })
+            })
     }
 }
 

@@ -1,0 +1,148 @@
+//! The parallel engine gives exactly the sequential results: for 1–4 threads and several
+//! partitionings, every flow's FCT and every counter equal those of the one-shard run, on an
+//! incast, web-search traffic on a leaf-spine, and web-search traffic on the paper fat tree.
+
+use dcsim::core::cc::CcFactory;
+use dcsim::core::config::{FlowSpec, SimConfig, WindowMode};
+use dcsim::core::ids::{FlowId, NodeId};
+use dcsim::core::network::Network;
+use dcsim::core::units::{BitsPerSec, Duration, Time};
+use dcsim::core::{Partition, Simulation};
+use dcsim::hpcc::HpccFactory;
+use dcsim::topology::{self, Topology};
+use dcsim::workload::{Cdf, PoissonWorkload};
+
+fn run<F: CcFactory + Clone>(
+    t: &Topology,
+    flows: &[FlowSpec],
+    cfg: &SimConfig,
+    f: &F,
+    part: impl Fn(&Network) -> Partition,
+    threads: usize,
+) -> Simulation<F> {
+    let net = t.validate().unwrap();
+    let routes = topology::compute_routes(&net);
+    let p = part(&net);
+    let mut sim =
+        Simulation::with_partition(net, routes, cfg.clone(), flows.to_vec(), f.clone(), p).unwrap();
+    sim.set_threads(threads);
+    sim.run();
+    sim
+}
+
+fn check_all<F: CcFactory + Clone>(
+    name: &str,
+    t: Topology,
+    flows: Vec<FlowSpec>,
+    cfg: SimConfig,
+    f: F,
+) {
+    let seq = run(&t, &flows, &cfg, &f, |net| Partition::single(net.node_count()), 1);
+    assert!(seq.summary().flows_done > 0, "{name}: nothing completed");
+    type Part = fn(&Network, usize) -> Partition;
+    let parts: [(&str, Part); 2] = [
+        ("by rack", |net, n| Partition::by_rack(net, n)),
+        ("round robin", |net, n| Partition::round_robin(net.node_count(), n)),
+    ];
+    for (pname, part) in parts {
+        for threads in 1..=4 {
+            let par = run(&t, &flows, &cfg, &f, |net| part(net, threads.max(2)), threads);
+            assert!(par.shards() > 1, "{name}/{pname}: expected several shards");
+            assert_eq!(par.flow_results(), seq.flow_results(), "{name}/{pname}/{threads} threads");
+            assert_eq!(par.counters(), seq.counters(), "{name}/{pname}/{threads} threads");
+            assert_eq!(par.summary(), seq.summary(), "{name}/{pname}/{threads} threads");
+            assert!(par.is_quiescent() == seq.is_quiescent());
+        }
+    }
+}
+
+fn hpcc_cfg() -> SimConfig {
+    let mut c = SimConfig::default();
+    c.nic.window = WindowMode::Variable;
+    c
+}
+
+fn websearch(hosts: usize, duration_us: u64, seed: u64) -> Vec<FlowSpec> {
+    PoissonWorkload {
+        cdf: Cdf::builtin("websearch").unwrap(),
+        hosts: (0..hosts as u32).map(NodeId).collect(),
+        host_rate: BitsPerSec::gbps(100),
+        load: 0.3,
+        start: Time::ZERO,
+        duration: Duration::from_us(duration_us),
+        seed,
+    }
+    .generate()
+    .unwrap()
+    .into_iter()
+    // keep the test fast: cap flow sizes
+    .map(|mut f| {
+        f.size = f.size.min(300_000);
+        f
+    })
+    .collect()
+}
+
+#[test]
+fn incast_is_partition_independent() {
+    let t = topology::leaf_spine(
+        4,
+        2,
+        16,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(400),
+        Duration::from_us(1),
+    )
+    .unwrap();
+    let flows = (0..32)
+        .map(|i| FlowSpec {
+            id: FlowId(i),
+            src: NodeId(16 + i),
+            dst: NodeId(0),
+            size: 200_000,
+            start: Time::ZERO,
+            pg: 3,
+            dport: 200,
+        })
+        .collect();
+    check_all("incast", t, flows, hpcc_cfg(), HpccFactory::default());
+}
+
+#[test]
+fn websearch_on_leaf_spine_is_partition_independent() {
+    let t = topology::leaf_spine(
+        4,
+        2,
+        16,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(400),
+        Duration::from_us(1),
+    )
+    .unwrap();
+    check_all("leaf-spine", t, websearch(64, 300, 5), hpcc_cfg(), HpccFactory::default());
+}
+
+#[test]
+fn websearch_on_paper_fat_tree_is_partition_independent() {
+    let t = topology::paper_fat_tree();
+    check_all("fat tree", t, websearch(320, 60, 9), hpcc_cfg(), HpccFactory::default());
+}
+
+#[test]
+fn zero_delay_cut_falls_back_to_one_shard() {
+    let t = topology::star(3, BitsPerSec::gbps(100), Duration::ZERO).unwrap();
+    let net = t.validate().unwrap();
+    let routes = topology::compute_routes(&net);
+    let p = Partition::round_robin(net.node_count(), 2);
+    let sim = Simulation::with_partition(
+        net,
+        routes,
+        SimConfig::default(),
+        vec![],
+        HpccFactory::default(),
+        p,
+    )
+    .unwrap();
+    assert_eq!(sim.shards(), 1);
+    assert!(sim.fallback().unwrap().contains("zero propagation delay"));
+}
