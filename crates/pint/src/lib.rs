@@ -47,11 +47,13 @@
 pub mod approx;
 pub mod error;
 mod hash;
+pub mod hpcc_pint;
 pub mod kll;
 pub mod latency;
 pub mod path;
 pub mod stats;
 
 pub use error::PintError;
+pub use hpcc_pint::{HpccPint, HpccPintFactory, HpccPintParams};
 pub use latency::{latency_experiment, latency_table, LatencyConfig, LatencyRow, Storage};
 pub use path::{experiment, path_tracing_table, PathRow, TraceConfig, TraceStats};

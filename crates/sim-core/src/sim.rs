@@ -418,11 +418,9 @@ impl<F: CcFactory> Simulation<F> {
         let nflows = flows.len();
         let pint = if header == HeaderMode::Pint {
             let b = cfg.pint_log_base;
-            if !(b.is_finite() && b > 1.0) {
-                return Err(SimError::BadPintBase(b));
-            }
-            let codec = UtilCodec::new(b);
-            Some((codec, max_rtt.as_ps().max(1), codec.n_bits() <= 8))
+            let codec = UtilCodec::new(b).map_err(|_| SimError::BadPintBase(b))?;
+            let one_byte = codec.n_bits() <= 8;
+            Some((codec, max_rtt.as_ps().max(1), one_byte))
         } else {
             None
         };
