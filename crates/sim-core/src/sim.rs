@@ -27,7 +27,6 @@ use std::collections::VecDeque;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 
 use crate::cc::{CcFactory, MAX_TIMERS};
 use crate::config::{FlowSpec, SimConfig, WindowMode};
@@ -149,7 +148,6 @@ pub struct Simulation<F: CcFactory> {
     lookahead: Duration,
     fallback: Option<String>,
     threads: usize,
-    pool: Option<rayon::ThreadPool>,
     now: Time,
     results: Vec<FlowResult>,
     counters: Counters,
@@ -477,24 +475,20 @@ impl<F: CcFactory> Simulation<F> {
             lookahead,
             fallback,
             threads: 1,
-            pool: None,
             now: Time::ZERO,
             results,
             counters: Counters::default(),
         })
     }
 
-    /// Runs on `threads` worker threads (1 = on the calling thread). Results do not depend on
-    /// it. Only useful with more than one shard.
+    /// Runs on `threads` threads (1 = on the calling thread; at most one per shard is used).
+    /// Results do not depend on it. Only useful with more than one shard.
     ///
     /// # Panics
-    /// If `threads` is 0 or the thread pool cannot be created.
+    /// If `threads` is 0.
     pub fn set_threads(&mut self, threads: usize) {
         assert!(threads > 0, "at least one thread");
         self.threads = threads;
-        self.pool = (threads > 1 && self.shards.len() > 1).then(|| {
-            rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool")
-        });
     }
 
     /// Number of shards the nodes are split into.
@@ -526,7 +520,7 @@ impl<F: CcFactory> Simulation<F> {
         let sh = &self.shared;
         if self.shards.len() == 1 {
             self.shards[0].run_window(sh, Time::MAX, stop);
-        } else {
+        } else if self.threads <= 1 {
             loop {
                 let next = self.shards.iter_mut().filter_map(|s| s.queue.peek_time()).min();
                 let Some(next) = next else { break };
@@ -534,11 +528,8 @@ impl<F: CcFactory> Simulation<F> {
                     break;
                 }
                 let end = next + self.lookahead;
-                match &self.pool {
-                    Some(pool) => pool.install(|| {
-                        self.shards.par_iter_mut().for_each(|s| s.run_window(sh, end, stop))
-                    }),
-                    None => self.shards.iter_mut().for_each(|s| s.run_window(sh, end, stop)),
+                for s in &mut self.shards {
+                    s.run_window(sh, end, stop);
                 }
                 // Deliver packets that crossed shards (their keys fix their order).
                 let mut crossings = Vec::new();
@@ -550,6 +541,8 @@ impl<F: CcFactory> Simulation<F> {
                     self.shards[target].ingest(c);
                 }
             }
+        } else {
+            crate::parallel::run(&mut self.shards, sh, self.threads, self.lookahead, stop);
         }
         let last = self.shards.iter().map(|s| s.now).max().unwrap_or(Time::ZERO);
         self.now = if self.has_events() { last.max(stop) } else { last };

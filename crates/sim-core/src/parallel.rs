@@ -1,0 +1,124 @@
+//! The multi-threaded window loop: one scoped thread per group of shards, in lockstep.
+//!
+//! Each step: every thread ingests the packets other shards sent it, publishes the time of its
+//! next event, and waits at a barrier; all threads then compute the same window end
+//! (`min + lookahead`) and process their shards' events before it, hand packets for other
+//! shards to those shards' inboxes, and wait at the barrier again. The barrier spins briefly
+//! (windows are short) and then yields. Scoped OS threads rather than a work-stealing pool:
+//! the threads must all be running at once to meet at the barrier.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::cc::CcFactory;
+use crate::engine::{Crossing, Shard, Shared};
+use crate::event::EventQueue;
+use crate::units::{Duration, Time};
+
+/// A reusable barrier for a fixed number of threads that spins, then yields.
+struct Barrier {
+    n: usize,
+    count: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl Barrier {
+    fn new(n: usize) -> Barrier {
+        Barrier { n, count: AtomicUsize::new(0), generation: AtomicUsize::new(0) }
+    }
+
+    fn wait(&self) {
+        let gen = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.store(gen.wrapping_add(1), Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == gen {
+            if spins < 20_000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Runs `shards` to `stop` on `threads` threads (shard `i` on thread `i % threads`).
+pub(crate) fn run<F: CcFactory>(
+    shards: &mut [Shard<F>],
+    sh: &Shared<F>,
+    threads: usize,
+    lookahead: Duration,
+    stop: Time,
+) {
+    let threads = threads.min(shards.len()).max(1);
+    let inboxes: Vec<Mutex<Vec<Crossing>>> =
+        shards.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let next: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect();
+    let barrier = Barrier::new(threads);
+    let mut groups: Vec<Vec<&mut Shard<F>>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, s) in shards.iter_mut().enumerate() {
+        groups[i % threads].push(s);
+    }
+    std::thread::scope(|scope| {
+        let (inboxes, next, barrier) = (&inboxes, &next, &barrier);
+        let mut handles = Vec::new();
+        for (t, mut group) in groups.into_iter().enumerate() {
+            let mut work = move || loop {
+                // Take in what other shards sent during the previous window.
+                let mut earliest = u64::MAX;
+                for s in group.iter_mut() {
+                    let incoming =
+                        std::mem::take(&mut *inboxes[s.id as usize].lock().expect("inbox"));
+                    for c in incoming {
+                        s.ingest(c);
+                    }
+                    if let Some(at) = s.queue.peek_time() {
+                        earliest = earliest.min(at.0);
+                    }
+                }
+                next[t].store(earliest, Ordering::Release);
+                barrier.wait();
+                let min = next.iter().map(|a| a.load(Ordering::Acquire)).min().expect("threads");
+                // Everyone has read `next` before anyone overwrites it in the next step.
+                barrier.wait();
+                if min == u64::MAX || Time(min) > stop {
+                    break;
+                }
+                let end = Time(min) + lookahead;
+                for s in group.iter_mut() {
+                    s.run_window(sh, end, stop);
+                    let mut out = std::mem::take(&mut s.outbox);
+                    out.sort_by_key(|c| c.shard);
+                    let mut it = out.into_iter().peekable();
+                    while let Some(c) = it.next() {
+                        let target = c.shard;
+                        let mut inbox = inboxes[target as usize].lock().expect("inbox");
+                        inbox.push(c);
+                        while let Some(c) = it.next_if(|c| c.shard == target) {
+                            inbox.push(c);
+                        }
+                    }
+                }
+                barrier.wait();
+            };
+            if t + 1 == threads {
+                work();
+            } else {
+                handles.push(scope.spawn(work));
+            }
+        }
+        for h in handles {
+            h.join().expect("shard thread panicked");
+        }
+    });
+    // Packets sent in the last window stay in the inboxes; hand them back to their shards.
+    for (s, inbox) in shards.iter_mut().zip(inboxes) {
+        for c in inbox.into_inner().expect("inbox") {
+            s.ingest(c);
+        }
+    }
+}
