@@ -2,7 +2,7 @@
 //! delay later) at steady-state queue sizes typical of fabric runs. Reports events/s.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use dcsim::core::event::{BinaryHeapQueue, EventQueue, QuadHeapQueue, RadixQueue};
+use dcsim::core::event::{BinaryHeapQueue, EventQueue, QuadHeapQueue, RadixQueue, WheelQueue};
 use dcsim::core::units::Time;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -42,6 +42,9 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("radix", size), &size, |b, &s| {
             b.iter(|| hold::<RadixQueue<Ev>>(s, ops))
+        });
+        g.bench_with_input(BenchmarkId::new("wheel", size), &size, |b, &s| {
+            b.iter(|| hold::<WheelQueue<Ev>>(s, ops))
         });
     }
     g.finish();
