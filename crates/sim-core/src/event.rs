@@ -364,7 +364,7 @@ impl<E> WheelQueue<E> {
         }
         if !self.sorted {
             let i = self.slot(self.base);
-            self.buckets[i].sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            self.buckets[i].sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
             self.sorted = true;
         }
         true
