@@ -96,6 +96,30 @@ pub enum CliError {
         /// What is wrong.
         message: String,
     },
+    /// An FCT file could not be analyzed, or a figure could not be drawn (the message names
+    /// the file, and the line where there is one).
+    #[error("{0}")]
+    Analysis(#[from] dcsim_analysis::AnalysisError),
+    /// A sweep cell's scenario (the base scenario with the cell's axis values) is not valid.
+    #[error("{}: cell {cell} ({values}): {message}", file.display())]
+    Cell {
+        /// The sweep file.
+        file: PathBuf,
+        /// The cell's name.
+        cell: String,
+        /// The cell's axis values, `key = value, ...`.
+        values: String,
+        /// What is wrong, naming the scenario field.
+        message: String,
+    },
+    /// The worker threads could not be started.
+    #[error("cannot start {jobs} worker threads: {message}")]
+    Threads {
+        /// Threads asked for.
+        jobs: usize,
+        /// The cause.
+        message: String,
+    },
     /// An output file or directory could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {

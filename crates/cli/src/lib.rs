@@ -5,6 +5,11 @@
 //! ```text
 //! dcsim run SCENARIO.toml [--out DIR] [--seed N] [--threads N]
 //! dcsim validate SCENARIO.toml
+//! dcsim gen SCENARIO.toml --out FLOWS.txt [--seed N]
+//! dcsim analyze FCT.csv[:NAME]... [--buckets SPEC] [--dport N] [--out DIR]
+//! dcsim plot FCT.csv[:NAME]... --out DIR [--buckets SPEC] [--dport N] [--title T]
+//! dcsim sweep SWEEP.toml [--jobs N] [--shard i/N] [--out DIR]
+//! dcsim merge SHARD_DIR... --out DIR
 //! dcsim import-ns3 CONFIG.txt --out SCENARIO.toml
 //! dcsim compare-ns3 REF_FCT.txt OUR_FCT.csv [--csv OUT.csv]
 //! ```
@@ -38,16 +43,24 @@
 //! );
 //! ```
 //!
+//! `gen` writes the flows of a scenario's generators (`[flows] workload`, `incast`) as a
+//! reference flow file. `analyze` and `plot` ([`analyze`]) turn `fct.csv` files into slowdown
+//! tables, CSV files and figures. `sweep` and `merge` ([`sweep`]) run a base scenario over the
+//! cartesian product of axis values, in parallel or in shards, and combine the results
+//! (`docs/sweeps.md`).
+//!
 //! `import-ns3` ([`ns3import`]) converts a reference simulator config file into a scenario,
 //! reporting every key it does not use; `compare-ns3` ([`compare`]) prints slowdown
 //! percentiles of a reference FCT file next to ours (see `docs/ns3.md`).
 //!
 //! Modules: [`units`] (quantities with units), [`scenario`] (the schema and its validation),
 //! [`flowfile`] (the reference flow-file format), [`schemes`] (the scheme registry and
-//! profiles), [`output`] (CSV files), [`spans`] (source positions), [`ns3import`] and
-//! [`compare`] (the reference simulator's config and FCT files).
+//! profiles), [`output`] (CSV files), [`spans`] (source positions), [`analyze`] (FCT analysis
+//! commands), [`sweep`] (sweeps, shards, merging), [`ns3import`] and [`compare`] (the reference
+//! simulator's config and FCT files).
 #![warn(missing_docs)]
 
+pub mod analyze;
 pub mod compare;
 pub mod error;
 pub mod flowfile;
@@ -56,6 +69,7 @@ pub mod output;
 pub mod scenario;
 pub mod schemes;
 pub mod spans;
+pub mod sweep;
 pub mod units;
 
 use std::io::Write;
@@ -64,9 +78,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 use dcsim_core::units::Duration;
 
+use analyze::{BucketSpec, FctInput};
 pub use error::CliError;
 use scenario::ValidScenario;
 use schemes::{RunOutput, SimInput};
+use sweep::Shard;
 use units::HumanDuration;
 
 /// `dcsim`: a deterministic packet-level datacenter network simulator.
@@ -88,6 +104,39 @@ pub enum Command {
     Validate {
         /// The scenario file (TOML; see docs/scenario.md).
         scenario: PathBuf,
+    },
+    /// Write the flows of a scenario (those of its `[flows] workload` and `incast` generators,
+    /// merged with any explicit flows) as a reference flow file.
+    Gen {
+        /// The scenario file (TOML; see docs/scenario.md).
+        scenario: PathBuf,
+        /// The flow file to write (reference format: a count, then
+        /// `src dst pg dport size start_seconds` lines).
+        #[arg(long, value_name = "FLOWS.txt")]
+        out: PathBuf,
+        /// Overrides `simulation.seed` (and so the generators' seed unless they set their own).
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+    },
+    /// Slowdown percentiles by flow size and FCT summaries of one or more fct.csv files: a
+    /// table on stdout, and buckets.csv and summary.csv with --out.
+    Analyze(AnalyzeArgs),
+    /// Figures from fct.csv files, one line per file: slowdown p50/p95/p99 by flow size and
+    /// CDFs of FCT and slowdown, as PNG and SVG.
+    Plot(PlotArgs),
+    /// Run a base scenario over the cartesian product of axis values (schemes, workloads,
+    /// loads, any scenario field), in parallel, and write per-cell results, a combined
+    /// summary.csv and figures (see docs/sweeps.md).
+    Sweep(SweepArgs),
+    /// Join the output folders of `dcsim sweep --shard` runs into the combined outputs of the
+    /// whole sweep.
+    Merge {
+        /// The shard output folders.
+        #[arg(required = true, value_name = "SHARD_DIR")]
+        shards: Vec<PathBuf>,
+        /// The folder to write the merged sweep to (may be one of the shard folders).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
     },
     /// Convert a reference simulator (HPCC ns-3) config file into a scenario. Keys that are
     /// not used are reported on stderr; see docs/ns3.md.
@@ -111,6 +160,69 @@ pub enum Command {
     },
 }
 
+/// Arguments of `dcsim analyze`.
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    /// fct.csv files written by `dcsim run`, each as PATH or PATH:NAME (default name: the
+    /// folder of a file called fct.csv, else the file stem).
+    #[arg(required = true, value_name = "FCT.csv[:NAME]")]
+    pub inputs: Vec<FctInput>,
+    /// Size buckets: quantile:N (equal-count buckets of N% of the flows), sizes:websearch,
+    /// sizes:hadoop (the HPCC figures' sizes) or sizes:10K,100K,1M (upper edges).
+    #[arg(long, value_name = "SPEC", default_value = "quantile:10")]
+    pub buckets: BucketSpec,
+    /// Analyze only flows with this destination port (100 background, 200 incast).
+    #[arg(long, value_name = "N")]
+    pub dport: Option<u16>,
+    /// Also write buckets.csv and summary.csv to this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Arguments of `dcsim plot`.
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// fct.csv files, each as PATH or PATH:NAME (the line's legend).
+    #[arg(required = true, value_name = "FCT.csv[:NAME]")]
+    pub inputs: Vec<FctInput>,
+    /// The folder to write the figures to.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Size buckets, as for `dcsim analyze`.
+    #[arg(long, value_name = "SPEC", default_value = "quantile:10")]
+    pub buckets: BucketSpec,
+    /// Plot only flows with this destination port.
+    #[arg(long, value_name = "N")]
+    pub dport: Option<u16>,
+    /// Figure title (each caption adds what the figure shows).
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub title: String,
+    /// File name prefix: PREFIX_p50.png, PREFIX_cdf_fct.svg, ...
+    #[arg(long, value_name = "NAME", default_value = "fct")]
+    pub prefix: String,
+}
+
+/// Arguments of `dcsim sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The sweep file (TOML; see docs/sweeps.md).
+    pub sweep: PathBuf,
+    /// Cells run in parallel [default: the number of available cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// Run only the cells whose index % N == i (0 <= i < N), for job arrays; combine the
+    /// shard folders with `dcsim merge`.
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<Shard>,
+    /// Output folder (default: `out/` followed by the sweep file's stem).
+    #[arg(long, value_name = "DIR", help = "Output folder [default: out/<sweep file stem>]")]
+    pub out: Option<PathBuf>,
+    /// Build and validate every cell and list the cells (of the shard), without running
+    /// anything or writing any file.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
 /// Arguments of `dcsim run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -122,8 +234,8 @@ pub struct RunArgs {
     /// Overrides `simulation.seed`.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Worker threads (at least 1). The engine is currently sequential; results never depend
-    /// on this value.
+    /// Worker threads (at least 1). Above 1 the network is split into that many shards by rack
+    /// and simulated in parallel; the results are identical for every value.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
 }
@@ -137,6 +249,27 @@ pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(
     match cli.command {
         Command::Run(args) => run_command(&args, out),
         Command::Validate { scenario } => validate_command(&scenario, out),
+        Command::Gen { scenario, out: flows, seed } => gen_command(&scenario, &flows, seed, out),
+        Command::Analyze(a) => {
+            analyze::analyze_command(&a.inputs, &a.buckets, a.dport, a.out.as_deref(), out)
+        }
+        Command::Plot(a) => {
+            analyze::plot_command(&a.inputs, &a.buckets, a.dport, &a.out, &a.prefix, &a.title, out)
+        }
+        Command::Sweep(a) => {
+            let jobs = match a.jobs {
+                Some(j) => j as usize,
+                None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            };
+            let dir = a.out.clone().unwrap_or_else(|| default_out_dir(&a.sweep));
+            let shard = a.shard.unwrap_or(Shard::ALL);
+            if a.dry_run {
+                sweep::dry_run(&a.sweep, jobs, shard, out)
+            } else {
+                sweep::sweep_command(&a.sweep, jobs, shard, &dir, out, notes)
+            }
+        }
+        Command::Merge { shards, out: dir } => sweep::merge_command(&shards, &dir, out, notes),
         Command::ImportNs3 { config, out: scenario } => {
             import_command(&config, &scenario, out, notes)
         }
@@ -146,7 +279,7 @@ pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(
     }
 }
 
-/// `out/<stem>` for a scenario path.
+/// `out/<stem>` for a scenario (or sweep) path.
 pub fn default_out_dir(scenario: &Path) -> PathBuf {
     let stem = scenario
         .file_stem()
@@ -175,20 +308,15 @@ fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         valid.cc.name()
     );
     let path = valid.path.clone();
+    let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
     let ValidScenario { net, routes, cfg, flows, cc, .. } = valid;
-    let result = schemes::run_with_scheme(cc, SimInput { net, routes, cfg, flows })
+    let threads = args.threads as usize;
+    let result = schemes::run_with_scheme(cc, SimInput { net, routes, cfg, flows, threads })
         .map_err(|source| CliError::Simulation { file: path, source })?;
 
     std::fs::create_dir_all(&dir)
         .map_err(|source| CliError::Write { path: dir.clone(), source })?;
-    let fct = output::write_atomic(&dir, "fct.csv", &output::fct_csv(&result.results))?;
-    let mut written = vec![fct];
-    match output::unfinished_csv(&result.results) {
-        Some(text) => written.push(output::write_atomic(&dir, "unfinished.csv", &text)?),
-        None => output::remove_stale(&dir, "unfinished.csv")?,
-    }
-    let counters = output::counters_csv(&result.counters, &result.summary);
-    written.push(output::write_atomic(&dir, "counters.csv", &counters)?);
+    let written = write_run_outputs(&dir, &result, &dports)?;
 
     let _ = writeln!(out, "{headline}");
     let _ = write_summary(out, &result);
@@ -197,11 +325,39 @@ fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Peak resident memory of this process (Linux `VmHWM`), in MiB.
+fn peak_memory_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Writes `fct.csv`, `unfinished.csv` (or removes a stale one) and `counters.csv` of a run
+/// into `dir`, atomically; `dports[i]` is flow `i`'s destination port. Returns the files
+/// written.
+pub(crate) fn write_run_outputs(
+    dir: &Path,
+    result: &RunOutput,
+    dports: &[u16],
+) -> Result<Vec<PathBuf>, CliError> {
+    let fct = output::write_atomic(dir, "fct.csv", &output::fct_csv(&result.results, dports))?;
+    let mut written = vec![fct];
+    match output::unfinished_csv(&result.results, dports) {
+        Some(text) => written.push(output::write_atomic(dir, "unfinished.csv", &text)?),
+        None => output::remove_stale(dir, "unfinished.csv")?,
+    }
+    let counters = output::counters_csv(&result.counters, &result.summary);
+    written.push(output::write_atomic(dir, "counters.csv", &counters)?);
+    Ok(written)
+}
+
 fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
     let s = &r.summary;
     let c = &r.counters;
     let wall = r.wall.as_secs_f64();
-    let rate = if wall > 0.0 { format!("{:.0}", s.events as f64 / wall) } else { "-".into() };
+    let per_sec = |n: u64| if wall > 0.0 { format!("{:.0}", n as f64 / wall) } else { "-".into() };
+    let rate = per_sec(s.events);
     writeln!(out, "flows: {} done, {} unfinished", s.flows_done, s.flows_unfinished)?;
     writeln!(
         out,
@@ -210,6 +366,16 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
         s.events,
         wall
     )?;
+    let peak = peak_memory_mib().map_or_else(|| "unknown".to_string(), |m| format!("{m:.0} MiB"));
+    writeln!(
+        out,
+        "frames/s: {}, shards: {}, peak memory: {peak}",
+        per_sec(c.frames_transmitted),
+        r.shards
+    )?;
+    if let Some(why) = &r.fallback {
+        writeln!(out, "note: {why}")?;
+    }
     writeln!(
         out,
         "drops: {} (buffer {}, no route {}, link loss {}), PFC pauses: {}, ECN marks: {}",
@@ -237,10 +403,12 @@ pub fn describe(v: &ValidScenario) -> String {
         (Some(a), Some(b)) => format!(", starting from {} to {}", at(a), at(b)),
         _ => String::new(),
     };
+    let generated =
+        v.workload.as_ref().map_or_else(String::new, |w| format!(" {}", describe_workload(w)));
     format!(
         "{}: valid. Topology {}: {} nodes ({hosts} hosts, {switches} switches), {} links. \
-         {} flow{}, {total} bytes in total{starts}. Scheme {}. Max base RTT {}, max BDP {} bytes \
-         (payload {} B). Stop time {}, seed {}.",
+         {} flow{}, {total} bytes in total{starts}.{generated} Scheme {}. Max base RTT {}, max \
+         BDP {} bytes (payload {} B). Stop time {}, seed {}.",
         v.path.display(),
         v.topology,
         net.node_count(),
@@ -254,6 +422,72 @@ pub fn describe(v: &ValidScenario) -> String {
         HumanDuration(Duration::from_ps(v.cfg.stop_time.as_ps())),
         v.cfg.seed,
     )
+}
+
+/// One sentence per generator of a scenario.
+pub fn describe_workload(w: &scenario::WorkloadInfo) -> String {
+    let mut parts = Vec::new();
+    if let Some(b) = &w.background {
+        parts.push(format!(
+            "Workload {} (mean flow {:.0} B) at load {} on {} hosts at {} for {} from {}, seed {}: \
+             {} flows, realized load {:.4}.",
+            b.cdf,
+            b.mean_size,
+            b.load,
+            b.hosts,
+            b.host_rate,
+            HumanDuration(b.duration),
+            HumanDuration(Duration::from_ps(b.start.as_ps())),
+            b.seed,
+            b.flows,
+            b.realized_load
+        ));
+    }
+    if let Some(c) = &w.incast {
+        parts.push(format!(
+            "Incast: {} senders x {} B at {} of capacity for {} from {}, seed {}: {} flows.",
+            c.senders,
+            c.size,
+            c.fraction,
+            HumanDuration(c.duration),
+            HumanDuration(Duration::from_ps(c.start.as_ps())),
+            c.seed,
+            c.flows
+        ));
+    }
+    parts.join(" ")
+}
+
+fn gen_command(
+    path: &Path,
+    flows_path: &Path,
+    seed: Option<u64>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let valid = scenario::load(path, seed)?;
+    let text = flowfile::write(&valid.flows);
+    let dir = parent_dir(flows_path);
+    let name =
+        flows_path.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
+            CliError::Write {
+                path: flows_path.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+            }
+        })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|source| CliError::Write { path: dir.clone(), source })?;
+    output::write_atomic(&dir, &name, &text)?;
+    let _ = writeln!(
+        out,
+        "wrote {}: {} flow{}",
+        flows_path.display(),
+        valid.flows.len(),
+        if valid.flows.len() == 1 { "" } else { "s" }
+    );
+    if let Some(w) = &valid.workload {
+        let _ = writeln!(out, "{}", describe_workload(w));
+    }
+    Ok(())
 }
 
 fn validate_command(path: &Path, out: &mut dyn Write) -> Result<(), CliError> {

@@ -2,7 +2,9 @@
 //! written atomically (a hidden temporary file in the same folder, then a rename).
 //!
 //! Times are picoseconds internally and printed in nanoseconds with up to three decimals
-//! ([`format_ps_as_ns`]); slowdowns with six decimals.
+//! ([`format_ps_as_ns`]); slowdowns with six decimals. The last column of `fct.csv` and
+//! `unfinished.csv` is the flow's destination port (`dport`: 100 background, 200 incast by
+//! convention), so that analysis can tell the two apart. New columns are only ever appended.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +14,7 @@ use crate::error::CliError;
 use crate::units::format_ps_as_ns;
 
 /// Header of `fct.csv`.
-pub const FCT_HEADER: [&str; 9] = [
+pub const FCT_HEADER: [&str; 10] = [
     "flow_id",
     "src",
     "dst",
@@ -22,11 +24,20 @@ pub const FCT_HEADER: [&str; 9] = [
     "ideal_fct_ns",
     "slowdown",
     "ref_ideal_fct_ns",
+    "dport",
 ];
 
 /// Header of `unfinished.csv`.
-pub const UNFINISHED_HEADER: [&str; 7] =
-    ["flow_id", "src", "dst", "size_bytes", "start_ns", "ideal_fct_ns", "ref_ideal_fct_ns"];
+pub const UNFINISHED_HEADER: [&str; 8] = [
+    "flow_id",
+    "src",
+    "dst",
+    "size_bytes",
+    "start_ns",
+    "ideal_fct_ns",
+    "ref_ideal_fct_ns",
+    "dport",
+];
 
 fn csv_text<const N: usize>(header: [&str; N], rows: impl Iterator<Item = [String; N]>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -45,8 +56,14 @@ fn sorted(results: &[FlowResult]) -> Vec<&FlowResult> {
     v
 }
 
-/// `fct.csv`: one row per completed flow, by flow id.
-pub fn fct_csv(results: &[FlowResult]) -> String {
+/// The destination port of flow `r` from `dports` (indexed by flow id).
+fn dport(dports: &[u16], r: &FlowResult) -> String {
+    dports.get(r.id.idx()).map_or_else(String::new, u16::to_string)
+}
+
+/// `fct.csv`: one row per completed flow, by flow id. `dports[i]` is flow `i`'s destination
+/// port (the scenario's flows, indexed by id).
+pub fn fct_csv(results: &[FlowResult], dports: &[u16]) -> String {
     let rows = sorted(results).into_iter().filter_map(|r| {
         let fct = r.fct?;
         let slowdown = r.slowdown().map_or_else(String::new, |s| format!("{s:.6}"));
@@ -60,14 +77,15 @@ pub fn fct_csv(results: &[FlowResult]) -> String {
             format_ps_as_ns(r.ideal_fct.as_ps()),
             slowdown,
             format_ps_as_ns(r.ref_ideal_fct.as_ps()),
+            dport(dports, r),
         ])
     });
     csv_text(FCT_HEADER, rows)
 }
 
 /// `unfinished.csv`: one row per flow that did not complete, by flow id; `None` if every flow
-/// completed.
-pub fn unfinished_csv(results: &[FlowResult]) -> Option<String> {
+/// completed. `dports` as for [`fct_csv`].
+pub fn unfinished_csv(results: &[FlowResult], dports: &[u16]) -> Option<String> {
     if results.iter().all(|r| r.fct.is_some()) {
         return None;
     }
@@ -80,6 +98,7 @@ pub fn unfinished_csv(results: &[FlowResult]) -> Option<String> {
             format_ps_as_ns(r.start.as_ps()),
             format_ps_as_ns(r.ideal_fct.as_ps()),
             format_ps_as_ns(r.ref_ideal_fct.as_ps()),
+            dport(dports, r),
         ]
     });
     Some(csv_text(UNFINISHED_HEADER, rows))
@@ -142,6 +161,14 @@ pub fn counters_csv(c: &Counters, s: &RunSummary) -> String {
 /// # Errors
 /// Any I/O error, naming the path.
 pub fn write_atomic(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, CliError> {
+    write_atomic_bytes(dir, name, contents.as_bytes())
+}
+
+/// [`write_atomic`] for bytes.
+///
+/// # Errors
+/// Any I/O error, naming the path.
+pub fn write_atomic_bytes(dir: &Path, name: &str, contents: &[u8]) -> Result<PathBuf, CliError> {
     let tmp = dir.join(format!(".{name}.tmp"));
     let path = dir.join(name);
     std::fs::write(&tmp, contents)
@@ -188,19 +215,21 @@ mod tests {
     #[test]
     fn fct_rows_are_sorted_and_formatted() {
         let rs = [result(1, None), result(2, Some(167_680)), result(0, Some(83_840))];
-        let text = fct_csv(&rs);
+        let dports = [100, 200, 100];
+        let text = fct_csv(&rs, &dports);
         assert_eq!(
             text,
-            "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,ref_ideal_fct_ns\n\
-             0,0,5,1000,1.5,83.84,83.84,1.000000,12240\n\
-             2,0,5,1000,1.5,167.68,83.84,2.000000,12240\n"
+            "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,ref_ideal_fct_ns,dport\n\
+             0,0,5,1000,1.5,83.84,83.84,1.000000,12240,100\n\
+             2,0,5,1000,1.5,167.68,83.84,2.000000,12240,100\n"
         );
-        let un = unfinished_csv(&rs).unwrap();
+        let un = unfinished_csv(&rs, &dports).unwrap();
         assert_eq!(
             un,
-            "flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns\n1,0,5,1000,1.5,83.84,12240\n"
+            "flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns,dport\n\
+             1,0,5,1000,1.5,83.84,12240,200\n"
         );
-        assert_eq!(unfinished_csv(&rs[1..]), None);
+        assert_eq!(unfinished_csv(&rs[1..], &dports), None);
     }
 
     #[test]

@@ -29,6 +29,10 @@ use crate::schemes::{self, CcChoice, CcParams, EcnDefault, Profile, SCHEMES};
 use crate::spans::{line_col, KeyTree};
 use crate::units::{self, HumanDuration, UnitError};
 
+mod generator;
+
+pub use generator::WorkloadInfo;
+
 // ---------------------------------------------------------------------------------------------
 // Raw structs: the TOML as written.
 // ---------------------------------------------------------------------------------------------
@@ -118,6 +122,8 @@ struct RawTopology {
 struct RawFlows {
     file: Option<Spanned<String>>,
     list: Option<Vec<Spanned<RawFlow>>>,
+    workload: Option<generator::RawWorkload>,
+    incast: Option<generator::RawIncast>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -176,13 +182,27 @@ pub struct Source {
     path: PathBuf,
     text: String,
     tree: KeyTree,
+    /// The folder relative file names are resolved against, when it is not the path's own
+    /// folder (a sweep cell's scenario is generated from a base file elsewhere).
+    base_dir: Option<PathBuf>,
 }
 
 impl Source {
     /// Wraps the text of the scenario at `path` (as the user wrote the path).
     pub fn new(path: impl Into<PathBuf>, text: String) -> Source {
         let tree = KeyTree::parse(&text);
-        Source { path: path.into(), text, tree }
+        Source { path: path.into(), text, tree, base_dir: None }
+    }
+
+    /// Like [`Source::new`], but file names in the scenario are resolved against `base_dir`
+    /// instead of `path`'s folder (for documents generated from another file).
+    pub fn with_base_dir(path: impl Into<PathBuf>, text: String, base_dir: PathBuf) -> Source {
+        Source { base_dir: Some(base_dir), ..Source::new(path, text) }
+    }
+
+    /// The scenario text.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// The scenario's path as given.
@@ -226,7 +246,7 @@ impl Source {
         }
     }
 
-    fn toml_error(&self, e: &toml::de::Error) -> CliError {
+    pub(crate) fn toml_error(&self, e: &toml::de::Error) -> CliError {
         let span = e.span().unwrap_or(0..0);
         let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
         CliError::Toml {
@@ -238,10 +258,13 @@ impl Source {
     }
 
     /// A file named in the scenario, relative to the scenario's folder.
-    fn resolve(&self, rel: &str) -> PathBuf {
+    pub(crate) fn resolve(&self, rel: &str) -> PathBuf {
         let p = Path::new(rel);
         if p.is_absolute() {
             return p.to_path_buf();
+        }
+        if let Some(dir) = &self.base_dir {
+            return dir.join(p);
         }
         match self.path.parent() {
             Some(dir) => dir.join(p),
@@ -346,7 +369,7 @@ impl Source {
     }
 
     /// An integer in `min..=max`.
-    fn int(&self, v: &Int, field: &str, min: i64, max: i64) -> Result<i64, CliError> {
+    pub(crate) fn int(&self, v: &Int, field: &str, min: i64, max: i64) -> Result<i64, CliError> {
         let x = *v.get_ref();
         if x < min || x > max {
             // Small ranges (priorities, ports) are stated; large ones only by the violated end.
@@ -391,6 +414,8 @@ pub struct ValidScenario {
     pub flows: Vec<FlowSpec>,
     /// The congestion-control scheme.
     pub cc: CcChoice,
+    /// What `[flows] workload` generated, if the scenario has one.
+    pub workload: Option<WorkloadInfo>,
 }
 
 /// Where a link rate of the built topology came from, to point ECN-map errors at it.
@@ -467,9 +492,18 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     cfg.nic = nic_config(src, raw.nic.as_ref(), &profile)?;
 
     let routes = dcsim_topology::compute_routes(&net);
-    let flows = flows(src, raw.flows.as_ref(), &net)?;
+    let (flows, workload) = flows(src, raw.flows.as_ref(), &net, cfg.seed)?;
 
-    Ok(ValidScenario { path: src.path.clone(), topology: description, net, routes, cfg, flows, cc })
+    Ok(ValidScenario {
+        path: src.path.clone(),
+        topology: description,
+        net,
+        routes,
+        cfg,
+        flows,
+        cc,
+        workload,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1014,28 +1048,51 @@ fn host_problem(net: &Network, id: i64) -> Option<String> {
     None
 }
 
-fn flows(src: &Source, raw: Option<&RawFlows>, net: &Network) -> Result<Vec<FlowSpec>, CliError> {
-    let missing = || {
-        CliError::Scenario {
+/// The flows of `[flows]`: the explicit ones (`file` or `list`), then the generated ones
+/// (`workload`, `incast`). With a generator, all flows are merged by start time (stable:
+/// explicit, then workload, then incast flows at equal times) and renumbered `0..n`; without
+/// one, explicit flows keep their ids (positions).
+fn flows(
+    src: &Source,
+    raw: Option<&RawFlows>,
+    net: &Network,
+    sim_seed: u64,
+) -> Result<(Vec<FlowSpec>, Option<WorkloadInfo>), CliError> {
+    const SOURCES: &str = "`file = \"flow.txt\"`, a [[flows.list]] of flows, or a generator \
+                           (`workload = { cdf = \"websearch\", load = 0.3, duration = \"10ms\" }`, \
+                           `incast = { ... }`)";
+    let missing = || CliError::Scenario {
         file: src.path.clone(),
-        message: "missing required section [flows]: give `file = \"flow.txt\"` or a [[flows.list]] of flows".into(),
-    }
+        message: format!("missing required section [flows]: give {SOURCES}"),
     };
     let raw = raw.ok_or_else(missing)?;
-    match (&raw.file, &raw.list) {
+    let explicit = match (&raw.file, &raw.list) {
         (Some(f), Some(_)) => {
-            Err(src.error(f.span(), "flows.file", "give either `file` or [[flows.list]], not both"))
+            return Err(src.error(
+                f.span(),
+                "flows.file",
+                "give either `file` or [[flows.list]], not both",
+            ))
         }
-        (None, None) => Err(src.error_at(
-            src.span_of(&["flows"]),
-            "flows",
-            "needs `file = \"flow.txt\"` or a [[flows.list]] of flows",
-        )),
-        (Some(f), None) => flows_from_file(src, f, net),
-        (None, Some(list)) => {
-            list.iter().enumerate().map(|(i, f)| inline_flow(src, i, f.get_ref(), net)).collect()
+        (None, None) if raw.workload.is_none() && raw.incast.is_none() => {
+            return Err(src.error_at(src.span_of(&["flows"]), "flows", format!("needs {SOURCES}")))
         }
+        (None, None) => Vec::new(),
+        (Some(f), None) => flows_from_file(src, f, net)?,
+        (None, Some(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, f)| inline_flow(src, i, f.get_ref(), net))
+            .collect::<Result<_, _>>()?,
+    };
+    if raw.workload.is_none() && raw.incast.is_none() {
+        return Ok((explicit, None));
     }
+    let generated =
+        generator::generate(src, raw.workload.as_ref(), raw.incast.as_ref(), net, sim_seed)?;
+    let all = dcsim_workload::merge(&explicit, &generated.background);
+    let all = dcsim_workload::merge(&all, &generated.incast);
+    Ok((all, generated.info))
 }
 
 fn inline_flow(src: &Source, i: usize, f: &RawFlow, net: &Network) -> Result<FlowSpec, CliError> {

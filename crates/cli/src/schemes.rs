@@ -34,7 +34,7 @@ use dcsim_core::cc::{CcFactory, NoCcFactory};
 use dcsim_core::config::{EcnParams, FlowSpec, SimConfig, WindowMode};
 use dcsim_core::network::{Network, RoutingTable};
 use dcsim_core::units::{BitsPerSec, Bytes, Duration};
-use dcsim_core::{Counters, FlowResult, RunSummary, SimError, Simulation};
+use dcsim_core::{Counters, FlowResult, Partition, RunSummary, SimError, Simulation};
 use dcsim_hpcc::{HpccFactory, HpccParams};
 
 use crate::error::CliError;
@@ -262,6 +262,9 @@ pub struct SimInput {
     pub cfg: SimConfig,
     /// The flows, ids equal to positions.
     pub flows: Vec<FlowSpec>,
+    /// Worker threads: above 1 the nodes are split into that many shards by rack
+    /// (`Partition::by_rack`) and run in parallel. Results never depend on it.
+    pub threads: usize,
 }
 
 /// What a finished run produced.
@@ -275,6 +278,10 @@ pub struct RunOutput {
     pub counters: Counters,
     /// Wall-clock time spent in [`Simulation::run`].
     pub wall: std::time::Duration,
+    /// Shards the run used.
+    pub shards: usize,
+    /// Why a parallel run fell back to one shard, if it did.
+    pub fallback: Option<String>,
 }
 
 /// Runs the scenario with the chosen scheme (one match arm per scheme).
@@ -297,12 +304,25 @@ pub fn run_with_scheme(choice: CcChoice, input: SimInput) -> Result<RunOutput, S
 /// # Errors
 /// See [`run_with_scheme`].
 pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimError> {
-    let SimInput { net, routes, cfg, flows } = input;
-    let mut sim = Simulation::new(net, routes, cfg, flows, factory)?;
+    let SimInput { net, routes, cfg, flows, threads } = input;
+    let part = if threads > 1 {
+        Partition::by_rack(&net, threads)
+    } else {
+        Partition::single(net.node_count())
+    };
+    let mut sim = Simulation::with_partition(net, routes, cfg, flows, factory, part)?;
+    sim.set_threads(threads.max(1));
     let t0 = Instant::now();
     let summary = sim.run();
     let wall = t0.elapsed();
-    Ok(RunOutput { summary, results: sim.flow_results().to_vec(), counters: *sim.counters(), wall })
+    Ok(RunOutput {
+        summary,
+        results: sim.flow_results().to_vec(),
+        counters: *sim.counters(),
+        wall,
+        shards: sim.shards(),
+        fallback: sim.fallback().map(str::to_string),
+    })
 }
 
 /// One `key = value` of the `[cc]` table besides `name`.

@@ -461,7 +461,7 @@ fn run_ok(c: &Case, args: &[&str]) -> String {
 }
 
 const FCT_HEADER: &str =
-    "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,ref_ideal_fct_ns";
+    "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,ref_ideal_fct_ns,dport";
 
 #[test]
 fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
@@ -484,7 +484,8 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 8);
     for (i, r) in rows.iter().enumerate() {
-        assert_eq!(r.len(), 9);
+        assert_eq!(r.len(), 10);
+        assert_eq!(r[9], if i < 2 { "100" } else { "200" }, "dport");
         assert_eq!(r[0], i.to_string(), "rows sorted by flow id");
         let fct: f64 = r[5].parse().expect("fct_ns");
         let ideal: f64 = r[6].parse().expect("ideal_fct_ns");
@@ -519,7 +520,7 @@ fn unfinished_flows_are_listed_and_a_stale_list_is_removed() {
     let un = read(&c.path("out/unfinished.csv"));
     assert_eq!(
         un.lines().next(),
-        Some("flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns")
+        Some("flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns,dport")
     );
     assert_eq!(un.lines().count(), 3);
 
@@ -889,7 +890,7 @@ fn compare_case() -> Case {
             k * 1000,
             k * 1000
         ));
-        o.push_str(&format!("{},0,1,{},0,{},900,1,1000\n", k - 1, k * 1000, k * 1050));
+        o.push_str(&format!("{},0,1,{},0,{},900,1,1000,100\n", k - 1, k * 1000, k * 1050));
     }
     c.write("ref.txt", &r);
     c.write("fct.csv", &o);
@@ -926,7 +927,7 @@ fn compare_ns3_prints_a_table_and_exits_0() {
     assert_has(&csv, &["\nall,10,10,6.000000,10.000000,10.000000,6.300000,10.500000,10.500000,5.000000,5.000000,5.000000,PASS\n"]);
 
     // 20% slower: a report with misses, still status 0.
-    let o = read(&c.path("fct.csv")).replace(",1,1000\n", ",1,833.333333\n");
+    let o = read(&c.path("fct.csv")).replace(",1,1000,100\n", ",1,833.333333,100\n");
     c.write("fct.csv", &o);
     let out = run_ok(&c, &["compare-ns3", "ref.txt", "fct.csv"]);
     let all = out.lines().find(|l| l.starts_with("all ")).expect("`all` row");

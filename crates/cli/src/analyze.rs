@@ -1,0 +1,396 @@
+//! `dcsim analyze` and `dcsim plot`: slowdown percentiles by flow size from `fct.csv` files,
+//! as tables, CSV files and figures (the computations are `dcsim-analysis`'s).
+//!
+//! Inputs are named `PATH[:NAME]`; without a name, a file called `fct.csv` is named after its
+//! folder (`out/hpcc/fct.csv` → `hpcc`) and any other file after its stem.
+//!
+//! Size buckets ([`BucketSpec`]): `quantile:N` (equal-count buckets of N percent of the flows,
+//! like the reference `fct_analysis.py` but keeping the largest flow), `sizes:websearch` /
+//! `sizes:hadoop` (the x-axis sizes of the HPCC/PINT figures), or `sizes:10K,100K,1M` (upper
+//! edges; `K`, `M`, `G` are powers of 1000).
+//!
+//! ```
+//! use dcsim_cli::analyze::BucketSpec;
+//! let b: BucketSpec = "sizes:10K,1M".parse().unwrap();
+//! assert_eq!(b, BucketSpec::Sizes { name: "10K,1M".into(), edges: vec![10_000, 1_000_000] });
+//! assert_eq!("quantile:5".parse::<BucketSpec>().unwrap().to_string(), "quantile:5");
+//! assert!("quantile:0".parse::<BucketSpec>().is_err());
+//! ```
+
+use std::collections::HashSet;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use dcsim_analysis::{
+    buckets_by_quantile, buckets_by_size, buckets_csv, buckets_table, parse_fct_csv, plot_all,
+    summarize, summary_csv, summary_table, AnalysisError, Bucket, FctRow, GroupSummary, Summary,
+    HADOOP_SIZE_EDGES, WEBSEARCH_SIZE_EDGES,
+};
+
+use crate::error::CliError;
+use crate::output;
+
+/// How flows are grouped by size for the slowdown-by-size tables and figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BucketSpec {
+    /// Equal-count buckets of this many percent of the flows (1..=100).
+    Quantile(u32),
+    /// Fixed upper edges (inclusive), plus an overflow bucket when needed.
+    Sizes {
+        /// `websearch`, `hadoop`, or the list as written.
+        name: String,
+        /// Strictly increasing edges in bytes.
+        edges: Vec<u64>,
+    },
+}
+
+/// The default buckets: ten equal-count buckets, the x axis of the HPCC/PINT figures.
+pub const DEFAULT_BUCKETS: BucketSpec = BucketSpec::Quantile(10);
+
+const BUCKET_SYNTAX: &str =
+    "expected quantile:N (N = 1..=100 percent), sizes:websearch, sizes:hadoop or sizes:EDGE,EDGE,... \
+     (e.g. sizes:10K,100K,1M)";
+
+impl FromStr for BucketSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<BucketSpec, String> {
+        let bad = |why: String| format!("bad bucket spec `{s}`: {why}");
+        let (kind, arg) = s.split_once(':').ok_or_else(|| bad(BUCKET_SYNTAX.to_string()))?;
+        match kind.trim() {
+            "quantile" => {
+                let step: u32 = arg.trim().parse().map_err(|_| bad(BUCKET_SYNTAX.to_string()))?;
+                if !(1..=100).contains(&step) {
+                    return Err(bad(format!("the step must be 1..=100 percent, found {step}")));
+                }
+                Ok(BucketSpec::Quantile(step))
+            }
+            "sizes" => {
+                let arg = arg.trim();
+                let edges = match arg.to_ascii_lowercase().as_str() {
+                    "websearch" => WEBSEARCH_SIZE_EDGES.to_vec(),
+                    "hadoop" => HADOOP_SIZE_EDGES.to_vec(),
+                    _ => arg
+                        .split(',')
+                        .map(parse_edge)
+                        .collect::<Result<Vec<u64>, String>>()
+                        .map_err(bad)?,
+                };
+                if let Some(w) = edges.windows(2).find(|w| w[0] >= w[1]) {
+                    return Err(bad(format!(
+                        "edges must strictly increase, but {} follows {}",
+                        w[1], w[0]
+                    )));
+                }
+                let name = match arg.to_ascii_lowercase().as_str() {
+                    n @ ("websearch" | "hadoop") => n.to_string(),
+                    _ => arg.to_string(),
+                };
+                Ok(BucketSpec::Sizes { name, edges })
+            }
+            _ => Err(bad(BUCKET_SYNTAX.to_string())),
+        }
+    }
+}
+
+/// One size edge: a size with an optional unit; `K`, `M`, `G` alone mean KB, MB, GB.
+fn parse_edge(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let expanded = match t.chars().last() {
+        Some('K' | 'k' | 'M' | 'G') => format!("{}{}B", &t[..t.len() - 1], &t[t.len() - 1..]),
+        _ => t.to_string(),
+    };
+    let expanded = expanded.replace("kB", "KB");
+    match crate::units::parse_size(&expanded) {
+        Ok(b) if b.get() > 0 => Ok(b.get()),
+        Ok(_) => Err("an edge must be at least 1 byte".to_string()),
+        Err(e) => Err(format!("edge `{t}`: {e}")),
+    }
+}
+
+impl fmt::Display for BucketSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BucketSpec::Quantile(step) => write!(f, "quantile:{step}"),
+            BucketSpec::Sizes { name, .. } => write!(f, "sizes:{name}"),
+        }
+    }
+}
+
+impl BucketSpec {
+    /// The buckets of `rows`.
+    ///
+    /// # Errors
+    /// Only for specs not built by [`BucketSpec::from_str`] (a step or edges out of range).
+    pub fn buckets(&self, rows: &[FctRow]) -> Result<Vec<Bucket>, AnalysisError> {
+        match self {
+            BucketSpec::Quantile(step) => buckets_by_quantile(rows, *step),
+            BucketSpec::Sizes { edges, .. } => buckets_by_size(rows, edges),
+        }
+    }
+}
+
+/// Flows smaller than this form the extra summary group `<200KB` (the HPCC results' "short
+/// flows < 200 KB").
+pub const SHORT_FLOW_BYTES: u64 = 200_000;
+
+/// The summary groups: `all`, `<100KB`, `<200KB`, `>1MB` (dcsim-analysis's [`summarize`] plus
+/// `<200KB`).
+pub fn summary(rows: &[FctRow]) -> Summary {
+    let mut s = summarize(rows);
+    let short: Vec<FctRow> = rows.iter().filter(|r| r.size < SHORT_FLOW_BYTES).cloned().collect();
+    let all_short = summarize(&short).groups.into_iter().next().expect("summarize has `all`");
+    let g = GroupSummary { name: "<200KB", ..all_short };
+    let at = s.groups.iter().position(|g| g.name == "<100KB").map_or(s.groups.len(), |i| i + 1);
+    s.groups.insert(at, g);
+    s
+}
+
+/// An `fct.csv` to analyze and the name it goes by in tables and legends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FctInput {
+    /// The file.
+    pub path: PathBuf,
+    /// Its name.
+    pub name: String,
+}
+
+impl FromStr for FctInput {
+    type Err = String;
+
+    /// `PATH:NAME` or `PATH`. The text is split at its last `:` unless the whole text names an
+    /// existing file.
+    fn from_str(s: &str) -> Result<FctInput, String> {
+        if !Path::new(s).is_file() {
+            if let Some((path, name)) = s.rsplit_once(':') {
+                if name.is_empty() {
+                    return Err(format!("`{s}`: empty name after `:`"));
+                }
+                if !path.is_empty() && !name.contains('/') {
+                    return Ok(FctInput { path: path.into(), name: name.to_string() });
+                }
+            }
+        }
+        Ok(FctInput { path: s.into(), name: default_name(Path::new(s)) })
+    }
+}
+
+/// `hpcc` for `out/hpcc/fct.csv`, the stem otherwise.
+fn default_name(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    if stem == "fct" {
+        if let Some(dir) = path.parent().and_then(Path::file_name) {
+            return dir.to_string_lossy().into_owned();
+        }
+    }
+    if stem.is_empty() {
+        "fct".to_string()
+    } else {
+        stem
+    }
+}
+
+/// Reads an `fct.csv`, keeping only flows with destination port `dport` if given.
+///
+/// # Errors
+/// An unreadable or empty file, missing columns, a bad value (with its line), `--dport` on a
+/// file without a `dport` column, or no flows left.
+pub fn load_rows(path: &Path, dport: Option<u16>) -> Result<Vec<FctRow>, CliError> {
+    let text = crate::scenario::read_file(path)?;
+    let file = path.to_path_buf();
+    let header = text.lines().next().unwrap_or("");
+    if header.trim().is_empty() {
+        return Err(CliError::Input {
+            file,
+            message: "empty file; expected a dcsim fct.csv (header flow_id,src,dst,size_bytes,\
+                      start_ns,fct_ns,ideal_fct_ns,...)"
+                .into(),
+        });
+    }
+    let rows = parse_fct_csv(text.as_bytes(), &path.display().to_string())?;
+    let Some(port) = dport else {
+        if rows.is_empty() {
+            return Err(CliError::Input { file, message: "no completed flows to analyze".into() });
+        }
+        return Ok(rows);
+    };
+    if !header.split(',').any(|c| c.trim() == "dport") {
+        return Err(CliError::Input {
+            file,
+            message: format!(
+                "--dport {port} needs a `dport` column, which this file does not have (dcsim \
+                 run writes it as the last column)"
+            ),
+        });
+    }
+    let rows: Vec<FctRow> = rows.into_iter().filter(|r| r.dport == Some(port)).collect();
+    if rows.is_empty() {
+        return Err(CliError::Input {
+            file,
+            message: format!("no completed flows with dport {port} to analyze"),
+        });
+    }
+    Ok(rows)
+}
+
+/// Loads every input; names must be distinct.
+fn load_inputs(
+    inputs: &[FctInput],
+    dport: Option<u16>,
+) -> Result<Vec<(String, Vec<FctRow>)>, CliError> {
+    let mut seen = HashSet::new();
+    for i in inputs {
+        if !seen.insert(i.name.as_str()) {
+            return Err(CliError::Input {
+                file: i.path.clone(),
+                message: format!("two inputs are named \"{}\"; name them with FILE:NAME", i.name),
+            });
+        }
+    }
+    inputs.iter().map(|i| Ok((i.name.clone(), load_rows(&i.path, dport)?))).collect()
+}
+
+/// `dcsim analyze`: prints the slowdown-by-size table and the summary, and with `out` writes
+/// `buckets.csv` and `summary.csv` there (atomically, after everything was computed).
+///
+/// # Errors
+/// As [`load_rows`], or a file that cannot be written.
+pub fn analyze_command(
+    inputs: &[FctInput],
+    buckets: &BucketSpec,
+    dport: Option<u16>,
+    dir: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let data = load_inputs(inputs, dport)?;
+    let per: Vec<(String, Vec<Bucket>, Summary)> = data
+        .iter()
+        .map(|(name, rows)| Ok((name.clone(), buckets.buckets(rows)?, summary(rows))))
+        .collect::<Result<_, AnalysisError>>()?;
+    let b: Vec<(&str, &[Bucket])> =
+        per.iter().map(|(n, b, _)| (n.as_str(), b.as_slice())).collect();
+    let s: Vec<(&str, &Summary)> = per.iter().map(|(n, _, s)| (n.as_str(), s)).collect();
+
+    for (i, (name, rows)) in inputs.iter().zip(&data) {
+        let _ = writeln!(out, "{name}: {} ({} flows)", i.path.display(), rows.len());
+    }
+    let filter = dport.map_or_else(String::new, |p| format!(", dport {p} only"));
+    let _ = writeln!(out, "\nslowdown by flow size ({buckets}{filter}):");
+    let _ = write!(out, "{}", buckets_table(&b));
+    let _ = writeln!(out, "\nsummary (FCT in µs, sd = slowdown):");
+    let _ = write!(out, "{}", summary_table(&s));
+    if let Some(dir) = dir {
+        create_dir(dir)?;
+        let a = output::write_atomic_bytes(dir, "buckets.csv", &buckets_csv(&b))?;
+        let c = output::write_atomic_bytes(dir, "summary.csv", &summary_csv(&s))?;
+        let _ = writeln!(out, "\nwrote {}, {}", a.display(), c.display());
+    }
+    Ok(())
+}
+
+/// `dcsim plot`: the standard figure set (slowdown p50/p95/p99 by size, CDFs of FCT and of
+/// slowdown; PNG and SVG), one line per input.
+///
+/// # Errors
+/// As [`load_rows`], or a plot that cannot be drawn or written.
+pub fn plot_command(
+    inputs: &[FctInput],
+    buckets: &BucketSpec,
+    dport: Option<u16>,
+    dir: &Path,
+    prefix: &str,
+    title: &str,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let data = load_inputs(inputs, dport)?;
+    let per: Vec<Vec<Bucket>> =
+        data.iter().map(|(_, rows)| buckets.buckets(rows)).collect::<Result<_, _>>()?;
+    let b: Vec<(&str, &[Bucket])> =
+        data.iter().zip(&per).map(|((n, _), b)| (n.as_str(), b.as_slice())).collect();
+    let r: Vec<(&str, &[FctRow])> = data.iter().map(|(n, r)| (n.as_str(), r.as_slice())).collect();
+    create_dir(dir)?;
+    let files = plot_atomic(dir, prefix, title, &b, &r)?;
+    let _ =
+        writeln!(out, "wrote {} plots to {} ({prefix}_*.png, .svg)", files.len(), dir.display());
+    Ok(())
+}
+
+/// Creates `dir` and its parents.
+pub(crate) fn create_dir(dir: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|source| CliError::Write { path: dir.to_path_buf(), source })
+}
+
+/// [`plot_all`] into a hidden temporary folder of `dir`, then every file renamed into `dir`,
+/// so that a failure leaves no partial figure set. Returns the files written.
+pub(crate) fn plot_atomic(
+    dir: &Path,
+    prefix: &str,
+    title: &str,
+    buckets: &[(&str, &[Bucket])],
+    rows: &[(&str, &[FctRow])],
+) -> Result<Vec<PathBuf>, CliError> {
+    let tmp = dir.join(format!(".{prefix}.plots.tmp"));
+    let _ = std::fs::remove_dir_all(&tmp);
+    create_dir(&tmp)?;
+    let drawn = match plot_all(buckets, rows, &tmp, prefix, title) {
+        Ok(files) => files,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e.into());
+        }
+    };
+    let mut written = Vec::with_capacity(drawn.len());
+    for f in drawn {
+        let name = f.file_name().expect("plot files have names").to_owned();
+        let to = dir.join(&name);
+        std::fs::rename(&f, &to).map_err(|source| {
+            let _ = std::fs::remove_dir_all(&tmp);
+            CliError::Write { path: to.clone(), source }
+        })?;
+        written.push(to);
+    }
+    let _ = std::fs::remove_dir(&tmp);
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_specs() {
+        assert_eq!("quantile:5".parse::<BucketSpec>(), Ok(BucketSpec::Quantile(5)));
+        let web: BucketSpec = "sizes:WebSearch".parse().unwrap();
+        assert_eq!(web.to_string(), "sizes:websearch");
+        assert_eq!(
+            "sizes:1000,2kB,3K,4M,6MiB,5G".parse::<BucketSpec>(),
+            Ok(BucketSpec::Sizes {
+                name: "1000,2kB,3K,4M,6MiB,5G".into(),
+                edges: vec![1000, 2000, 3000, 4_000_000, 6 << 20, 5_000_000_000]
+            })
+        );
+        let e = |s: &str| s.parse::<BucketSpec>().unwrap_err();
+        assert_eq!(
+            e("sizes:10K,5K"),
+            "bad bucket spec `sizes:10K,5K`: edges must strictly increase, but 5000 follows 10000"
+        );
+        assert!(e("quantile:101").contains("the step must be 1..=100 percent, found 101"));
+        assert!(e("linear:3").contains("expected quantile:N"));
+        assert!(e("sizes:10X").contains("edge `10X`"));
+        assert!(e("sizes:0").contains("at least 1 byte"));
+    }
+
+    #[test]
+    fn input_names() {
+        let i: FctInput = "out/hpcc/fct.csv".parse().unwrap();
+        assert_eq!((i.path, i.name.as_str()), (PathBuf::from("out/hpcc/fct.csv"), "hpcc"));
+        let i: FctInput = "a/b.csv:HPCC 95%".parse().unwrap();
+        assert_eq!((i.path, i.name.as_str()), (PathBuf::from("a/b.csv"), "HPCC 95%"));
+        let i: FctInput = "runs.csv".parse().unwrap();
+        assert_eq!(i.name, "runs");
+        assert!("x.csv:".parse::<FctInput>().is_err());
+    }
+}

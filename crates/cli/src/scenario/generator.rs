@@ -1,0 +1,419 @@
+//! `[flows] workload` and `[flows] incast`: flows made by the `dcsim-workload` generators over
+//! every host of the topology, at the hosts' NIC rate.
+//!
+//! Every value is checked here, where its position is known, before the generator runs, so
+//! that errors name the file, line, column and field like every other scenario error. A CDF
+//! file's own errors name the CDF file and its line.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use dcsim_core::config::FlowSpec;
+use dcsim_core::ids::NodeId;
+use dcsim_core::network::Network;
+use dcsim_core::units::{BitsPerSec, Duration, Time};
+use dcsim_workload::{offered_load, Cdf, Incast, PoissonWorkload, ReceiverChoice, WorkloadError};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{host_problem, Int, Qty, Source, Zero};
+use crate::error::CliError;
+
+/// `[flows] workload = { cdf, load, duration, start, seed }` as written.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWorkload {
+    cdf: Option<Spanned<String>>,
+    load: Option<Spanned<f64>>,
+    duration: Option<Qty>,
+    start: Option<Qty>,
+    seed: Option<Int>,
+    drop_last: Option<bool>,
+}
+
+/// `[flows] incast = { senders, size, fraction, receiver, duration, start, seed }` as written.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawIncast {
+    senders: Option<Int>,
+    size: Option<Qty>,
+    fraction: Option<Spanned<f64>>,
+    receiver: Option<Int>,
+    duration: Option<Qty>,
+    start: Option<Qty>,
+    seed: Option<Int>,
+}
+
+/// What the generators of a scenario produced, for summaries (`dcsim validate`, `dcsim gen`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadInfo {
+    /// The Poisson background traffic, if `workload` is given.
+    pub background: Option<BackgroundInfo>,
+    /// The incast traffic, if `incast` is given.
+    pub incast: Option<IncastInfo>,
+}
+
+/// The background traffic of a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BackgroundInfo {
+    /// The CDF as written: a built-in name or a file path.
+    pub cdf: String,
+    /// Mean flow size of the CDF in bytes.
+    pub mean_size: f64,
+    /// Target payload load.
+    pub load: f64,
+    /// The payload load the generated flows offer over the window (below the target by about
+    /// one mean-size flow per host, the reference generator's last-candidate drop).
+    pub realized_load: f64,
+    /// Number of hosts (every host of the topology).
+    pub hosts: usize,
+    /// Their NIC rate.
+    pub host_rate: BitsPerSec,
+    /// Start of the arrival window.
+    pub start: Time,
+    /// Length of the arrival window.
+    pub duration: Duration,
+    /// Seed used.
+    pub seed: u64,
+    /// Whether each host's last arrival in the window was dropped (the reference's quirk).
+    pub drop_last: bool,
+    /// Flows generated.
+    pub flows: usize,
+}
+
+/// The incast traffic of a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IncastInfo {
+    /// Flows generated.
+    pub flows: usize,
+    /// Senders per event.
+    pub senders: usize,
+    /// Bytes per flow.
+    pub size: u64,
+    /// Target fraction of the total host capacity.
+    pub fraction: f64,
+    /// Start of the arrival window.
+    pub start: Time,
+    /// Length of the arrival window.
+    pub duration: Duration,
+    /// Seed used.
+    pub seed: u64,
+}
+
+/// The generated flows (ids `0..n` within each list) and their description.
+pub(super) struct Generated {
+    pub background: Vec<FlowSpec>,
+    pub incast: Vec<FlowSpec>,
+    pub info: Option<WorkloadInfo>,
+}
+
+/// Runs the generators of `[flows]`.
+pub(super) fn generate(
+    src: &Source,
+    workload: Option<&RawWorkload>,
+    incast: Option<&RawIncast>,
+    net: &Network,
+    sim_seed: u64,
+) -> Result<Generated, CliError> {
+    let mut out = Generated { background: Vec::new(), incast: Vec::new(), info: None };
+    let mut info = WorkloadInfo { background: None, incast: None };
+    let mut window = None;
+    if let Some(w) = workload {
+        let (flows, bg) = background(src, w, net, sim_seed)?;
+        window = Some((bg.start, bg.duration, bg.seed));
+        out.background = flows;
+        info.background = Some(bg);
+    }
+    if let Some(c) = incast {
+        let (flows, ic) = incast_flows(src, c, net, sim_seed, window)?;
+        out.incast = flows;
+        info.incast = Some(ic);
+    }
+    out.info = Some(info);
+    Ok(out)
+}
+
+const WORKLOAD: &str = "flows.workload";
+const INCAST: &str = "flows.incast";
+
+fn table_span(src: &Source, table: &str) -> Option<Range<usize>> {
+    src.span_of(&["flows", table])
+}
+
+/// `field: missing; <what>` at the table.
+fn missing(src: &Source, table: &str, key: &str, what: &str) -> CliError {
+    src.error_at(table_span(src, table), format!("flows.{table}.{key}"), format!("missing; {what}"))
+}
+
+/// The hosts of the network and their common NIC rate.
+fn hosts_and_rate(
+    src: &Source,
+    net: &Network,
+    table: &str,
+) -> Result<(Vec<NodeId>, BitsPerSec), CliError> {
+    let hosts = net.hosts().to_vec();
+    let Some(&first) = hosts.first() else {
+        return Err(src.error_at(
+            table_span(src, table),
+            format!("flows.{table}"),
+            "the topology has no hosts",
+        ));
+    };
+    let rate = net.nic_rate(first);
+    if let Some(&other) = hosts.iter().find(|&&h| net.nic_rate(h) != rate) {
+        return Err(src.error_at(
+            table_span(src, table),
+            format!("flows.{table}"),
+            format!(
+                "the generator needs every host at the same NIC rate, but host {first} has {rate} \
+                 and host {other} has {}",
+                net.nic_rate(other)
+            ),
+        ));
+    }
+    Ok((hosts, rate))
+}
+
+fn seed(src: &Source, v: Option<&Int>, field: &str, default: u64) -> Result<u64, CliError> {
+    match v {
+        Some(v) => src.int(v, field, 0, i64::MAX).map(|x| x as u64),
+        None => Ok(default),
+    }
+}
+
+fn start(src: &Source, v: Option<&Qty>, field: &str, default: Time) -> Result<Time, CliError> {
+    match v {
+        Some(q) => Ok(Time::from_ps(src.duration(q, field, Zero::Allowed)?.as_ps())),
+        None => Ok(default),
+    }
+}
+
+/// A fraction strictly between 0 and 1.
+fn fraction(src: &Source, v: &Spanned<f64>, field: &str, what: &str) -> Result<f64, CliError> {
+    let x = *v.get_ref();
+    if x > 0.0 && x < 1.0 {
+        Ok(x)
+    } else {
+        Err(src.error(
+            v.span(),
+            field,
+            format!("{what} must be in (0, 1) exclusive, found {x} (a fraction: 0.3 means 30%)"),
+        ))
+    }
+}
+
+/// The CDF named by `cdf`: a built-in workload, or else a file relative to the scenario.
+fn load_cdf(src: &Source, cdf: &Spanned<String>) -> Result<Cdf, CliError> {
+    let name = cdf.get_ref();
+    if let Ok(c) = Cdf::builtin(name) {
+        return Ok(c);
+    }
+    let file: PathBuf = src.resolve(name);
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        src.error(
+            cdf.span(),
+            format!("{WORKLOAD}.cdf"),
+            format!(
+                "\"{name}\" is neither a built-in workload ({}) nor a readable CDF file: \
+                 cannot read {}: {e}",
+                Cdf::builtin_names().join(", "),
+                file.display()
+            ),
+        )
+    })?;
+    Cdf::parse(&text).map_err(|e| cdf_error(file, e))
+}
+
+/// A CDF parse error as `FILE:LINE: message` (or `FILE: message` without a line).
+pub(crate) fn cdf_error(file: PathBuf, e: WorkloadError) -> CliError {
+    let line = match &e {
+        WorkloadError::CdfSyntax { line, .. }
+        | WorkloadError::CdfBadNumber { line, .. }
+        | WorkloadError::CdfFirstNotZero { line, .. }
+        | WorkloadError::CdfLastNotHundred { line, .. }
+        | WorkloadError::CdfNotIncreasing { line, .. } => Some(*line),
+        _ => None,
+    };
+    let text = e.to_string();
+    match line {
+        Some(line) => {
+            let prefix = format!("line {line}: ");
+            let message = text.strip_prefix(&prefix).unwrap_or(&text).to_string();
+            CliError::Line { file, line, message: format!("bad CDF: {message}") }
+        }
+        None => CliError::Input { file, message: format!("bad CDF: {text}") },
+    }
+}
+
+fn background(
+    src: &Source,
+    w: &RawWorkload,
+    net: &Network,
+    sim_seed: u64,
+) -> Result<(Vec<FlowSpec>, BackgroundInfo), CliError> {
+    let cdf_raw = w.cdf.as_ref().ok_or_else(|| {
+        missing(
+            src,
+            "workload",
+            "cdf",
+            &format!(
+                "expected a built-in workload ({}) or a CDF file",
+                Cdf::builtin_names().join(", ")
+            ),
+        )
+    })?;
+    let cdf = load_cdf(src, cdf_raw)?;
+    let load_raw = w
+        .load
+        .as_ref()
+        .ok_or_else(|| missing(src, "workload", "load", "expected e.g. load = 0.3"))?;
+    let load = fraction(src, load_raw, &format!("{WORKLOAD}.load"), "load")?;
+    let duration_raw = w.duration.as_ref().ok_or_else(|| {
+        missing(
+            src,
+            "workload",
+            "duration",
+            "expected the arrival window, e.g. duration = \"10ms\"",
+        )
+    })?;
+    let duration = src.duration(duration_raw, &format!("{WORKLOAD}.duration"), Zero::Rejected)?;
+    let start = start(src, w.start.as_ref(), &format!("{WORKLOAD}.start"), Time::ZERO)?;
+    let seed = seed(src, w.seed.as_ref(), &format!("{WORKLOAD}.seed"), sim_seed)?;
+    let drop_last = w.drop_last.unwrap_or(true);
+    let (hosts, host_rate) = hosts_and_rate(src, net, "workload")?;
+    let n_hosts = hosts.len();
+    let gen = PoissonWorkload { cdf, hosts, host_rate, load, start, duration, seed };
+    let map_err = |e: WorkloadError| match e {
+        WorkloadError::InterArrivalTooShort { .. } | WorkloadError::InvalidLoad(_) => {
+            src.error(load_raw.span(), format!("{WORKLOAD}.load"), e.to_string())
+        }
+        other => src.error_at(table_span(src, "workload"), WORKLOAD, other.to_string()),
+    };
+    let flows = if drop_last {
+        gen.generate().map_err(map_err)?
+    } else {
+        exact_window(&gen).map_err(map_err)?
+    };
+    let info = BackgroundInfo {
+        cdf: cdf_raw.get_ref().clone(),
+        mean_size: gen.cdf.mean(),
+        load,
+        realized_load: offered_load(&flows, n_hosts, host_rate, duration),
+        hosts: n_hosts,
+        host_rate,
+        start,
+        duration,
+        seed,
+        drop_last,
+        flows: flows.len(),
+    };
+    Ok((flows, info))
+}
+
+/// Every arrival of every host's Poisson process in `[start, start + duration)`, without the
+/// reference's last-candidate drop.
+///
+/// The generator drops each host's last candidate in its window, and a host's arrivals do not
+/// depend on the window's length (its random streams are its own). So the window is extended
+/// by a margin, doubled until every host has an arrival at or after the real end (then none
+/// of its arrivals before the end was the dropped one), and the flows are cut at the end and
+/// renumbered. The result is deterministic for a seed.
+fn exact_window(gen: &PoissonWorkload) -> Result<Vec<FlowSpec>, WorkloadError> {
+    gen.validate()?;
+    let end = gen.start + gen.duration;
+    // 16 mean gaps: a host lacks an arrival in the margin with probability e^-16.
+    let mut margin_ns = (gen.mean_inter_arrival_ns() * 16.0).ceil().max(1.0) as u64;
+    loop {
+        let longer = PoissonWorkload {
+            duration: gen.duration + Duration::from_ns(margin_ns),
+            ..gen.clone()
+        };
+        let flows = longer.generate()?;
+        let mut covered: Vec<NodeId> =
+            flows.iter().filter(|f| f.start >= end).map(|f| f.src).collect();
+        covered.sort_unstable();
+        covered.dedup();
+        if covered.len() == gen.hosts.len() {
+            let mut kept: Vec<FlowSpec> = flows.into_iter().filter(|f| f.start < end).collect();
+            for (i, f) in kept.iter_mut().enumerate() {
+                f.id = dcsim_core::ids::FlowId::from_idx(i);
+            }
+            return Ok(kept);
+        }
+        margin_ns = margin_ns.saturating_mul(2);
+    }
+}
+
+fn incast_flows(
+    src: &Source,
+    c: &RawIncast,
+    net: &Network,
+    sim_seed: u64,
+    window: Option<(Time, Duration, u64)>,
+) -> Result<(Vec<FlowSpec>, IncastInfo), CliError> {
+    let f = |key: &str| format!("{INCAST}.{key}");
+    let senders_raw = c.senders.as_ref().ok_or_else(|| {
+        missing(src, "incast", "senders", "expected the senders per event, e.g. senders = 60")
+    })?;
+    let senders = src.int(senders_raw, &f("senders"), 1, i64::MAX)? as usize;
+    let size_raw = c.size.as_ref().ok_or_else(|| {
+        missing(src, "incast", "size", "expected the bytes per flow, e.g. size = \"500KB\"")
+    })?;
+    let size = src.size(size_raw, &f("size"), Zero::Rejected)?.get();
+    let fraction_raw = c.fraction.as_ref().ok_or_else(|| {
+        missing(
+            src,
+            "incast",
+            "fraction",
+            "expected the fraction of the total host capacity, e.g. fraction = 0.02",
+        )
+    })?;
+    let fraction = fraction(src, fraction_raw, &f("fraction"), "fraction")?;
+    let receiver_choice = match &c.receiver {
+        Some(v) => match host_problem(net, *v.get_ref()) {
+            Some(p) => return Err(src.error(v.span(), f("receiver"), p)),
+            None => ReceiverChoice::Fixed(NodeId(*v.get_ref() as u32)),
+        },
+        None => ReceiverChoice::Random,
+    };
+    let duration = match (&c.duration, window) {
+        (Some(q), _) => src.duration(q, &f("duration"), Zero::Rejected)?,
+        (None, Some((_, d, _))) => d,
+        (None, None) => {
+            return Err(missing(
+                src,
+                "incast",
+                "duration",
+                "needed when there is no `workload` to share its window with, \
+                 e.g. duration = \"10ms\"",
+            ))
+        }
+    };
+    let start_default = window.map_or(Time::ZERO, |(s, _, _)| s);
+    let start = start(src, c.start.as_ref(), &f("start"), start_default)?;
+    let seed_default = window.map_or(sim_seed, |(_, _, s)| s);
+    let seed = seed(src, c.seed.as_ref(), &f("seed"), seed_default)?;
+    let (hosts, host_rate) = hosts_and_rate(src, net, "incast")?;
+    let gen = Incast {
+        hosts,
+        host_rate,
+        receiver_choice,
+        senders,
+        size,
+        fraction_of_capacity: fraction,
+        start,
+        duration,
+        seed,
+    };
+    let flows = gen.generate().map_err(|e| match e {
+        WorkloadError::TooFewHosts { .. } => {
+            src.error(senders_raw.span(), f("senders"), e.to_string())
+        }
+        WorkloadError::InterArrivalTooShort { .. } | WorkloadError::InvalidFraction(_) => {
+            src.error(fraction_raw.span(), f("fraction"), e.to_string())
+        }
+        other => src.error_at(table_span(src, "incast"), INCAST, other.to_string()),
+    })?;
+    let info = IncastInfo { flows: flows.len(), senders, size, fraction, start, duration, seed };
+    Ok((flows, info))
+}

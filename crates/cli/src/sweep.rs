@@ -1,0 +1,1260 @@
+//! `dcsim sweep` and `dcsim merge`: a base scenario run over the cartesian product of axis
+//! values, one output folder per cell, then a combined summary and figures
+//! (`docs/sweeps.md`).
+//!
+//! The pipeline is the scenario's: parse the sweep file, build every cell's scenario (the base
+//! TOML document with the cell's values set), **validate every cell** before anything runs or
+//! is written, then run the cells in parallel (each cell is an independent, deterministic
+//! simulation in its own folder), and finally combine: `summary.csv`, `cells.csv` and the
+//! figures are computed from the cells' `fct.csv` files in cell order, so they do not depend
+//! on `--jobs` and a merge of shards computes exactly what an unsharded run does.
+//!
+//! # Cell order and names
+//! Axes are taken in the order they are written in `[axes]`; cells are numbered in row-major
+//! order (the first axis varies slowest, the last fastest, like nested loops). A cell's name
+//! joins one part per axis with `_`: string values as they are (a workload file by its stem),
+//! numbers and booleans after the axis's last key (`load0.3`, `eta0.99`, `seed2`), a scheme
+//! table as `name-key<value>` (`hpcc-eta0.99`); characters other than letters, digits and
+//! `.+-` become `-`.
+//!
+//! # Sharding
+//! `--shard i/N` runs the cells whose index `% N == i`, writing the same cell folders and a
+//! manifest; `dcsim merge` joins shard folders into the combined outputs.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Instant;
+
+use dcsim_analysis::{read_fct_csv, AnalysisError, Bucket, FctRow, Summary};
+use dcsim_workload::Cdf;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use toml::{Spanned, Table, Value};
+
+use crate::analyze::{create_dir, plot_atomic, summary, BucketSpec, DEFAULT_BUCKETS};
+use crate::error::CliError;
+use crate::output;
+use crate::scenario::{self, Source, ValidScenario};
+use crate::schemes::{self, SimInput};
+
+/// The manifest every sweep output folder gets: what the sweep is and which cells the folder
+/// holds.
+pub const MANIFEST: &str = "manifest.toml";
+
+/// The scenario sections a dotted axis may start with.
+const SECTIONS: [&str; 6] = ["simulation", "topology", "flows", "cc", "switch", "nic"];
+
+/// Axis names that stand for a scenario path (or, for `scheme`, the whole `[cc]` table).
+const ALIASES: [(&str, &str); 4] = [
+    ("scheme", "cc (the whole table)"),
+    ("workload", "flows.workload.cdf"),
+    ("load", "flows.workload.load"),
+    ("seed", "simulation.seed"),
+];
+
+// ---------------------------------------------------------------------------------------------
+// --shard
+// ---------------------------------------------------------------------------------------------
+
+/// `--shard i/N`: the cells whose index `% N == i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// `i`, in `0..count`.
+    pub index: usize,
+    /// `N`, at least 1.
+    pub count: usize,
+}
+
+impl Shard {
+    /// The whole sweep (`0/1`).
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Whether cell `cell` belongs to this shard.
+    pub fn has(self, cell: usize) -> bool {
+        cell % self.count == self.index
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let syntax = || format!("expected i/N with 0 <= i < N (e.g. 0/4), found `{s}`");
+        let (i, n) = s.split_once('/').ok_or_else(syntax)?;
+        let index: usize = i.trim().parse().map_err(|_| syntax())?;
+        let count: usize = n.trim().parse().map_err(|_| syntax())?;
+        if count == 0 {
+            return Err(format!("the shard count must be at least 1, found `{s}`"));
+        }
+        if index >= count {
+            return Err(format!(
+                "shard index {index} is out of range for {count} shard{}: shards are numbered \
+                 0..={} (`{s}`)",
+                if count == 1 { "" } else { "s" },
+                count - 1
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sweep file.
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    base: Option<Spanned<String>>,
+    buckets: Option<Spanned<String>>,
+    dport: Option<Spanned<i64>>,
+    lines: Option<Spanned<Vec<String>>>,
+    set: Option<Table>,
+    axes: Option<Table>,
+}
+
+/// Where an axis writes its values.
+#[derive(Clone, Debug, PartialEq)]
+enum Target {
+    /// `scheme`: replaces the whole `[cc]` table.
+    Scheme,
+    /// A dotted path of tables and a key.
+    Path(Vec<String>),
+}
+
+/// One axis with its values, their labels (CSV columns, legends) and their cell-name parts.
+#[derive(Clone, Debug)]
+struct Axis {
+    key: String,
+    target: Target,
+    values: Vec<Value>,
+    labels: Vec<String>,
+    parts: Vec<String>,
+}
+
+/// One cell: its index, name, the index of its value on each axis, its scenario text.
+#[derive(Clone, Debug)]
+struct CellPlan {
+    index: usize,
+    name: String,
+    choice: Vec<usize>,
+    buckets: BucketSpec,
+    text: String,
+}
+
+/// A parsed sweep with every cell's scenario built and validated.
+#[derive(Debug)]
+struct Plan {
+    sweep: PathBuf,
+    base: PathBuf,
+    base_dir: PathBuf,
+    dport: Option<u16>,
+    lines: Vec<String>,
+    set: Vec<String>,
+    axes: Vec<Axis>,
+    cells: Vec<CellPlan>,
+}
+
+/// `axes.load`, `axes."cc.eta"`, `set."simulation.stop_time"`.
+fn key_field(section: &str, key: &str) -> String {
+    if key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        format!("{section}.{key}")
+    } else {
+        format!("{section}.{key:?}")
+    }
+}
+
+/// The text of a scalar value for labels and names: strings as they are, floats in Rust's
+/// shortest round-trip form.
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Integer(i) => Some(i.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        Value::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Letters, digits and `.+-` are kept; anything else becomes `-`.
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-') { c } else { '-' })
+        .collect()
+}
+
+/// The target of an axis or `[set]` key (`section` names the table, for errors).
+fn target_of(src: &Source, section: &str, key: &str) -> Result<Target, CliError> {
+    let field = key_field(section, key);
+    let err = |message: String| src.error_at(src.span_of(&[section, key]), field.clone(), message);
+    Ok(match key {
+        "scheme" => Target::Scheme,
+        "workload" => Target::Path(vec!["flows".into(), "workload".into(), "cdf".into()]),
+        "load" => Target::Path(vec!["flows".into(), "workload".into(), "load".into()]),
+        "seed" => Target::Path(vec!["simulation".into(), "seed".into()]),
+        _ => {
+            let parts: Vec<String> = key.split('.').map(str::to_string).collect();
+            if parts.len() < 2
+                || parts.iter().any(String::is_empty)
+                || !SECTIONS.contains(&parts[0].as_str())
+            {
+                let aliases: Vec<String> =
+                    ALIASES.iter().map(|(a, p)| format!("`{a}` ({p})")).collect();
+                let what = if section == "axes" { "axis" } else { "key" };
+                return Err(err(format!(
+                    "unknown {what} `{key}`: expected one of {}, or a quoted dotted scenario \
+                     path such as \"cc.eta\" starting with a section ({})",
+                    aliases.join(", "),
+                    SECTIONS.join(", ")
+                )));
+            }
+            Target::Path(parts)
+        }
+    })
+}
+
+fn parse_axis(src: &Source, key: &str, value: &Value) -> Result<Axis, CliError> {
+    let field = key_field("axes", key);
+    let span = src.span_of(&["axes", key]);
+    let err = |message: String| src.error_at(span.clone(), field.clone(), message);
+    let target = target_of(src, "axes", key)?;
+    let Value::Array(values) = value else {
+        return Err(err(format!(
+            "an axis is an array of values, e.g. {key} = [...], found {}",
+            value.type_str()
+        )));
+    };
+    if values.is_empty() {
+        return Err(err("empty axis: give at least one value".to_string()));
+    }
+    let last = match &target {
+        Target::Scheme => "scheme".to_string(),
+        Target::Path(p) => p[p.len() - 1].clone(),
+    };
+    let mut labels = Vec::with_capacity(values.len());
+    let mut parts = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        let bad = |what: &str| err(format!("value {} ({v}): {what}", i + 1));
+        let (label, part) = match (key, v) {
+            ("scheme", Value::String(s)) => (s.clone(), s.clone()),
+            ("scheme", Value::Table(t)) => {
+                let Some(Value::String(name)) = t.get("name") else {
+                    return Err(bad("a scheme table needs `name = \"...\"`"));
+                };
+                let mut label = name.clone();
+                let mut part = name.clone();
+                for (k, x) in t.iter().filter(|(k, _)| k.as_str() != "name") {
+                    let text = scalar_text(x).unwrap_or_else(|| x.to_string());
+                    label.push_str(&format!(" {k}={text}"));
+                    part.push_str(&format!("-{k}{text}"));
+                }
+                (label, part)
+            }
+            ("scheme", _) => {
+                return Err(bad("expected a scheme name or a [cc] table with a name, e.g. \
+                     { name = \"hpcc\", eta = 0.99 }"))
+            }
+            ("workload", Value::String(s)) => {
+                let part = if Cdf::builtin(s).is_ok() {
+                    s.to_ascii_lowercase()
+                } else {
+                    Path::new(s).file_stem().map_or(s.clone(), |x| x.to_string_lossy().into())
+                };
+                (s.clone(), part)
+            }
+            ("workload", _) => {
+                return Err(bad("expected a built-in workload name or a CDF file path"))
+            }
+            ("load", Value::Float(_) | Value::Integer(_)) => {
+                let t = scalar_text(v).expect("a number");
+                (t.clone(), format!("load{t}"))
+            }
+            ("load", _) => return Err(bad("expected a number in (0, 1), e.g. 0.3")),
+            ("seed", Value::Integer(s)) if *s >= 0 => (s.to_string(), format!("seed{s}")),
+            ("seed", _) => return Err(bad("expected a non-negative integer")),
+            (_, Value::String(s)) => (s.clone(), s.clone()),
+            (_, x) => match scalar_text(x) {
+                Some(t) => (t.clone(), format!("{last}{t}")),
+                None => (x.to_string(), format!("{last}-v{}", i + 1)),
+            },
+        };
+        labels.push(label);
+        parts.push(sanitize(&part));
+    }
+    Ok(Axis { key: key.to_string(), target, values: values.clone(), labels, parts })
+}
+
+/// Sets `path` in `doc`, creating missing tables.
+fn set_path(doc: &mut Table, path: &[String], value: Value) -> Result<(), String> {
+    let (last, parents) = path.split_last().expect("paths have at least two keys");
+    let mut t = doc;
+    for (i, k) in parents.iter().enumerate() {
+        let entry = t.entry(k.clone()).or_insert_with(|| Value::Table(Table::new()));
+        match entry {
+            Value::Table(inner) => t = inner,
+            other => {
+                return Err(format!(
+                    "cannot set `{}`: `{}` is a {} in the base scenario, not a table",
+                    path.join("."),
+                    parents[..=i].join("."),
+                    other.type_str()
+                ))
+            }
+        }
+    }
+    t.insert(last.clone(), value);
+    Ok(())
+}
+
+fn get_path<'a>(doc: &'a Table, path: &[&str]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    let mut v = doc.get(*first)?;
+    for k in rest {
+        v = v.as_table()?.get(*k)?;
+    }
+    Some(v)
+}
+
+/// Replaces a relative file name at `path` by its absolute path (resolved against `base_dir`)
+/// if the file exists, so that the cell's scenario can be run from its own folder.
+fn absolutize(doc: &mut Table, path: &[&str], base_dir: &Path) {
+    let Some(Value::String(rel)) = get_path(doc, path) else { return };
+    if Path::new(rel).is_absolute() || Cdf::builtin(rel).is_ok() && path.last() == Some(&"cdf") {
+        return;
+    }
+    let Ok(abs) = std::fs::canonicalize(base_dir.join(rel)) else { return };
+    let abs = abs.to_string_lossy().into_owned();
+    let owned: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+    let _ = set_path(doc, &owned, Value::String(abs));
+}
+
+/// `key = value, ...` for a cell (error messages, scenario headers).
+fn values_text(axes: &[Axis], choice: &[usize]) -> String {
+    axes.iter()
+        .zip(choice)
+        .map(|(a, &i)| {
+            let k = if a.key.contains('.') { format!("{:?}", a.key) } else { a.key.clone() };
+            format!("{k} = {}", a.values[i])
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A scenario error inside a cell, without the position (which would point into the
+/// generated document).
+fn cell_error(sweep: &Path, name: &str, values: String, e: CliError) -> CliError {
+    let message = match e {
+        CliError::Field { field, message, .. } => format!("field `{field}`: {message}"),
+        CliError::Toml { field: Some(field), message, .. } => format!("field `{field}`: {message}"),
+        CliError::Toml { message, .. } | CliError::Scenario { message, .. } => message,
+        other => other.to_string(),
+    };
+    CliError::Cell { file: sweep.to_path_buf(), cell: name.to_string(), values, message }
+}
+
+/// The buckets of a cell: the sweep's `buckets`, or for `auto` the HPCC figure sizes of a
+/// web-search or Hadoop workload and ten quantile buckets otherwise.
+fn auto_buckets(doc: &Table) -> BucketSpec {
+    let cdf = get_path(doc, &["flows", "workload", "cdf"]).and_then(Value::as_str);
+    match cdf.map(str::to_ascii_lowercase).as_deref() {
+        Some(n @ ("websearch" | "hadoop")) => {
+            format!("sizes:{n}").parse().expect("built-in bucket specs parse")
+        }
+        _ => DEFAULT_BUCKETS,
+    }
+}
+
+/// Reads the sweep file and the base scenario, builds every cell and validates it.
+fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
+    let text = scenario::read_file(sweep)?;
+    let src = Source::new(sweep, text);
+    let raw: RawSweep = toml::from_str(src.text()).map_err(|e| src.toml_error(&e))?;
+
+    let base_rel = raw.base.as_ref().ok_or_else(|| CliError::Scenario {
+        file: sweep.to_path_buf(),
+        message: "missing `base = \"scenario.toml\"` (the base scenario, relative to the sweep \
+                  file)"
+            .into(),
+    })?;
+    let base = src.resolve(base_rel.get_ref());
+    let base_text = std::fs::read_to_string(&base).map_err(|e| {
+        src.error(base_rel.span(), "base", format!("cannot read {}: {e}", base.display()))
+    })?;
+    let base_src = Source::new(&base, base_text);
+    let mut base_doc: Table =
+        toml::from_str(base_src.text()).map_err(|e| base_src.toml_error(&e))?;
+    let base_dir = match base.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+
+    let buckets = match &raw.buckets {
+        None => None,
+        Some(b) if b.get_ref() == "auto" => None,
+        Some(b) => Some(
+            b.get_ref()
+                .parse::<BucketSpec>()
+                .map_err(|e| src.error(b.span(), "buckets", format!("{e}, or auto")))?,
+        ),
+    };
+    let dport = match &raw.dport {
+        None => None,
+        Some(d) => Some(src.int(d, "dport", 0, i64::from(u16::MAX))? as u16),
+    };
+
+    let table = raw.axes.unwrap_or_default();
+    if table.is_empty() {
+        return Err(src.error_at(
+            src.span_of(&["axes"]),
+            "axes",
+            "a sweep needs at least one axis under [axes], e.g. scheme = [\"hpcc\", \"dctcp\"]",
+        ));
+    }
+    // Axes in the order they are written.
+    let mut keys: Vec<(&String, &Value)> = table.iter().collect();
+    keys.sort_by_key(|(k, _)| src.span_of(&["axes", k.as_str()]).map_or(usize::MAX, |s| s.start));
+    let axes: Vec<Axis> =
+        keys.into_iter().map(|(k, v)| parse_axis(&src, k, v)).collect::<Result<_, _>>()?;
+
+    // [set]: fixed values for every cell, applied to the base document first.
+    let mut set = Vec::new();
+    let fixed = raw.set.unwrap_or_default();
+    let mut fixed: Vec<(&String, &Value)> = fixed.iter().collect();
+    fixed.sort_by_key(|(k, _)| src.span_of(&["set", k.as_str()]).map_or(usize::MAX, |s| s.start));
+    for (key, value) in fixed {
+        let target = target_of(&src, "set", key)?;
+        let at = |m: String| src.error_at(src.span_of(&["set", key]), key_field("set", key), m);
+        if let Some(a) = axes.iter().find(|a| a.target == target) {
+            return Err(at(format!("`{key}` is also the axis `{}`; give it in one place", a.key)));
+        }
+        match (&target, value) {
+            (Target::Scheme, Value::String(name)) => {
+                let cc = Table::from_iter([("name".to_string(), Value::String(name.clone()))]);
+                base_doc.insert("cc".into(), Value::Table(cc));
+            }
+            (Target::Scheme, Value::Table(t)) => {
+                base_doc.insert("cc".into(), Value::Table(t.clone()));
+            }
+            (Target::Scheme, _) => {
+                return Err(at("expected a scheme name or a [cc] table with a name".into()))
+            }
+            (Target::Path(p), v) => set_path(&mut base_doc, p, v.clone()).map_err(at)?,
+        }
+        let k = if key.contains('.') { format!("{key:?}") } else { key.clone() };
+        set.push(format!("{k} = {value}"));
+    }
+
+    let lines = match &raw.lines {
+        Some(l) => {
+            for name in l.get_ref() {
+                if !axes.iter().any(|a| &a.key == name) {
+                    let known: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
+                    return Err(src.error(
+                        l.span(),
+                        "lines",
+                        format!("`{name}` is not an axis (axes: {})", known.join(", ")),
+                    ));
+                }
+            }
+            l.get_ref().clone()
+        }
+        None if axes.iter().any(|a| a.key == "scheme") => vec!["scheme".to_string()],
+        None => vec![axes[axes.len() - 1].key.clone()],
+    };
+
+    // Every combination, row-major.
+    let count: usize = axes.iter().map(|a| a.values.len()).product();
+    let mut combos = Vec::with_capacity(count);
+    for index in 0..count {
+        let mut rest = index;
+        let mut choice = vec![0; axes.len()];
+        for (slot, a) in choice.iter_mut().zip(&axes).rev() {
+            *slot = rest % a.values.len();
+            rest /= a.values.len();
+        }
+        let name = axes.iter().zip(&choice).map(|(a, &i)| a.parts[i].as_str()).collect::<Vec<_>>();
+        combos.push((index, name.join("_"), choice));
+    }
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, name, choice) in &combos {
+        if let Some(&j) = seen.get(name.as_str()) {
+            return Err(src.error_at(
+                src.span_of(&["axes"]),
+                "axes",
+                format!(
+                    "cells {j} and {i} would both be named \"{name}\" ({} / {}); make the axis \
+                     values distinct",
+                    values_text(&axes, &combos[j].2),
+                    values_text(&axes, choice)
+                ),
+            ));
+        }
+        seen.insert(name, *i);
+    }
+
+    let build = |(index, name, choice): (usize, String, Vec<usize>)| -> Result<CellPlan, CliError> {
+        let values = values_text(&axes, &choice);
+        let fail = |m: String| {
+            cell_error(
+                sweep,
+                &name,
+                values.clone(),
+                CliError::Scenario { file: base.clone(), message: m },
+            )
+        };
+        let mut doc = base_doc.clone();
+        // `scheme` first (it replaces [cc]), then the other axes in order.
+        for (a, &i) in axes.iter().zip(&choice).filter(|(a, _)| a.target == Target::Scheme) {
+            let cc = match &a.values[i] {
+                Value::String(s) => {
+                    Table::from_iter([("name".to_string(), Value::String(s.clone()))])
+                }
+                Value::Table(t) => t.clone(),
+                _ => unreachable!("checked in parse_axis"),
+            };
+            doc.insert("cc".into(), Value::Table(cc));
+        }
+        for (a, &i) in axes.iter().zip(&choice) {
+            if let Target::Path(p) = &a.target {
+                set_path(&mut doc, p, a.values[i].clone()).map_err(fail)?;
+            }
+        }
+        absolutize(&mut doc, &["topology", "path"], &base_dir);
+        absolutize(&mut doc, &["flows", "file"], &base_dir);
+        absolutize(&mut doc, &["flows", "workload", "cdf"], &base_dir);
+        let body = toml::to_string(&doc).map_err(|e| fail(e.to_string()))?;
+        let text = format!(
+            "# Cell {index} \"{name}\" of the sweep {}: the base scenario {} with\n# {values}.\n\n{body}",
+            sweep.display(),
+            base.display(),
+        );
+        let cell_src = Source::with_base_dir(base.clone(), text.clone(), base_dir.clone());
+        scenario::validate(&cell_src, None)
+            .map_err(|e| cell_error(sweep, &name, values.clone(), e))?;
+        let buckets = buckets.clone().unwrap_or_else(|| auto_buckets(&doc));
+        Ok(CellPlan { index, name, choice, buckets, text })
+    };
+    let cells: Vec<CellPlan> =
+        in_pool(jobs, || combos.into_par_iter().map(build).collect::<Result<_, _>>())??;
+
+    Ok(Plan { sweep: sweep.to_path_buf(), base, base_dir, dport, lines, set, axes, cells })
+}
+
+/// Runs `f` in a pool of `jobs` threads.
+fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> T + Send) -> Result<T, CliError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| CliError::Threads { jobs, message: e.to_string() })?;
+    Ok(pool.install(f))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The manifest.
+// ---------------------------------------------------------------------------------------------
+
+/// `manifest.toml`: the sweep's definition as far as combining needs it, and which cells an
+/// output folder holds.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Manifest {
+    /// Manifest format version (1).
+    pub format: u32,
+    /// The sweep file, as given on the command line.
+    pub sweep: String,
+    /// The base scenario, as resolved from the sweep file.
+    pub base: String,
+    /// The shard this folder ran (`0/1` for a whole sweep or a merge).
+    pub shard: String,
+    /// Only flows with this destination port are analyzed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dport: Option<u16>,
+    /// The axes whose values make the lines of a figure.
+    pub lines: Vec<String>,
+    /// The `[set]` values every cell has, as `key = value`.
+    pub set: Vec<String>,
+    /// The axes, in order.
+    pub axes: Vec<ManifestAxis>,
+    /// Every cell of the sweep, in order.
+    pub cells: Vec<ManifestCell>,
+}
+
+/// An axis in the manifest.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ManifestAxis {
+    /// The axis as written (`scheme`, `cc.eta`).
+    pub key: String,
+    /// Each value's label.
+    pub labels: Vec<String>,
+    /// Each value's cell-name part.
+    pub parts: Vec<String>,
+}
+
+/// A cell in the manifest.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ManifestCell {
+    /// Position in the sweep.
+    pub index: usize,
+    /// Folder name under `cells/`.
+    pub name: String,
+    /// Index of its value on each axis.
+    pub values: Vec<usize>,
+    /// Its size buckets.
+    pub buckets: String,
+    /// Whether this output folder holds the cell's results.
+    pub ran: bool,
+}
+
+impl Manifest {
+    fn new(plan: &Plan, sweep_arg: &Path, shard: Shard) -> Manifest {
+        Manifest {
+            format: 1,
+            sweep: sweep_arg.display().to_string(),
+            base: plan.base.display().to_string(),
+            shard: shard.to_string(),
+            dport: plan.dport,
+            lines: plan.lines.clone(),
+            set: plan.set.clone(),
+            axes: plan
+                .axes
+                .iter()
+                .map(|a| ManifestAxis {
+                    key: a.key.clone(),
+                    labels: a.labels.clone(),
+                    parts: a.parts.clone(),
+                })
+                .collect(),
+            cells: plan
+                .cells
+                .iter()
+                .map(|c| ManifestCell {
+                    index: c.index,
+                    name: c.name.clone(),
+                    values: c.choice.clone(),
+                    buckets: c.buckets.to_string(),
+                    ran: shard.has(c.index),
+                })
+                .collect(),
+        }
+    }
+
+    /// The parts that must agree between shards of one sweep.
+    fn definition(&self) -> Manifest {
+        let mut m = self.clone();
+        m.sweep.clear();
+        m.base.clear();
+        m.shard.clear();
+        for c in &mut m.cells {
+            c.ran = false;
+        }
+        m
+    }
+
+    fn text(&self) -> String {
+        let body = toml::to_string(self).expect("the manifest serializes");
+        format!(
+            "# dcsim sweep manifest: the sweep's axes and cells, and which cells this folder \
+             holds (ran).\n{body}"
+        )
+    }
+
+    fn read(dir: &Path) -> Result<Manifest, CliError> {
+        let path = dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&path).map_err(|e| CliError::Input {
+            file: dir.to_path_buf(),
+            message: format!("not a sweep output folder: cannot read {}: {e}", path.display()),
+        })?;
+        let src = Source::new(&path, text);
+        let m: Manifest = toml::from_str(src.text()).map_err(|e| src.toml_error(&e))?;
+        if m.format != 1 {
+            return Err(CliError::Input {
+                file: path,
+                message: format!("unsupported manifest format {}", m.format),
+            });
+        }
+        Ok(m)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// dcsim sweep
+// ---------------------------------------------------------------------------------------------
+
+/// What one cell's run reports (stdout only: wall time is not written to any file).
+struct CellReport {
+    done: usize,
+    unfinished: usize,
+    events: u64,
+    wall: f64,
+}
+
+fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliError> {
+    let values = || values_text(&plan.axes, &cell.choice);
+    let src = Source::with_base_dir(plan.base.clone(), cell.text.clone(), plan.base_dir.clone());
+    let valid = scenario::validate(&src, None)
+        .map_err(|e| cell_error(&plan.sweep, &cell.name, values(), e))?;
+    let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
+    let ValidScenario { net, routes, cfg, flows, cc, .. } = valid;
+    let result = schemes::run_with_scheme(cc, SimInput { net, routes, cfg, flows, threads: 1 })
+        .map_err(|source| CliError::Simulation { file: plan.base.clone(), source })?;
+    let cdir = dir.join("cells").join(&cell.name);
+    create_dir(&cdir)?;
+    crate::write_run_outputs(&cdir, &result, &dports)?;
+    output::write_atomic(&cdir, "scenario.toml", &cell.text)?;
+    Ok(CellReport {
+        done: result.summary.flows_done,
+        unfinished: result.summary.flows_unfinished,
+        events: result.summary.events,
+        wall: result.wall.as_secs_f64(),
+    })
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal.
+fn progress(len: usize) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(len as u64), target);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} cells, eta {eta}  {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// `dcsim sweep --dry-run`: builds and validates every cell, lists the shard's cells, writes
+/// nothing.
+///
+/// # Errors
+/// As [`sweep_command`] before it runs anything.
+pub fn dry_run(
+    sweep: &Path,
+    jobs: usize,
+    shard: Shard,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let plan = plan(sweep, jobs)?;
+    let mine: Vec<&CellPlan> = plan.cells.iter().filter(|c| shard.has(c.index)).collect();
+    let _ = writeln!(
+        out,
+        "sweep {}: {} cells, all valid; {} in shard {shard}:",
+        sweep.display(),
+        plan.cells.len(),
+        mine.len()
+    );
+    for c in mine {
+        let _ = writeln!(
+            out,
+            "  [{}] {} ({}; buckets {})",
+            c.index,
+            c.name,
+            values_text(&plan.axes, &c.choice),
+            c.buckets
+        );
+    }
+    Ok(())
+}
+
+/// `dcsim sweep`.
+///
+/// # Errors
+/// A bad sweep file, base scenario or cell (before anything runs or is written), or a file
+/// that cannot be written.
+pub fn sweep_command(
+    sweep: &Path,
+    jobs: usize,
+    shard: Shard,
+    dir: &Path,
+    out: &mut dyn Write,
+    notes: &mut dyn Write,
+) -> Result<(), CliError> {
+    let t0 = Instant::now();
+    let plan = plan(sweep, jobs)?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::Write {
+            path: dir.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "exists and is not a directory",
+            ),
+        });
+    }
+    let mine: Vec<&CellPlan> = plan.cells.iter().filter(|c| shard.has(c.index)).collect();
+    let dims: Vec<String> = plan.axes.iter().map(|a| a.values.len().to_string()).collect();
+    let keys: Vec<&str> = plan.axes.iter().map(|a| a.key.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "sweep {}: {} cells ({} = {}), base {}",
+        sweep.display(),
+        plan.cells.len(),
+        keys.join(" x "),
+        dims.join(" x "),
+        plan.base.display()
+    );
+    let shard_text = if shard == Shard::ALL { String::new() } else { format!(" (shard {shard})") };
+    let _ = writeln!(out, "running {} cells{shard_text} with {jobs} jobs", mine.len());
+    create_dir(&dir.join("cells"))?;
+
+    let bar = progress(mine.len());
+    let reports: Vec<CellReport> = in_pool(jobs, || {
+        mine.par_iter()
+            .map(|c| {
+                let r = run_cell(&plan, c, dir);
+                bar.inc(1);
+                bar.set_message(c.name.clone());
+                r
+            })
+            .collect::<Result<Vec<_>, _>>()
+    })??;
+    bar.finish_and_clear();
+    for (c, r) in mine.iter().zip(&reports) {
+        let _ = writeln!(
+            out,
+            "  [{}] {}: {} flows done, {} unfinished, {} events, {:.1} s",
+            c.index, c.name, r.done, r.unfinished, r.events, r.wall
+        );
+    }
+
+    let manifest = Manifest::new(&plan, sweep, shard);
+    output::write_atomic(dir, MANIFEST, &manifest.text())?;
+    if shard.count == 1 {
+        let data = load_cells(&manifest, &vec![dir.to_path_buf(); manifest.cells.len()])?;
+        let written = write_combined(dir, &manifest, &data, notes)?;
+        report_written(out, dir, &written);
+    } else {
+        let _ = writeln!(
+            out,
+            "wrote {} cells and {} to {}; combine the shards with dcsim merge",
+            mine.len(),
+            MANIFEST,
+            dir.display()
+        );
+    }
+    let _ = writeln!(out, "total wall time {:.1} s", t0.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn report_written(out: &mut dyn Write, dir: &Path, written: &[PathBuf]) {
+    let plots = written.iter().filter(|p| p.starts_with(dir.join("plots"))).count();
+    let _ = writeln!(
+        out,
+        "wrote {}, {} and {plots} plots in {}",
+        dir.join("summary.csv").display(),
+        dir.join("cells.csv").display(),
+        dir.join("plots").display()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Combining: summary.csv, cells.csv, plots.
+// ---------------------------------------------------------------------------------------------
+
+/// One cell's results, read back from its folder.
+struct CellData {
+    /// The analyzed flows (after the dport filter).
+    rows: Vec<FctRow>,
+    /// `counters.csv` as name → value.
+    counters: BTreeMap<String, String>,
+    /// The folder they came from.
+    dir: PathBuf,
+}
+
+/// Reads every cell of `m` from `dirs[i]/cells/<name>` (the folder that ran cell `i`).
+fn load_cells(m: &Manifest, dirs: &[PathBuf]) -> Result<Vec<CellData>, CliError> {
+    m.cells
+        .iter()
+        .zip(dirs)
+        .map(|(c, d)| {
+            let dir = d.join("cells").join(&c.name);
+            let mut rows = read_fct_csv(&dir.join("fct.csv"))?;
+            if let Some(p) = m.dport {
+                rows.retain(|r| r.dport == Some(p));
+            }
+            let path = dir.join("counters.csv");
+            let text = scenario::read_file(&path)?;
+            let counters = text
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_once(','))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>();
+            for key in ["flows_done", "flows_unfinished", "events", "end_time_ns"] {
+                if !counters.contains_key(key) {
+                    return Err(CliError::Input { file: path, message: format!("no `{key}` row") });
+                }
+            }
+            Ok(CellData { rows, counters, dir })
+        })
+        .collect()
+}
+
+fn csv_bytes(rows: &[Vec<String>]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.write_record(r).expect("in-memory CSV");
+    }
+    w.into_inner().expect("in-memory CSV")
+}
+
+const SD: usize = 6;
+const NS: usize = 3;
+
+fn fixed(v: f64, d: usize) -> String {
+    format!("{v:.d$}")
+}
+
+/// The figure key of a cell: the values of the axes that are not lines.
+fn figure_of(m: &Manifest, cell: &ManifestCell) -> Vec<usize> {
+    m.axes
+        .iter()
+        .zip(&cell.values)
+        .filter(|(a, _)| !m.lines.contains(&a.key))
+        .map(|(_, &v)| v)
+        .collect()
+}
+
+/// Writes `summary.csv`, `cells.csv` and `plots/` into `dir`, computed from `data` (one entry
+/// per cell of `m`, in order). Returns the files written.
+fn write_combined(
+    dir: &Path,
+    m: &Manifest,
+    data: &[CellData],
+    notes: &mut dyn Write,
+) -> Result<Vec<PathBuf>, CliError> {
+    let axis_cols: Vec<String> = m.axes.iter().map(|a| a.key.clone()).collect();
+    let labels = |c: &ManifestCell| -> Vec<String> {
+        m.axes.iter().zip(&c.values).map(|(a, &v)| a.labels[v].clone()).collect()
+    };
+    let mut buckets_of: Vec<Vec<Bucket>> = Vec::with_capacity(data.len());
+    let mut summaries: Vec<Summary> = Vec::with_capacity(data.len());
+    for (c, d) in m.cells.iter().zip(data) {
+        let spec: BucketSpec = c
+            .buckets
+            .parse()
+            .map_err(|e: String| CliError::Input { file: d.dir.clone(), message: e })?;
+        buckets_of.push(spec.buckets(&d.rows)?);
+        summaries.push(summary(&d.rows));
+    }
+
+    // summary.csv
+    let mut header: Vec<String> = vec!["index".into(), "cell".into()];
+    header.extend(axis_cols.iter().cloned());
+    header.extend(
+        [
+            "kind",
+            "label",
+            "count",
+            "max_size",
+            "slowdown_p50",
+            "slowdown_p95",
+            "slowdown_p99",
+            "slowdown_mean",
+            "fct_mean_ns",
+            "fct_p50_ns",
+            "fct_p99_ns",
+        ]
+        .map(String::from),
+    );
+    let mut rows = vec![header];
+    for ((c, s), b) in m.cells.iter().zip(&summaries).zip(&buckets_of) {
+        let mut lead = vec![c.index.to_string(), c.name.clone()];
+        lead.extend(labels(c));
+        for g in &s.groups {
+            let mut r = lead.clone();
+            r.extend(["group".into(), g.name.into(), g.count.to_string(), String::new()]);
+            match &g.stats {
+                Some(st) => r.extend([
+                    fixed(st.slowdown.p50, SD),
+                    fixed(st.slowdown.p95, SD),
+                    fixed(st.slowdown.p99, SD),
+                    fixed(st.slowdown_mean, SD),
+                    fixed(st.fct_mean_ns, NS),
+                    fixed(st.fct_p50_ns, NS),
+                    fixed(st.fct_p99_ns, NS),
+                ]),
+                None => r.extend(std::iter::repeat_n(String::new(), 7)),
+            }
+            rows.push(r);
+        }
+        for bk in b {
+            let mut r = lead.clone();
+            r.extend([
+                "bucket".into(),
+                bk.label.clone(),
+                bk.count.to_string(),
+                bk.max_size.map_or_else(String::new, |x| x.to_string()),
+            ]);
+            match &bk.slowdown {
+                Some(p) => r.extend([fixed(p.p50, SD), fixed(p.p95, SD), fixed(p.p99, SD)]),
+                None => r.extend(std::iter::repeat_n(String::new(), 3)),
+            }
+            r.extend(std::iter::repeat_n(String::new(), 4));
+            rows.push(r);
+        }
+    }
+    let mut written = vec![output::write_atomic_bytes(dir, "summary.csv", &csv_bytes(&rows))?];
+
+    // cells.csv
+    let mut header: Vec<String> = vec!["index".into(), "cell".into()];
+    header.extend(axis_cols.iter().cloned());
+    header.extend(
+        ["buckets", "flows", "flows_done", "flows_unfinished", "events", "end_time_ns"]
+            .map(String::from),
+    );
+    let mut rows = vec![header];
+    for (c, d) in m.cells.iter().zip(data) {
+        let get = |k: &str| d.counters.get(k).cloned().unwrap_or_default();
+        let done: u64 = get("flows_done").parse().unwrap_or(0);
+        let unfinished: u64 = get("flows_unfinished").parse().unwrap_or(0);
+        let mut r = vec![c.index.to_string(), c.name.clone()];
+        r.extend(labels(c));
+        r.extend([
+            c.buckets.clone(),
+            (done + unfinished).to_string(),
+            done.to_string(),
+            unfinished.to_string(),
+            get("events"),
+            get("end_time_ns"),
+        ]);
+        rows.push(r);
+    }
+    written.push(output::write_atomic_bytes(dir, "cells.csv", &csv_bytes(&rows))?);
+
+    // Figures: one per combination of the non-line axes, one line per cell in it.
+    let mut figures: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    for (i, c) in m.cells.iter().enumerate() {
+        let key = figure_of(m, c);
+        match figures.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(i),
+            None => figures.push((key, vec![i])),
+        }
+    }
+    let plots = dir.join("plots");
+    create_dir(&plots)?;
+    let other: Vec<&ManifestAxis> = m.axes.iter().filter(|a| !m.lines.contains(&a.key)).collect();
+    for (key, members) in &figures {
+        let prefix = if other.is_empty() {
+            "sweep".to_string()
+        } else {
+            other.iter().zip(key).map(|(a, &v)| a.parts[v].as_str()).collect::<Vec<_>>().join("_")
+        };
+        let title = other
+            .iter()
+            .zip(key)
+            .map(|(a, &v)| format!("{} {}", a.key, a.labels[v]))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let names: Vec<String> = members
+            .iter()
+            .map(|&i| {
+                let c = &m.cells[i];
+                m.axes
+                    .iter()
+                    .zip(&c.values)
+                    .filter(|(a, _)| m.lines.contains(&a.key))
+                    .map(|(a, &v)| a.labels[v].clone())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let b: Vec<(&str, &[Bucket])> = members
+            .iter()
+            .zip(&names)
+            .map(|(&i, n)| (n.as_str(), buckets_of[i].as_slice()))
+            .collect();
+        let r: Vec<(&str, &[FctRow])> = members
+            .iter()
+            .zip(&names)
+            .map(|(&i, n)| (n.as_str(), data[i].rows.as_slice()))
+            .collect();
+        match plot_atomic(&plots, &prefix, &title, &b, &r) {
+            Ok(files) => written.extend(files),
+            Err(CliError::Analysis(AnalysisError::NothingToPlot(_))) => {
+                let _ = writeln!(notes, "note: no completed flows to plot for {prefix}; skipped");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(written)
+}
+
+// ---------------------------------------------------------------------------------------------
+// dcsim merge
+// ---------------------------------------------------------------------------------------------
+
+/// A cell folder's files as read for copying: name and contents (`None`: absent).
+type CellFiles = Vec<(&'static str, Option<Vec<u8>>)>;
+
+/// The files of a cell folder that a merge copies (`unfinished.csv` only when present).
+const CELL_FILES: [&str; 4] = ["fct.csv", "counters.csv", "scenario.toml", "unfinished.csv"];
+
+/// `dcsim merge`: joins the cell folders of shard outputs into `dir` and writes the combined
+/// outputs, exactly as an unsharded `dcsim sweep` would.
+///
+/// # Errors
+/// A folder that is not a sweep output, shards of different sweeps, a cell that no folder (or
+/// more than one) holds, an unreadable cell file; nothing is written then.
+pub fn merge_command(
+    shards: &[PathBuf],
+    dir: &Path,
+    out: &mut dyn Write,
+    notes: &mut dyn Write,
+) -> Result<(), CliError> {
+    let manifests: Vec<Manifest> =
+        shards.iter().map(|d| Manifest::read(d)).collect::<Result<_, _>>()?;
+    let first = &manifests[0];
+    let def = first.definition();
+    for (m, d) in manifests.iter().zip(shards).skip(1) {
+        if m.definition() != def {
+            return Err(CliError::Input {
+                file: d.clone(),
+                message: format!(
+                    "not a shard of the same sweep as {} (the axes, cells or analysis settings \
+                     in {MANIFEST} differ)",
+                    shards[0].display()
+                ),
+            });
+        }
+    }
+    let mut holder: Vec<Option<usize>> = vec![None; first.cells.len()];
+    for (s, m) in manifests.iter().enumerate() {
+        for c in m.cells.iter().filter(|c| c.ran) {
+            if let Some(prev) = holder[c.index] {
+                return Err(CliError::Input {
+                    file: shards[s].clone(),
+                    message: format!(
+                        "cell {} ({}) is also in {}; give each shard folder once",
+                        c.index,
+                        c.name,
+                        shards[prev].display()
+                    ),
+                });
+            }
+            holder[c.index] = Some(s);
+        }
+    }
+    let missing: Vec<String> = first
+        .cells
+        .iter()
+        .filter(|c| holder[c.index].is_none())
+        .map(|c| format!("{} ({})", c.index, c.name))
+        .collect();
+    if !missing.is_empty() {
+        let given: Vec<&str> = manifests.iter().map(|m| m.shard.as_str()).collect();
+        return Err(CliError::Input {
+            file: shards[0].clone(),
+            message: format!(
+                "no shard folder holds cell{} {}; shards given: {} (run the missing shards, \
+                 cell index % N == i)",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", "),
+                given.join(", ")
+            ),
+        });
+    }
+    let dirs: Vec<PathBuf> =
+        holder.iter().map(|h| shards[h.expect("every cell is held")].clone()).collect();
+    // Read everything before writing anything.
+    let data = load_cells(first, &dirs)?;
+    let mut files: Vec<CellFiles> = Vec::with_capacity(data.len());
+    for d in &data {
+        let mut f = Vec::new();
+        for name in CELL_FILES {
+            let p = d.dir.join(name);
+            let bytes = match std::fs::read(&p) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && name == "unfinished.csv" => {
+                    None
+                }
+                Err(source) => return Err(CliError::Read { path: p, source }),
+            };
+            f.push((name, bytes));
+        }
+        files.push(f);
+    }
+
+    for (c, f) in first.cells.iter().zip(&files) {
+        let to = dir.join("cells").join(&c.name);
+        let from = &data[c.index].dir;
+        let same = match (std::fs::canonicalize(&to), std::fs::canonicalize(from)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same {
+            continue;
+        }
+        create_dir(&to)?;
+        for (name, bytes) in f {
+            match bytes {
+                Some(b) => {
+                    output::write_atomic_bytes(&to, name, b)?;
+                }
+                None => output::remove_stale(&to, name)?,
+            }
+        }
+    }
+    let mut merged = first.clone();
+    merged.shard = Shard::ALL.to_string();
+    for c in &mut merged.cells {
+        c.ran = true;
+    }
+    let data = load_cells(&merged, &vec![dir.to_path_buf(); merged.cells.len()])?;
+    output::write_atomic(dir, MANIFEST, &merged.text())?;
+    let written = write_combined(dir, &merged, &data, notes)?;
+    let _ = writeln!(
+        out,
+        "merged {} shard folder{} ({} cells) into {}",
+        shards.len(),
+        if shards.len() == 1 { "" } else { "s" },
+        merged.cells.len(),
+        dir.display()
+    );
+    report_written(out, dir, &written);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards() {
+        assert_eq!("1/4".parse::<Shard>(), Ok(Shard { index: 1, count: 4 }));
+        assert_eq!(
+            "4/4".parse::<Shard>().unwrap_err(),
+            "shard index 4 is out of range for 4 shards: shards are numbered 0..=3 (`4/4`)"
+        );
+        assert!("0/0".parse::<Shard>().unwrap_err().contains("at least 1"));
+        assert!("1-4".parse::<Shard>().unwrap_err().contains("expected i/N"));
+        let s = Shard { index: 1, count: 3 };
+        assert_eq!((0..7).filter(|&c| s.has(c)).collect::<Vec<_>>(), [1, 4]);
+        assert_eq!(s.to_string(), "1/3");
+    }
+
+    #[test]
+    fn paths_are_set_creating_tables() {
+        let mut doc: Table = toml::from_str("[cc]\nname = \"hpcc\"\n[flows]\nfile = 3\n").unwrap();
+        set_path(&mut doc, &["cc".into(), "eta".into()], Value::Float(0.9)).unwrap();
+        set_path(&mut doc, &["nic".into(), "mtu".into()], Value::Integer(9)).unwrap();
+        assert_eq!(doc["cc"]["eta"].as_float(), Some(0.9));
+        assert_eq!(doc["nic"]["mtu"].as_integer(), Some(9));
+        let e = set_path(&mut doc, &["flows".into(), "file".into(), "x".into()], Value::Integer(1))
+            .unwrap_err();
+        assert_eq!(e, "cannot set `flows.file.x`: `flows.file` is a integer in the base scenario, not a table");
+        assert_eq!(sanitize("a b/c=d.e+f-g"), "a-b-c-d.e+f-g");
+    }
+}

@@ -1,0 +1,647 @@
+//! End-to-end tests of the experiment workflow: `gen` (workload generators), `analyze` and
+//! `plot` (FCT analysis), `sweep` and `merge`. Every bad-input class exits with status 2, names
+//! the file, line, column and field (or the file and line), and writes nothing.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+struct Case {
+    dir: TempDir,
+}
+
+impl Case {
+    fn new() -> Case {
+        Case { dir: tempfile::tempdir().expect("tempdir") }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path(name);
+        if let Some(d) = p.parent() {
+            fs::create_dir_all(d).expect("mkdir");
+        }
+        fs::write(&p, text).expect("write test file");
+        p
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_dcsim"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .expect("run dcsim")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "dcsim {args:?}: {stderr}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Runs a command that must fail with status 2 and leave `outputs` absent; returns stderr.
+    fn fails(&self, args: &[&str], outputs: &[&str]) -> String {
+        let o = self.run(args);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "dcsim {args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        for out in outputs {
+            assert!(!self.path(out).exists(), "{out} was written despite the error: {stderr}");
+        }
+        stderr
+    }
+}
+
+fn assert_has(text: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(text.contains(p), "expected `{p}` in:\n{text}");
+    }
+}
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+}
+
+/// 16 hosts (4 leaves x 4) at 100 Gb/s, Hadoop flow sizes at 30% load for 20 ms. Line 11 is
+/// the `workload` line.
+const GEN: &str = r#"[simulation]
+seed = 5
+
+[topology]
+kind = "leaf-spine"
+leaves = 4
+spines = 1
+hosts_per_leaf = 4
+
+[flows]
+workload = { cdf = "hadoop", load = 0.3, duration = "20ms" }
+"#;
+
+/// `(src, dst, pg, dport, size, start_seconds)` of every line of a flow file, after checking
+/// the count.
+fn flow_lines(text: &str) -> Vec<(u32, u32, u8, u16, u64, f64)> {
+    let mut lines = text.lines();
+    let n: usize = lines.next().expect("count line").trim().parse().expect("count");
+    let flows: Vec<_> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+                f[5].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(flows.len(), n);
+    flows
+}
+
+/// Payload load of flows over `hosts` hosts at 100 Gb/s for `secs`.
+fn load_of(flows: &[(u32, u32, u8, u16, u64, f64)], hosts: f64, secs: f64) -> f64 {
+    flows.iter().map(|f| f.4 as f64 * 8.0).sum::<f64>() / (hosts * 100e9 * secs)
+}
+
+// ---------------------------------------------------------------------------------------------
+// gen
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn gen_is_deterministic_and_offers_the_load() {
+    let c = Case::new();
+    c.write("s.toml", GEN);
+    let out = c.ok(&["gen", "s.toml", "--out", "a/flows.txt"]);
+    assert_has(&out, &["wrote a/flows.txt: ", "Workload hadoop", "at load 0.3 on 16 hosts"]);
+    c.ok(&["gen", "s.toml", "--out", "b.txt"]);
+    let a = read(&c.path("a/flows.txt"));
+    assert_eq!(a, read(&c.path("b.txt")), "same seed, same file");
+    c.ok(&["gen", "s.toml", "--out", "c.txt", "--seed", "6"]);
+    assert_ne!(a, read(&c.path("c.txt")), "another seed, other flows");
+
+    let flows = flow_lines(&a);
+    // 16 hosts x 20 ms / (120420.75 B * 8 / 30 Gb/s = 32.1 us) = 9965 expected arrivals, one
+    // per host fewer with the reference's last-candidate drop. The count is Poisson (1% noise);
+    // the load is dominated by the 1% of flows above 2 MB, so it is noisy (about 10% here).
+    assert!((9_500..=10_400).contains(&flows.len()), "{} flows", flows.len());
+    let load = load_of(&flows, 16.0, 0.02);
+    assert!((0.24..=0.36).contains(&load), "realized load {load}");
+    let mut prev = 0.0;
+    for &(src, dst, pg, dport, size, start) in &flows {
+        assert!(src < 16 && dst < 16 && src != dst);
+        assert_eq!((pg, dport), (3, 100));
+        assert!((1..=10_000_000).contains(&size));
+        assert!(start >= prev && start < 0.02, "sorted, in the window: {start}");
+        prev = start;
+    }
+
+    // drop_last = false keeps each host's last arrival: at least as many flows, a superset.
+    c.write(
+        "x.toml",
+        &GEN.replace("duration = \"20ms\"", "duration = \"20ms\", drop_last = false"),
+    );
+    c.ok(&["gen", "x.toml", "--out", "x.txt"]);
+    let exact = flow_lines(&read(&c.path("x.txt")));
+    assert!(exact.len() >= flows.len() + 14, "{} vs {}", exact.len(), flows.len());
+    assert!(exact.iter().all(|f| f.5 < 0.02));
+    assert!(flows.iter().all(|f| exact.contains(f)), "the dropped flows are only added");
+
+    // Light-tailed sizes (uniform 0..2000 B, mean 1000 B): ~3750 flows per host in 1 ms, so
+    // the realized load is within a few per cent of the target (sd about 0.5%).
+    c.write("uniform.cdf", "0 0\n2000 100\n");
+    c.write("u.toml", &GEN.replace("\"hadoop\"", "\"uniform.cdf\"").replace("\"20ms\"", "\"1ms\""));
+    c.ok(&["gen", "u.toml", "--out", "u.txt"]);
+    let uniform = flow_lines(&read(&c.path("u.txt")));
+    let load = load_of(&uniform, 16.0, 0.001);
+    assert!((0.29..=0.31).contains(&load), "realized load {load}");
+}
+
+#[test]
+fn gen_with_incast_and_explicit_flows_merges_by_start_time() {
+    let c = Case::new();
+    c.write(
+        "s.toml",
+        &format!(
+            "{GEN}incast = {{ senders = 8, size = \"500KB\", fraction = 0.05, receiver = 3 }}\n\
+             [[flows.list]]\nsrc = 0\ndst = 1\nsize = 123\nstart = \"1ms\"\ndport = 7\n"
+        ),
+    );
+    let out = c.ok(&["gen", "s.toml", "--out", "f.txt"]);
+    assert_has(&out, &["Incast: 8 senders x 500000 B at 0.05 of capacity for 20 ms"]);
+    let flows = flow_lines(&read(&c.path("f.txt")));
+    assert!(flows.windows(2).all(|w| w[0].5 <= w[1].5), "sorted by start");
+    let incast: Vec<_> = flows.iter().filter(|f| f.3 == 200).collect();
+    // 5% of 16 x 100 Gb/s for 20 ms is 200 MB of incast payload: about 50 events of
+    // 8 x 500 KB (a Poisson count, so 30..=75 with a wide margin).
+    assert_eq!(incast.len() % 8, 0);
+    assert!((30..=75).contains(&(incast.len() / 8)), "{} events", incast.len() / 8);
+    assert!(incast.iter().all(|f| f.1 == 3 && f.4 == 500_000 && f.0 != 3));
+    assert_eq!(flows.iter().filter(|f| f.3 == 7).count(), 1, "the explicit flow");
+    assert!(flows.contains(&(0, 1, 3, 7, 123, 0.001)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad generator input.
+// ---------------------------------------------------------------------------------------------
+
+fn gen_fails(c: &Case, scenario: &str) -> String {
+    c.write("s.toml", scenario);
+    c.fails(&["gen", "s.toml", "--out", "out/flows.txt"], &["out"])
+}
+
+#[test]
+fn cdf_that_does_not_increase() {
+    let c = Case::new();
+    c.write("cdf/bad.txt", "# size percent\n0 0\n10000 50\n5000 100\n");
+    let e = gen_fails(&c, &GEN.replace("\"hadoop\"", "\"cdf/bad.txt\""));
+    assert_has(
+        &e,
+        &["error: ", "cdf/bad.txt:4: bad CDF: size must strictly increase, but 5000 follows 10000"],
+    );
+}
+
+#[test]
+fn cdf_that_does_not_end_at_100() {
+    let c = Case::new();
+    c.write("bad.cdf", "0 0\n10000 50\n20000 99\n");
+    let e = gen_fails(&c, &GEN.replace("\"hadoop\"", "\"bad.cdf\""));
+    assert_has(&e, &["bad.cdf:3: bad CDF: the last point must be at 100 %, found 99 %"]);
+}
+
+#[test]
+fn cdf_that_is_neither_built_in_nor_a_file() {
+    let c = Case::new();
+    let e = gen_fails(&c, &GEN.replace("\"hadoop\"", "\"datamining\""));
+    assert_has(
+        &e,
+        &["s.toml:11:20: field `flows.workload.cdf`: \"datamining\" is neither a built-in \
+             workload (websearch, hadoop, alistorage2019, googlerpc2008) nor a readable CDF file"],
+    );
+}
+
+#[test]
+fn load_out_of_range() {
+    let c = Case::new();
+    for load in ["0", "0.0", "-0.1", "1", "1.0", "30"] {
+        let e = gen_fails(&c, &GEN.replace("load = 0.3", &format!("load = {load}")));
+        let shown = load.parse::<f64>().unwrap();
+        assert_has(
+            &e,
+            &[&format!(
+                "s.toml:11:37: field `flows.workload.load`: load must be in (0, 1) exclusive, \
+                 found {shown} (a fraction: 0.3 means 30%)"
+            )],
+        );
+    }
+}
+
+#[test]
+fn generator_fields_missing_or_invalid() {
+    let c = Case::new();
+    let e = gen_fails(&c, &GEN.replace(", duration = \"20ms\"", ""));
+    assert_has(
+        &e,
+        &["s.toml:11:12: field `flows.workload.duration`: missing; expected the arrival window"],
+    );
+    let e = gen_fails(&c, &GEN.replace("duration = \"20ms\"", "duration = \"0ms\""));
+    assert_has(&e, &["s.toml:11:53: field `flows.workload.duration`: must be greater than zero"]);
+    let e = gen_fails(&c, &GEN.replace("load = 0.3", "lod = 0.3"));
+    assert_has(&e, &["s.toml:11:30: field `flows.workload.lod`: unknown field `lod`"]);
+    let e = gen_fails(
+        &c,
+        &format!("{GEN}incast = {{ senders = 16, size = \"1KB\", fraction = 0.1 }}\n"),
+    );
+    assert_has(&e, &["s.toml:12:22: field `flows.incast.senders`: an incast needs at least 17 hosts, found 16"]);
+    let e = gen_fails(
+        &c,
+        &format!(
+            "{GEN}incast = {{ senders = 2, size = \"1KB\", fraction = 0.1, receiver = 17 }}\n"
+        ),
+    );
+    assert_has(
+        &e,
+        &["field `flows.incast.receiver`: node 17 is a switch, not a host (hosts are 0..15)"],
+    );
+    let e = gen_fails(
+        &c,
+        "[topology]\nkind = \"star\"\nsenders = 3\n[flows]\nincast = { senders = 2, size = 1, fraction = 0.5 }\n",
+    );
+    assert_has(&e, &["s.toml:5:10: field `flows.incast.duration`: missing; needed when there is no `workload`"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// analyze and plot
+// ---------------------------------------------------------------------------------------------
+
+const FCT_HEADER: &str =
+    "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,ref_ideal_fct_ns,dport\n";
+
+/// 20 flows with ideal FCT 1000 ns and slowdown `s_i = (7 i mod 20) + 1` (a permutation of
+/// 1..=20): sizes 1K..10K for i < 10, 1M..10M for i >= 10. Even flows have dport 100, odd 200.
+/// Flow 0's FCT (500 ns) is below its ideal: its slowdown is floored to 1.
+fn hand_made_fct() -> String {
+    let mut s = String::from(FCT_HEADER);
+    for i in 0..20u64 {
+        let size = if i < 10 { (i + 1) * 1000 } else { (i - 9) * 1_000_000 };
+        let sd = (7 * i) % 20 + 1;
+        let fct = if i == 0 { 500 } else { sd * 1000 };
+        let dport = if i % 2 == 0 { 100 } else { 200 };
+        s.push_str(&format!("{i},0,1,{size},{},{fct},1000,{sd},1000,{dport}\n", i * 10));
+    }
+    s
+}
+
+#[test]
+fn analyze_a_hand_made_file_gives_the_known_percentiles() {
+    let c = Case::new();
+    c.write("run/fct.csv", &hand_made_fct());
+    let out = c.ok(&["analyze", "run/fct.csv", "--buckets", "quantile:50", "--out", "res"]);
+    // Sorted by size, bucket 0 holds flows 0..9 with slowdowns {1,8,15,2,9,16,3,10,17,4}:
+    // sorted 1 2 3 4 8 9 10 15 16 17 -> p50 = [5] = 9, p95 = p99 = [9] = 17. Bucket 1 holds
+    // flows 10..19 (the largest included): 5 6 7 11 12 13 14 18 19 20 -> 13, 20, 20.
+    assert_has(&out, &["run: run/fct.csv (20 flows)", "slowdown by flow size (quantile:50)"]);
+    let row = |label: &str| {
+        out.lines()
+            .find(|l| l.starts_with("run ") && l.split_whitespace().nth(1) == Some(label))
+            .unwrap_or_else(|| panic!("no {label} row in\n{out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("10K"), ["run", "10K", "0.00", "-", "10000", "10", "9.000", "17.000", "17.000"]);
+    assert_eq!(
+        row("10M"),
+        ["run", "10M", "0.50", "-", "10000000", "10", "13.000", "20.000", "20.000"]
+    );
+    assert_eq!(
+        read(&c.path("res/buckets.csv")),
+        "scheme,label,start_quantile,upper_edge,max_size,count,p50,p95,p99\n\
+         run,10K,0.00,,10000,10,9.000000,17.000000,17.000000\n\
+         run,10M,0.50,,10000000,10,13.000000,20.000000,20.000000\n"
+    );
+    // All 20: slowdowns 1..20 -> p50 = [10] = 11, p95 = [19] = 20, mean 10.5. FCT mean:
+    // (500 + 1000 * (210 - 1)) / 20 = 10475 ns. >1MB excludes the 1 MB flow.
+    let summary = read(&c.path("res/summary.csv"));
+    assert_has(
+        &summary,
+        &[
+            "run,all,20,10475.000,11000.000,20000.000,10.500000,11.000000,20.000000,20.000000\n",
+            "run,<100KB,10,",
+            "run,<200KB,10,",
+            "run,>1MB,9,",
+        ],
+    );
+
+    // Only dport 100 (even flows): bucket by the HPCC web-search sizes.
+    let out = c.ok(&["analyze", "run/fct.csv:even", "--dport", "100", "--buckets", "sizes:10K,1M"]);
+    assert_has(&out, &["even: run/fct.csv (10 flows)", "dport 100 only"]);
+    // Even flows <= 10K: i = 0 2 4 6 8 -> slowdowns 1 15 9 3 17 -> sorted 1 3 9 15 17: p50 = 9.
+    let small =
+        out.lines().find(|l| l.split_whitespace().take(2).eq(["even", "10K"])).expect("10K row");
+    assert_eq!(small.split_whitespace().nth(6), Some("9.000"), "{small}");
+}
+
+#[test]
+fn analyze_bad_fct_files() {
+    let c = Case::new();
+    c.write("missing.csv", "flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns\n0,0,1,5,0,1\n");
+    let e = c.fails(&["analyze", "missing.csv", "--out", "res"], &["res"]);
+    assert_has(&e, &["error: missing.csv: missing column(s) fct_ns in the header"]);
+    c.write("empty.csv", "");
+    let e = c.fails(&["analyze", "empty.csv", "--out", "res"], &["res"]);
+    assert_has(&e, &["error: empty.csv: empty file; expected a dcsim fct.csv"]);
+    c.write("header.csv", FCT_HEADER);
+    let e = c.fails(&["analyze", "header.csv", "--out", "res"], &["res"]);
+    assert_has(&e, &["error: header.csv: no completed flows to analyze"]);
+    c.write("bad.csv", &format!("{FCT_HEADER}0,0,1,5,0,-3,1,1,1,100\n"));
+    let e = c.fails(&["analyze", "bad.csv", "--out", "res"], &["res"]);
+    assert_has(
+        &e,
+        &["error: bad.csv:2: column fct_ns: expected a finite number >= 0, found \"-3\""],
+    );
+    // A good file and a bad one: nothing is written for either.
+    c.write("good.csv", &hand_made_fct());
+    let e = c.fails(&["analyze", "good.csv", "missing.csv", "--out", "res"], &["res"]);
+    assert_has(&e, &["missing.csv: missing column(s) fct_ns"]);
+    let e = c.fails(&["analyze", "good.csv", "--dport", "300", "--out", "res"], &["res"]);
+    assert_has(&e, &["good.csv: no completed flows with dport 300 to analyze"]);
+    let old = "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns\n0,0,1,5,0,3,1\n";
+    c.write("old.csv", old);
+    let e = c.fails(&["analyze", "old.csv", "--dport", "100"], &[]);
+    assert_has(&e, &["old.csv: --dport 100 needs a `dport` column"]);
+    let e = c.fails(&["analyze", "good.csv", "--buckets", "quantile:0"], &[]);
+    assert_has(&e, &["bad bucket spec `quantile:0`: the step must be 1..=100 percent, found 0"]);
+    let e = c.fails(&["plot", "good.csv", "missing.csv", "--out", "figs"], &["figs"]);
+    assert_has(&e, &["missing.csv: missing column(s) fct_ns"]);
+}
+
+#[test]
+fn plot_writes_the_figure_set() {
+    let c = Case::new();
+    c.write("a/fct.csv", &hand_made_fct());
+    c.write("b.csv", &hand_made_fct().replace(",1000,", ",800,"));
+    let out = c.ok(&["plot", "a/fct.csv", "b.csv:slower", "--out", "figs", "--title", "test"]);
+    assert_has(&out, &["wrote 10 plots to figs"]);
+    let mut names: Vec<String> = fs::read_dir(c.path("figs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "fct_cdf_fct.png",
+            "fct_cdf_fct.svg",
+            "fct_cdf_slowdown.png",
+            "fct_cdf_slowdown.svg",
+            "fct_p50.png",
+            "fct_p50.svg",
+            "fct_p95.png",
+            "fct_p95.svg",
+            "fct_p99.png",
+            "fct_p99.svg"
+        ]
+    );
+    let svg = read(&c.path("figs/fct_p95.svg"));
+    assert_has(
+        &svg,
+        &["test: 95th-percentile slowdown by flow size", "\na\n</text>", "\nslower\n</text>"],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// sweep and merge
+// ---------------------------------------------------------------------------------------------
+
+/// A tiny base: 8 hosts, flows of at most 20 KB for 20 us.
+const BASE: &str = r#"[simulation]
+seed = 2
+
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 4
+
+[flows]
+workload = { cdf = "small.cdf", load = 0.3, duration = "20us" }
+"#;
+
+const SWEEP: &str = r#"base = "base/base.toml"
+
+[axes]
+scheme = ["hpcc", "dctcp", { name = "hpcc", eta = 0.9 }]
+"#;
+
+fn sweep_case(sweep: &str) -> Case {
+    let c = Case::new();
+    c.write("base/base.toml", BASE);
+    c.write("base/small.cdf", "0 0\n1000 50\n20000 100\n");
+    c.write("sweep.toml", sweep);
+    c
+}
+
+/// Every file under `dir`, relative path → bytes.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, d: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn assert_same_tree(a: &Path, b: &Path) {
+    let (ta, tb) = (tree(a), tree(b));
+    assert_eq!(ta.keys().collect::<Vec<_>>(), tb.keys().collect::<Vec<_>>());
+    for (k, v) in &ta {
+        assert!(v == &tb[k], "{k} differs between {} and {}", a.display(), b.display());
+    }
+}
+
+#[test]
+fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
+    let c = sweep_case(SWEEP);
+    let out = c.ok(&["sweep", "sweep.toml", "--jobs", "1", "--out", "j1"]);
+    assert_has(
+        &out,
+        &[
+            "sweep sweep.toml: 3 cells (scheme = 3), base ",
+            "running 3 cells with 1 jobs",
+            "[0] hpcc: ",
+            "[2] hpcc-eta0.9: ",
+            "wrote j1/summary.csv, j1/cells.csv and 10 plots in j1/plots",
+        ],
+    );
+    let files = tree(&c.path("j1"));
+    for cell in ["hpcc", "dctcp", "hpcc-eta0.9"] {
+        for f in ["fct.csv", "counters.csv", "scenario.toml"] {
+            assert!(files.contains_key(&format!("cells/{cell}/{f}")), "{cell}/{f}");
+        }
+    }
+    assert!(
+        files.contains_key("plots/sweep_p95.png") && files.contains_key("plots/sweep_cdf_fct.svg")
+    );
+    assert!(files.keys().all(|k| !k.contains(".tmp")), "{:?}", files.keys());
+    let cells = read(&c.path("j1/cells.csv"));
+    assert!(cells.starts_with("index,cell,scheme,buckets,flows,flows_done,"), "{cells}");
+    assert_has(&cells, &["\n2,hpcc-eta0.9,hpcc eta=0.9,quantile:10,"]);
+    let summary = read(&c.path("j1/summary.csv"));
+    assert!(summary.starts_with("index,cell,scheme,kind,label,count,max_size,slowdown_p50,"));
+    assert_has(
+        &summary,
+        &[
+            "\n0,hpcc,hpcc,group,all,",
+            "\n1,dctcp,dctcp,group,<200KB,",
+            "\n2,hpcc-eta0.9,hpcc eta=0.9,bucket,",
+        ],
+    );
+    let scenario = read(&c.path("j1/cells/hpcc-eta0.9/scenario.toml"));
+    assert_has(&scenario, &["scheme = { eta = 0.9, name = \"hpcc\" }", "eta = 0.9", "small.cdf\""]);
+
+    c.ok(&["sweep", "sweep.toml", "--jobs", "2", "--out", "j2"]);
+    assert_same_tree(&c.path("j1"), &c.path("j2"));
+
+    let out = c.ok(&["sweep", "sweep.toml", "--shard", "0/2", "--out", "s0"]);
+    assert_has(&out, &["running 2 cells (shard 0/2)", "combine the shards with dcsim merge"]);
+    c.ok(&["sweep", "sweep.toml", "--shard", "1/2", "--out", "s1"]);
+    let s0 = tree(&c.path("s0"));
+    assert!(s0.contains_key("cells/hpcc/fct.csv") && s0.contains_key("cells/hpcc-eta0.9/fct.csv"));
+    assert!(!s0.keys().any(|k| k.starts_with("cells/dctcp") || k == "summary.csv"));
+    let out = c.ok(&["merge", "s0", "s1", "--out", "merged"]);
+    assert_has(&out, &["merged 2 shard folders (3 cells) into merged"]);
+    assert_same_tree(&c.path("j1"), &c.path("merged"));
+
+    // A missing shard: an error naming the cell, nothing written.
+    let e = c.fails(&["merge", "s0", "--out", "m2"], &["m2"]);
+    assert_has(&e, &["no shard folder holds cell 1 (dctcp); shards given: 0/2"]);
+    let e = c.fails(&["merge", "s0", "s0", "--out", "m2"], &["m2"]);
+    assert_has(&e, &["cell 0 (hpcc) is also in s0"]);
+    let e = c.fails(&["merge", "base", "--out", "m2"], &["m2"]);
+    assert_has(&e, &["base: not a sweep output folder"]);
+}
+
+#[test]
+fn sweep_axes_order_names_and_set() {
+    let c = sweep_case(
+        "base = \"base/base.toml\"\nlines = [\"scheme\"]\n\
+         [set]\n\"simulation.seed\" = 9\n\
+         [axes]\nload = [0.3, 0.4]\nscheme = [\"hpcc\", \"dctcp\"]\n\"flows.workload.duration\" = [\"10us\"]\n",
+    );
+    let out = c.ok(&["sweep", "sweep.toml", "--out", "o"]);
+    assert_has(
+        &out,
+        &[
+            "4 cells (load x scheme x flows.workload.duration = 2 x 2 x 1)",
+            "[0] load0.3_hpcc_10us: ",
+            "[1] load0.3_dctcp_10us: ",
+            "[2] load0.4_hpcc_10us: ",
+            "[3] load0.4_dctcp_10us: ",
+            "and 20 plots",
+        ],
+    );
+    let manifest = read(&c.path("o/manifest.toml"));
+    assert_has(&manifest, &["set = ['\"simulation.seed\" = 9']", "shard = \"0/1\""]);
+    let scenario = read(&c.path("o/cells/load0.4_dctcp_10us/scenario.toml"));
+    assert_has(&scenario, &["seed = 9", "load = 0.4", "duration = \"10us\"", "name = \"dctcp\""]);
+    assert!(c.path("o/plots/load0.3_10us_p99.svg").exists());
+}
+
+fn sweep_fails(sweep: &str, args: &[&str]) -> String {
+    let c = sweep_case(sweep);
+    let mut all = vec!["sweep", "sweep.toml", "--out", "out"];
+    all.extend(args);
+    c.fails(&all, &["out"])
+}
+
+#[test]
+fn sweep_bad_input() {
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = []\n", &[]);
+    assert_has(&e, &["sweep.toml:3:8: field `axes.load`: empty axis: give at least one value"]);
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nspeed = [1, 2]\n", &[]);
+    assert_has(
+        &e,
+        &["sweep.toml:3:9: field `axes.speed`: unknown axis `speed`: expected one of `scheme`"],
+    );
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\n\"cc.eta\" = [0.9, 1.5]\n", &[]);
+    assert_has(
+        &e,
+        &["sweep.toml: cell eta0.9 (\"cc.eta\" = 0.9): field `cc.name`: missing; expected one of"],
+    );
+    let e = sweep_fails(
+        "base = \"base/base.toml\"\n[axes]\nscheme = [\"hpcc\"]\n\"cc.eta\" = [0.9, 1.5]\n",
+        &[],
+    );
+    assert_has(
+        &e,
+        &["sweep.toml: cell hpcc_eta1.5 (scheme = \"hpcc\", \"cc.eta\" = 1.5): field `cc.eta`: \
+           eta must be in (0, 1], got 1.5"],
+    );
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3, 1.0]\n", &[]);
+    assert_has(
+        &e,
+        &["cell load1 (load = 1.0): field `flows.workload.load`: load must be in (0, 1)"],
+    );
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = 0.3\n", &[]);
+    assert_has(&e, &["field `axes.load`: an axis is an array of values"]);
+    let e = sweep_fails("base = \"nope.toml\"\n[axes]\nload = [0.3]\n", &[]);
+    assert_has(&e, &["sweep.toml:1:8: field `base`: cannot read nope.toml"]);
+    let e = sweep_fails("base = \"base/base.toml\"\n", &[]);
+    assert_has(&e, &["field `axes`: a sweep needs at least one axis"]);
+    let e = sweep_fails(
+        "base = \"base/base.toml\"\nbuckets = \"quantile:0\"\n[axes]\nload = [0.3]\n",
+        &[],
+    );
+    assert_has(&e, &["sweep.toml:2:11: field `buckets`: bad bucket spec"]);
+    let e = sweep_fails("base = \"base/base.toml\"\nlines = [\"x\"]\n[axes]\nload = [0.3]\n", &[]);
+    assert_has(&e, &["sweep.toml:2:9: field `lines`: `x` is not an axis (axes: load)"]);
+    let e =
+        sweep_fails("base = \"base/base.toml\"\n[set]\nload = 0.4\n[axes]\nload = [0.3]\n", &[]);
+    assert_has(&e, &["sweep.toml:3:8: field `set.load`: `load` is also the axis `load`"]);
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3]\n", &["--shard", "2/2"]);
+    assert_has(&e, &["shard index 2 is out of range for 2 shards: shards are numbered 0..=1"]);
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3]\n", &["--shard", "1"]);
+    assert_has(&e, &["expected i/N with 0 <= i < N"]);
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3]\n", &["--jobs", "0"]);
+    assert_has(&e, &["--jobs"]);
+}
+
+#[test]
+fn paper_sweeps_validate() {
+    // Checks the example files; running them is the README's command.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/paper");
+    let c = Case::new();
+    let out = c.ok(&["validate", root.join("base.toml").to_str().unwrap()]);
+    assert_has(&out, &["320 hosts", "Workload websearch", "at load 0.3", "Scheme hpcc"]);
+    let expect = [
+        "16 cells, all valid; 4 in shard 1/4:",
+        "[1] websearch_load0.3_dcqcn-w (workload = \"websearch\", load = 0.3, scheme = \"dcqcn-w\"; buckets sizes:websearch)",
+        "[13] hadoop_load0.5_dcqcn-w (",
+    ];
+    let reduced = root.join("sweep-reduced.toml");
+    let out = c.ok(&["sweep", reduced.to_str().unwrap(), "--dry-run", "--shard", "1/4"]);
+    assert_has(&out, &expect);
+    // The full sweep generates 0.1 s of traffic per cell (slow in a debug build): check its
+    // axes and [set] keys against a two-host base instead.
+    let full = read(&root.join("sweep-full.toml"));
+    c.write("tiny.toml", "[topology]\nkind = \"star\"\nsenders = 1\n[flows]\nworkload = { cdf = \"hadoop\", load = 0.1, duration = \"1ms\" }\n");
+    c.write("full.toml", &full.replace("base = \"base.toml\"", "base = \"tiny.toml\""));
+    let out = c.ok(&["sweep", "full.toml", "--dry-run", "--shard", "1/4"]);
+    assert_has(&out, &expect);
+    assert!(!c.path("out").exists());
+}
