@@ -2,8 +2,7 @@
 //! whole simulations of a small incast with each scheme, checking that the core and the
 //! schemes agree on the rate and that every flow finishes.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use dcsim_baselines::{
     Dcqcn, DcqcnFactory, DcqcnParams, Dctcp, DctcpFactory, DctcpParams, Timely, TimelyFactory,
@@ -156,12 +155,12 @@ struct Log {
 /// the scheme last set, and records what it sets.
 struct Checked<C> {
     inner: C,
-    log: Rc<RefCell<Log>>,
+    log: Arc<Mutex<Log>>,
 }
 
 impl<C: CongestionControl + OwnRate> Checked<C> {
     fn around(&mut self, ctx: &mut CcCtx, timer: bool, call: impl FnOnce(&mut C, &mut CcCtx)) {
-        let mut log = self.log.borrow_mut();
+        let mut log = self.log.lock().unwrap();
         log.callbacks += 1;
         log.timer_callbacks += u64::from(timer);
         if ctx.rate() != self.inner.own_rate() {
@@ -192,7 +191,7 @@ impl<C: CongestionControl + OwnRate> CongestionControl for Checked<C> {
 
 struct CheckedFactory<F> {
     inner: F,
-    log: Rc<RefCell<Log>>,
+    log: Arc<Mutex<Log>>,
 }
 
 impl<F: CcFactory> CcFactory for CheckedFactory<F>
@@ -219,7 +218,7 @@ fn incast<F: CcFactory>(
     size: u64,
     window: WindowMode,
     ecn: EcnParams,
-) -> (Simulation<CheckedFactory<F>>, Rc<RefCell<Log>>)
+) -> (Simulation<CheckedFactory<F>>, Arc<Mutex<Log>>)
 where
     F::Cc: OwnRate,
 {
@@ -260,7 +259,7 @@ where
             dport: 200,
         })
         .collect();
-    let log = Rc::new(RefCell::new(Log::default()));
+    let log = Arc::new(Mutex::new(Log::default()));
     let f = CheckedFactory { inner: factory, log: log.clone() };
     let mut sim = Simulation::new(net, routes, cfg, flows, f).expect("valid inputs");
     sim.run();
@@ -290,7 +289,7 @@ where
 #[test]
 fn dcqcn_incast_reacts_and_finishes() {
     let (sim, log) = incast(DcqcnFactory::default(), 4, 2_000_000, WindowMode::None, red());
-    let log = log.borrow();
+    let log = log.lock().unwrap();
     assert_sound(&sim, &log);
     assert!(sim.counters().ecn_marks > 0);
     assert!(log.timer_callbacks > 0, "{log:?}");
@@ -303,14 +302,14 @@ fn dcqcn_incast_reacts_and_finishes() {
 fn dcqcn_paper_with_window_finishes() {
     let f = DcqcnFactory { params: DcqcnParams::paper() };
     let (sim, log) = incast(f, 3, 1_000_000, WindowMode::Variable, red());
-    assert_sound(&sim, &log.borrow());
+    assert_sound(&sim, &log.lock().unwrap());
 }
 
 #[test]
 fn timely_incast_reacts_and_finishes() {
     for window in [WindowMode::None, WindowMode::Variable] {
         let (sim, log) = incast(TimelyFactory::default(), 4, 2_000_000, window, red());
-        let log = log.borrow();
+        let log = log.lock().unwrap();
         assert_sound(&sim, &log);
         let min = log.min_rate.expect("TIMELY set the rate");
         assert!(min >= TimelyParams::default().min_rate);
@@ -330,7 +329,7 @@ fn dctcp_incast_reacts_and_finishes() {
     // that four BDP windows (about 52 KB each here) build up.
     let ecn = EcnParams { kmin: Bytes(50_000), kmax: Bytes(50_000), pmax: 1.0 };
     let (sim, log) = incast(DctcpFactory::default(), 4, 2_000_000, WindowMode::Variable, ecn);
-    let log = log.borrow();
+    let log = log.lock().unwrap();
     assert_sound(&sim, &log);
     assert!(sim.counters().ecn_marks > 0);
     let min = log.min_rate.expect("DCTCP changed the rate");
