@@ -1276,7 +1276,7 @@ mod tests {
         let e = error_text(&format!("{MINIMAL}[cc]\nalpha = 1\n"));
         assert_eq!(
             e,
-            "t.toml:9:1: field `cc.name`: missing; expected one of none, hpcc, dcqcn, dcqcn-w, \
+            "t.toml:9:1: field `cc.name`: missing; expected one of none, hpcc, hpcc-pint, dcqcn, dcqcn-w, \
              timely, timely-w, dctcp"
         );
         let e = error_text(&format!("{MINIMAL}[cc]\nname = 3\n"));
@@ -1289,6 +1289,7 @@ mod tests {
         let table = [
             ("none", NoWin, false),
             ("hpcc", Variable, false),
+            ("hpcc-pint", Variable, false),
             ("dcqcn", NoWin, true),
             ("dcqcn-w", Variable, false),
             ("timely", NoWin, true),
@@ -1510,9 +1511,8 @@ mod tests {
              (its parameters: `ewma_gain`, `rate_ai`, `min_rate`, `reset_ecn_count_after_first_batch`)"
         );
         assert_eq!(
-            e("name = \"hpcc-pint\"\n"),
-            "t.toml:10:8: field `cc.name`: scheme \"hpcc-pint\" is not available yet (valid schemes: \
-             none, hpcc, dcqcn, dcqcn-w, timely, timely-w, dctcp)"
+            e("name = \"hpcc-pint\"\nprob = 0\n"),
+            "t.toml:11:8: field `cc.prob`: prob must be in (0, 1], got 0"
         );
     }
 

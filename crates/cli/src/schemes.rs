@@ -6,13 +6,14 @@
 //! |---|---|---|---|---|
 //! | `none` | line rate, no reaction | none | no | RED |
 //! | `hpcc` | HPCC (`dcsim-hpcc`) | variable | no | RED |
+//! | `hpcc-pint` | HPCC-PINT (`dcsim-pint`) | variable | no | RED |
 //! | `dcqcn` | DCQCN (`dcsim-baselines`) | none | yes | RED |
 //! | `dcqcn-w` | DCQCN | variable | no | RED |
 //! | `timely` | TIMELY | none | yes | RED |
 //! | `timely-w` | TIMELY | variable | yes | RED |
 //! | `dctcp` | DCTCP | variable | no | DCTCP |
 //!
-//! `hpcc-pint` is reserved ([`RESERVED`]). The parameters of every scheme are listed in
+//! No name is reserved at present ([`RESERVED`]). The parameters of every scheme are listed in
 //! [`params_of`] and documented in `docs/schemes.md`.
 //!
 //! # Adding a scheme
@@ -36,16 +37,19 @@ use dcsim_core::network::{Network, RoutingTable};
 use dcsim_core::units::{BitsPerSec, Bytes, Duration};
 use dcsim_core::{Counters, FlowResult, Partition, RunSummary, SimError, Simulation};
 use dcsim_hpcc::{HpccFactory, HpccParams};
+use dcsim_pint::{HpccPintFactory, HpccPintParams};
 
 use crate::error::CliError;
 use crate::scenario::Source;
 use crate::units;
 
 /// Every scheme name `[cc] name` accepts.
-pub const SCHEMES: &[&str] = &["none", "hpcc", "dcqcn", "dcqcn-w", "timely", "timely-w", "dctcp"];
+pub const SCHEMES: &[&str] =
+    &["none", "hpcc", "hpcc-pint", "dcqcn", "dcqcn-w", "timely", "timely-w", "dctcp"];
 
 const HPCC_PARAMS: &[&str] =
     &["eta", "max_stage", "rate_ai", "min_rate", "fast_react", "multi_rate", "sample_feedback"];
+const HPCC_PINT_PARAMS: &[&str] = &["eta", "max_stage", "rate_ai", "min_rate", "log_base", "prob"];
 const DCQCN_PARAMS: &[&str] = &[
     "alpha_resume_interval",
     "rate_decrease_interval",
@@ -75,6 +79,7 @@ const DCTCP_PARAMS: &[&str] =
 pub fn params_of(name: &str) -> &'static [&'static str] {
     match name {
         "hpcc" => HPCC_PARAMS,
+        "hpcc-pint" => HPCC_PINT_PARAMS,
         "dcqcn" | "dcqcn-w" => DCQCN_PARAMS,
         "timely" | "timely-w" => TIMELY_PARAMS,
         "dctcp" => DCTCP_PARAMS,
@@ -84,7 +89,7 @@ pub fn params_of(name: &str) -> &'static [&'static str] {
 
 /// Scheme names reserved for schemes that are not available yet: `[cc] name` rejects them
 /// with a message saying so.
-pub const RESERVED: &[&str] = &["hpcc-pint"];
+pub const RESERVED: &[&str] = &[];
 
 /// How the default ECN map is derived from a switch port's rate `s` (in Gb/s), spec §5.1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +146,8 @@ pub enum CcChoice {
     None(NoCcFactory),
     /// `hpcc`.
     Hpcc(HpccFactory),
+    /// `hpcc-pint`: HPCC driven by PINT digests (`dcsim-pint`).
+    HpccPint(HpccPintFactory),
     /// `dcqcn`: DCQCN, pure rate pacing.
     Dcqcn(DcqcnFactory),
     /// `dcqcn-w`: DCQCN with a variable window.
@@ -159,6 +166,7 @@ impl CcChoice {
         match self {
             CcChoice::None(_) => "none",
             CcChoice::Hpcc(_) => "hpcc",
+            CcChoice::HpccPint(_) => "hpcc-pint",
             CcChoice::Dcqcn(_) => "dcqcn",
             CcChoice::DcqcnW(_) => "dcqcn-w",
             CcChoice::Timely(_) => "timely",
@@ -185,6 +193,19 @@ impl CcChoice {
                 };
                 p.check(params.validate(), valid)?;
                 CcChoice::Hpcc(HpccFactory { params })
+            }
+            "hpcc-pint" => {
+                let d = HpccPintParams::default();
+                let params = HpccPintParams {
+                    eta: p.f64("eta", d.eta)?,
+                    max_stage: p.u32("max_stage", d.max_stage)?,
+                    rate_ai: p.opt_rate("rate_ai", d.rate_ai)?,
+                    min_rate: p.rate("min_rate", d.min_rate)?,
+                    log_base: p.f64("log_base", d.log_base)?,
+                    prob: p.f64("prob", d.prob)?,
+                };
+                p.check(params.validate(), valid)?;
+                CcChoice::HpccPint(HpccPintFactory { params })
             }
             "dcqcn" | "dcqcn-w" => {
                 let d = DcqcnParams::default();
@@ -293,6 +314,12 @@ pub fn run_with_scheme(choice: CcChoice, input: SimInput) -> Result<RunOutput, S
     match choice {
         CcChoice::None(f) => run(f, input),
         CcChoice::Hpcc(f) => run(f, input),
+        CcChoice::HpccPint(f) => {
+            // The switches encode utilisation with the same log base the senders decode.
+            let mut input = input;
+            input.cfg.pint_log_base = f.params.log_base;
+            run(f, input)
+        }
         CcChoice::Dcqcn(f) | CcChoice::DcqcnW(f) => run(f, input),
         CcChoice::Timely(f) | CcChoice::TimelyW(f) => run(f, input),
         CcChoice::Dctcp(f) => run(f, input),

@@ -139,23 +139,18 @@ fn unknown_cc_name_lists_the_valid_ones() {
         &e,
         &[
             "scenario.toml:23:8: field `cc.name`: unknown scheme \"cubic\"",
-            "(valid schemes: none, hpcc, dcqcn, dcqcn-w, timely, timely-w, dctcp)",
+            "(valid schemes: none, hpcc, hpcc-pint, dcqcn, dcqcn-w, timely, timely-w, dctcp)",
         ],
     );
 }
 
 #[test]
-fn reserved_scheme_is_not_available_yet() {
+fn hpcc_pint_is_a_scheme() {
     let c = Case::new();
-    c.scenario(&[], "\n[cc]\nname = \"hpcc-pint\"\n");
-    let e = c.run_fails();
-    assert_has(
-        &e,
-        &[
-            "scenario.toml:23:8: field `cc.name`: scheme \"hpcc-pint\" is not available yet",
-            "(valid schemes: none, hpcc,",
-        ],
-    );
+    c.scenario(&[], "\n[cc]\nname = \"hpcc-pint\"\nlog_base = 1.01\nprob = 0.0625\n");
+    let out = run_ok(&c, &["run", "scenario.toml", "--out", "out"]);
+    assert_has(&out, &["scheme hpcc-pint", "0 unfinished"]);
+    assert!(c.out().join("fct.csv").exists());
 }
 
 #[test]
@@ -669,18 +664,14 @@ fn import_ns3_converts_every_calibration_config() {
             &toml,
             &[&format!("name = \"{scheme}\""), "buffer = \"32MiB\"", "stop_time = \"4s\""],
         );
-        // The scenario validates from another working directory, except the reserved scheme.
+        // The scenario validates from another working directory.
         let o = Command::new(env!("CARGO_BIN_EXE_dcsim"))
             .args(["validate", c.path(&out).to_str().unwrap()])
             .current_dir(&dir)
             .output()
             .expect("run dcsim");
         let stderr = String::from_utf8_lossy(&o.stderr);
-        if scheme == "hpcc-pint" {
-            assert_eq!(o.status.code(), Some(2));
-            assert_has(&stderr, &["scheme \"hpcc-pint\" is not available yet"]);
-            assert_has(&stdout, &["scheme hpcc-pint is not available yet"]);
-        } else {
+        {
             assert_eq!(o.status.code(), Some(0), "{scheme}: {stderr}");
             let v = String::from_utf8_lossy(&o.stdout);
             assert_has(
