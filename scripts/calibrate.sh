@@ -12,7 +12,7 @@ cal=../shared/reference/calibration/small-ws30
 out=${1:-target/calibration}
 shift || true
 schemes=("$@")
-[ ${#schemes[@]} -gt 0 ] || schemes=(hpcc dcqcn dcqcn-w timely timely-w dctcp)
+[ ${#schemes[@]} -gt 0 ] || schemes=(hpcc hpcc-pint dcqcn dcqcn-w timely timely-w dctcp)
 [ -d "$cal" ] || { echo "no calibration data at $cal" >&2; exit 2; }
 cargo build --release --quiet -p dcsim-cli
 dcsim=target/release/dcsim
