@@ -1,13 +1,16 @@
-//! Whole-scenario benchmark: the calibration fabric (64 hosts, 4 leaves x 2 spines, 100/400 Gb/s,
-//! 1 us links) carrying web-search-sized flows with Poisson arrivals at 30% load, scheme `none`.
-//! Reports simulated events per second of wall time.
+//! Whole-scenario benchmarks: the calibration fabric (64 hosts, 4 leaves x 2 spines, 100/400 Gb/s,
+//! 1 us links) carrying web-search-sized flows with Poisson arrivals at 30% load, with schemes
+//! `none`, HPCC and DCQCN, and HPCC on two threads (two shards by rack). Reports simulated
+//! events per second of wall time.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use dcsim::core::cc::NoCcFactory;
-use dcsim::core::config::{FlowSpec, SimConfig};
+use dcsim::baselines::dcqcn::DcqcnFactory;
+use dcsim::core::cc::{CcFactory, NoCcFactory};
+use dcsim::core::config::{FlowSpec, SimConfig, WindowMode};
 use dcsim::core::ids::{FlowId, NodeId};
 use dcsim::core::units::{BitsPerSec, Duration, Time};
-use dcsim::core::Simulation;
+use dcsim::core::{Partition, Simulation};
+use dcsim::hpcc::HpccFactory;
 use dcsim::topology as topo;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -74,7 +77,12 @@ fn flows(hosts: u32, load: f64, window: Duration, seed: u64) -> Vec<FlowSpec> {
         .collect()
 }
 
-fn simulate(flows: &[FlowSpec]) -> u64 {
+fn simulate<F: CcFactory + Clone>(
+    flows: &[FlowSpec],
+    f: &F,
+    cfg: &SimConfig,
+    threads: usize,
+) -> u64 {
     let t = topo::leaf_spine(
         4,
         2,
@@ -86,19 +94,40 @@ fn simulate(flows: &[FlowSpec]) -> u64 {
     .expect("valid");
     let net = t.validate().expect("valid");
     let routes = topo::compute_routes(&net);
-    let mut sim = Simulation::new(net, routes, SimConfig::default(), flows.to_vec(), NoCcFactory)
-        .expect("valid");
+    let part = Partition::by_rack(&net, threads);
+    let mut sim =
+        Simulation::with_partition(net, routes, cfg.clone(), flows.to_vec(), f.clone(), part)
+            .expect("valid");
+    sim.set_threads(threads);
     sim.run().events
+}
+
+fn case<F: CcFactory + Clone>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    flows: &[FlowSpec],
+    f: F,
+    cfg: SimConfig,
+    threads: usize,
+) {
+    let events = simulate(flows, &f, &cfg, threads);
+    eprintln!("{name}: {} flows, {events} events per run", flows.len());
+    g.throughput(Throughput::Elements(events));
+    g.bench_function(name, |b| b.iter(|| simulate(flows, &f, &cfg, threads)));
 }
 
 fn bench(c: &mut Criterion) {
     let f = flows(64, 0.3, Duration::from_us(1_000), 1);
-    let events = simulate(&f);
-    eprintln!("leafspine64_websearch30_none: {} flows, {} events per run", f.len(), events);
     let mut g = c.benchmark_group("scenario");
     g.sample_size(10);
-    g.throughput(Throughput::Elements(events));
-    g.bench_function("leafspine64_websearch30_none", |b| b.iter(|| simulate(&f)));
+    case(&mut g, "leafspine64_websearch30_none", &f, NoCcFactory, SimConfig::default(), 1);
+    let mut hpcc_cfg = SimConfig::default();
+    hpcc_cfg.nic.window = WindowMode::Variable;
+    case(&mut g, "leafspine64_websearch30_hpcc", &f, HpccFactory::default(), hpcc_cfg.clone(), 1);
+    case(&mut g, "leafspine64_websearch30_hpcc_2threads", &f, HpccFactory::default(), hpcc_cfg, 2);
+    let mut dcqcn_cfg = SimConfig::default();
+    dcqcn_cfg.nic.ack_high_prio = true;
+    case(&mut g, "leafspine64_websearch30_dcqcn", &f, DcqcnFactory::default(), dcqcn_cfg, 1);
     g.finish();
 }
 
