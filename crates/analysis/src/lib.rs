@@ -6,6 +6,8 @@
 //! [`buckets_by_size`] (fixed thresholds such as [`WEBSEARCH_SIZE_EDGES`]) and [`summarize`]
 //! → [`buckets_table`] / [`summary_table`] for a terminal, [`buckets_csv`] / [`summary_csv`]
 //! for files, [`plot_slowdown_by_size`] / [`plot_cdf`] / [`plot_all`] for figures.
+//! [`plot_lines`] draws generic line charts (panels of solid and dashed lines, linear or log
+//! axes) for the other experiment figures.
 //!
 //! Definitions (HPCC, spec §8): slowdown = `max(1, FCT / ideal FCT)`; the p-th percentile of
 //! `n` sorted values is the element at index `floor(n · p)` ([`percentile`]).
@@ -25,12 +27,14 @@
 //! ```
 #![warn(missing_docs)]
 
+mod chart;
 mod error;
 mod fct;
 mod plot;
 mod report;
 mod stats;
 
+pub use chart::{plot_lines, Axis, Dash, Legend, Line, LineChart, Panel};
 pub use error::AnalysisError;
 pub use fct::{
     parse_fct_csv, read_fct_csv, use_reference_ideal, FctRow, OPTIONAL_COLUMNS, REQUIRED_COLUMNS,

@@ -4,7 +4,7 @@
 //! PNG text is rendered with the DejaVu Sans font bundled in the crate (`fonts/`, Bitstream
 //! Vera license), registered with plotters' `ab_glyph` backend on first use, so no system
 //! font library is needed. SVG files name the `sans-serif` family and leave rendering to the
-//! viewer.
+//! viewer (the bundled font still measures their text for the layout).
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -27,7 +27,7 @@ const SIZE: (u32, u32) = (900, 560);
 const CDF_POINTS: usize = 1000;
 
 /// Line colours, cycled by series index (matplotlib's "tab10").
-const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -123,12 +123,12 @@ impl CdfMetric {
 }
 
 #[derive(Clone, Copy)]
-enum Format {
+pub(crate) enum Format {
     Png,
     Svg,
 }
 
-fn format_of(path: &Path) -> Result<Format, AnalysisError> {
+pub(crate) fn format_of(path: &Path) -> Result<Format, AnalysisError> {
     match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("png") => Ok(Format::Png),
         Some("svg") => Ok(Format::Svg),
@@ -136,28 +136,40 @@ fn format_of(path: &Path) -> Result<Format, AnalysisError> {
     }
 }
 
-type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+pub(crate) type DrawResult<DB> =
+    Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 /// A figure that can be drawn on any backend.
-trait Figure {
+pub(crate) trait Figure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
 }
 
 /// Draws `fig` on a PNG or SVG backend chosen by the file extension and writes the file.
 fn render(path: &Path, fig: &impl Figure) -> Result<(), AnalysisError> {
+    render_sized(path, SIZE, fig)
+}
+
+/// [`render`] with a figure size in pixels (SVG user units).
+pub(crate) fn render_sized(
+    path: &Path,
+    size: (u32, u32),
+    fig: &impl Figure,
+) -> Result<(), AnalysisError> {
     let err = |e: &dyn std::fmt::Display| AnalysisError::Plot {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    match format_of(path)? {
+    let format = format_of(path)?;
+    // Both backends lay text out with the font (the SVG one to measure labels and legends).
+    ensure_font();
+    match format {
         Format::Png => {
-            ensure_font();
-            let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+            let root = BitMapBackend::new(path, size).into_drawing_area();
             fig.draw(&root).map_err(|e| err(&e))?;
             root.present().map_err(|e| err(&e))
         }
         Format::Svg => {
-            let root = SVGBackend::new(path, SIZE).into_drawing_area();
+            let root = SVGBackend::new(path, size).into_drawing_area();
             fig.draw(&root).map_err(|e| err(&e))?;
             root.present().map_err(|e| err(&e))
         }
@@ -366,9 +378,11 @@ pub fn plot_cdf(
 }
 
 /// Tick text: integers without decimals, others with up to 3 decimals, trailing zeros
-/// dropped.
-fn format_tick(v: f64) -> String {
-    if (v - v.round()).abs() < 1e-9 {
+/// dropped; non-zero values below 0.001 in scientific notation (`5e-4`).
+pub(crate) fn format_tick(v: f64) -> String {
+    if v != 0.0 && v.abs() < 1e-3 {
+        format!("{v:.0e}")
+    } else if (v - v.round()).abs() < 1e-9 {
         format!("{}", v.round() as u64)
     } else if v >= 100.0 {
         format!("{v:.0}")
@@ -433,6 +447,8 @@ mod tests {
         assert_eq!(format_tick(100.0), "100");
         assert_eq!(format_tick(0.05), "0.05");
         assert_eq!(format_tick(2.5), "2.5");
+        assert_eq!(format_tick(0.0005), "5e-4");
+        assert_eq!(format_tick(0.0), "0");
         let p = cdf_points(vec![3.0, 1.0, 2.0, 0.0]);
         assert_eq!(p, [(1.0, 1.0 / 3.0), (2.0, 2.0 / 3.0), (3.0, 1.0)]);
         let p = cdf_points((1..=5000).map(f64::from).collect());

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use dcsim_analysis::{
     buckets_by_quantile, buckets_by_size, buckets_csv, buckets_table, plot_all, plot_cdf,
-    plot_slowdown_by_size, read_fct_csv, reference_table, summarize, summary_csv, summary_table,
-    AnalysisError, Bucket, CdfMetric, FctRow, Percentiles, SlowdownPercentile,
-    WEBSEARCH_SIZE_EDGES,
+    plot_lines, plot_slowdown_by_size, read_fct_csv, reference_table, summarize, summary_csv,
+    summary_table, AnalysisError, Axis, Bucket, CdfMetric, Dash, FctRow, Legend, Line, LineChart,
+    Panel, Percentiles, SlowdownPercentile, WEBSEARCH_SIZE_EDGES,
 };
 
 /// 20 flows. Flow `i` has ideal FCT 1000 ns and slowdown `s_i = (7 i mod 20) + 1`, a
@@ -356,4 +356,50 @@ fn plot_errors() {
     )
     .unwrap_err();
     assert!(matches!(e, AnalysisError::Plot { .. }), "{e}");
+}
+
+#[test]
+fn line_charts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chart = |legend, lines: Vec<Line>| LineChart {
+        title: "Packets to decode".into(),
+        x: Axis::linear("Path length k").integers(),
+        y: Axis::log("Packets (log scale)"),
+        legend,
+        panels: vec![
+            Panel { title: "Mean".into(), lines: lines.clone() },
+            Panel { title: "p99".into(), lines },
+        ],
+    };
+    let lines = vec![
+        Line::new("PINT", vec![(5.0, 12.0), (10.0, 30.0), (20.0, 75.0)], 0, Dash::Solid),
+        Line::new("naive", vec![(5.0, 20.0), (10.0, 0.0), (20.0, 150.0)], 0, Dash::Dashed),
+    ];
+    for legend in [Legend::Right, Legend::UpperLeft] {
+        for ext in ["png", "svg"] {
+            let p = tmp.path().join(format!("c.{ext}"));
+            plot_lines(&chart(legend, lines.clone()), &p).unwrap();
+            let bytes = fs::read(&p).unwrap();
+            if ext == "png" {
+                assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+            } else {
+                let text = String::from_utf8(bytes).unwrap();
+                for label in ["PINT", "naive", "Mean", "p99", "Path length k", "100"] {
+                    assert!(text.contains(&format!(">\n{label}\n</text>")), "{label} missing");
+                }
+            }
+        }
+    }
+    // Same input, same bytes.
+    let (a, b) = (tmp.path().join("a.png"), tmp.path().join("b.png"));
+    plot_lines(&chart(Legend::Right, lines.clone()), &a).unwrap();
+    plot_lines(&chart(Legend::Right, lines), &b).unwrap();
+    assert_eq!(fs::read(&a).unwrap(), fs::read(&b).unwrap());
+
+    // Nothing drawable on a log axis.
+    let zero = vec![Line::new("z", vec![(1.0, 0.0), (2.0, -1.0)], 0, Dash::Solid)];
+    let e = plot_lines(&chart(Legend::Right, zero), &tmp.path().join("z.png")).unwrap_err();
+    assert!(matches!(e, AnalysisError::NothingToPlot(_)), "{e}");
+    let e = plot_lines(&chart(Legend::Right, vec![]), &tmp.path().join("c.pdf")).unwrap_err();
+    assert!(matches!(e, AnalysisError::UnsupportedPlotFormat(_)), "{e}");
 }

@@ -120,6 +120,18 @@ pub enum CliError {
         /// The cause.
         message: String,
     },
+    /// A command-line value that parsed but is out of range, e.g. `--k: path length 0 ...`.
+    #[error("{option}: {message}")]
+    BadOption {
+        /// The option, e.g. `--k`.
+        option: &'static str,
+        /// What is wrong, naming the value.
+        message: String,
+    },
+    /// The PINT library refused experiment parameters that passed validation (a validation
+    /// gap: please report it).
+    #[error("the PINT library rejected the parameters: {0}")]
+    Pint(#[from] dcsim_pint::PintError),
     /// An output file or directory could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {

@@ -12,6 +12,8 @@
 //! dcsim merge SHARD_DIR... --out DIR
 //! dcsim import-ns3 CONFIG.txt --out SCENARIO.toml
 //! dcsim compare-ns3 REF_FCT.txt OUR_FCT.csv [--csv OUT.csv]
+//! dcsim pint path-tracing --out DIR [--k K,..] [--bits B,..] [--instances N,..] [--trials N]
+//! dcsim pint latency --out DIR [--bits B,..] [--sketch N,..] [--checkpoints P,..] [--flows N]
 //! ```
 //!
 //! The pipeline is parse → validate → run: [`scenario::load`] reads the scenario (and the flow
@@ -53,11 +55,14 @@
 //! reporting every key it does not use; `compare-ns3` ([`compare`]) prints slowdown
 //! percentiles of a reference FCT file next to ours (see `docs/ns3.md`).
 //!
+//! `pint path-tracing` and `pint latency` ([`pint`]) run the PINT paper's telemetry
+//! experiments from `dcsim-pint` and write a CSV file and a figure (see `docs/pint.md`).
+//!
 //! Modules: [`units`] (quantities with units), [`scenario`] (the schema and its validation),
 //! [`flowfile`] (the reference flow-file format), [`schemes`] (the scheme registry and
 //! profiles), [`output`] (CSV files), [`spans`] (source positions), [`analyze`] (FCT analysis
 //! commands), [`sweep`] (sweeps, shards, merging), [`ns3import`] and [`compare`] (the reference
-//! simulator's config and FCT files).
+//! simulator's config and FCT files), [`pint`] (the PINT experiments).
 #![warn(missing_docs)]
 
 pub mod analyze;
@@ -66,6 +71,7 @@ pub mod error;
 pub mod flowfile;
 pub mod ns3import;
 pub mod output;
+pub mod pint;
 pub mod scenario;
 pub mod schemes;
 pub mod spans;
@@ -157,6 +163,13 @@ pub enum Command {
         /// Also write the table as CSV to this file.
         #[arg(long, value_name = "OUT.csv")]
         csv: Option<PathBuf>,
+    },
+    /// The PINT paper's telemetry experiments (path tracing, latency quantiles): a CSV file
+    /// and a figure per experiment, and a table on stdout (see docs/pint.md).
+    Pint {
+        /// The experiment.
+        #[command(subcommand)]
+        experiment: pint::PintCommand,
     },
 }
 
@@ -276,6 +289,7 @@ pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(
         Command::CompareNs3 { reference, ours, csv } => {
             compare_command(&reference, &ours, csv.as_deref(), out)
         }
+        Command::Pint { experiment } => pint::execute(experiment, out),
     }
 }
 

@@ -551,7 +551,7 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
 }
 
 /// Runs `f` in a pool of `jobs` threads.
-fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> T + Send) -> Result<T, CliError> {
+pub(crate) fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> T + Send) -> Result<T, CliError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -718,8 +718,9 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
     })
 }
 
-/// A progress bar on stderr, hidden when stderr is not a terminal.
-fn progress(len: usize) -> ProgressBar {
+/// A progress bar over `len` `unit`s (e.g. `cells`) on stderr, hidden when stderr is not a
+/// terminal.
+pub(crate) fn progress(len: usize, unit: &str) -> ProgressBar {
     let target = if std::io::stderr().is_terminal() {
         ProgressDrawTarget::stderr()
     } else {
@@ -727,9 +728,9 @@ fn progress(len: usize) -> ProgressBar {
     };
     let bar = ProgressBar::with_draw_target(Some(len as u64), target);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} cells, eta {eta}  {msg}",
-        )
+        ProgressStyle::with_template(&format!(
+            "{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {unit}, eta {{eta}}  {{msg}}"
+        ))
         .expect("valid template")
         .progress_chars("=> "),
     );
@@ -809,7 +810,7 @@ pub fn sweep_command(
     let _ = writeln!(out, "running {} cells{shard_text} with {jobs} jobs", mine.len());
     create_dir(&dir.join("cells"))?;
 
-    let bar = progress(mine.len());
+    let bar = progress(mine.len(), "cells");
     let reports: Vec<CellReport> = in_pool(jobs, || {
         mine.par_iter()
             .map(|c| {

@@ -1,0 +1,789 @@
+//! `dcsim pint path-tracing` and `dcsim pint latency`: the PINT paper's telemetry experiments
+//! (Ben Basat et al., SIGCOMM 2020, §6.2–6.3), computed by [`dcsim_pint`] and written as a CSV
+//! file, a figure (PNG and SVG) and a table on stdout. See `docs/pint.md`.
+//!
+//! Each command is parse → validate → run. [`PathTracingPlan::new`] and [`LatencyPlan::new`]
+//! check every option against the library's limits and return a [`CliError::BadOption`]
+//! naming the option and the value, before anything runs or is written. `run` then computes
+//! one cell per parameter combination (a path length and a budget; a bit width and a storage),
+//! in parallel. The library derives every cell's random streams from the seed and the cell's
+//! own parameters, so the rows, and the files, are the same for every `--jobs` and whichever
+//! other cells are computed.
+//!
+//! ```
+//! use dcsim_cli::pint::{LatencyPlan, PathTracingPlan};
+//!
+//! let plan = PathTracingPlan::new(&[5, 10], &[8], &[1, 2], 20, 1).unwrap();
+//! assert_eq!(plan.budgets, [(8, 1), (8, 2)]);
+//! let rows = plan.run(1).unwrap();
+//! assert_eq!(rows.len(), 2 * 2 * 2); // k x budget x {PINT, naive}
+//!
+//! let e = PathTracingPlan::new(&[5, 10], &[4], &[3], 20, 1).unwrap_err();
+//! assert_eq!(
+//!     e.to_string(),
+//!     "--bits, --instances: a budget of 4 bits does not split into 3 instances of 1..=32 bits \
+//!      each (total <= 64); every --bits value must split evenly into every --instances value"
+//! );
+//! let e = LatencyPlan::new(&[4, 8], &[100], &[100, 50], 2, 1).unwrap_err();
+//! assert_eq!(
+//!     e.to_string(),
+//!     "--checkpoints: values must be strictly increasing, but 50 follows 100"
+//! );
+//! ```
+
+use std::fmt::{Display, Write as _};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use dcsim_analysis::{plot_lines, Axis, Dash, Legend, Line, LineChart, Panel};
+use dcsim_pint::kll::Kll;
+use dcsim_pint::latency::{LatencyCodec, LatencyModel};
+use dcsim_pint::path::{PathScheme, SchemeKind};
+use dcsim_pint::{
+    latency_table, path_tracing_table, LatencyConfig, LatencyRow, PathRow, Storage, TraceConfig,
+};
+use rayon::prelude::*;
+
+use crate::analyze::create_dir;
+use crate::error::CliError;
+use crate::output;
+use crate::sweep::{in_pool, progress};
+
+/// The PINT experiments.
+#[derive(Subcommand, Debug)]
+pub enum PintCommand {
+    /// Path tracing: packets needed to decode a k-hop path from per-packet digests, for PINT
+    /// and the naive scheme, per path length and bit budget. Writes path_tracing.csv and
+    /// path_tracing.png/.svg to the output folder and prints a table.
+    PathTracing(PathTracingArgs),
+    /// Latency quantiles: relative error of the per-hop p50 and p99 estimated from compressed
+    /// per-packet latency digests, kept exactly or in a KLL sketch, as packets accumulate.
+    /// Writes latency.csv and latency.png/.svg to the output folder and prints a table.
+    Latency(LatencyArgs),
+}
+
+/// Arguments of `dcsim pint path-tracing`.
+#[derive(Args, Debug)]
+pub struct PathTracingArgs {
+    /// Path lengths (hops), strictly increasing.
+    #[arg(
+        long = "k",
+        value_name = "K,...",
+        value_delimiter = ',',
+        default_value = "5,10,20,36,64"
+    )]
+    pub k: Vec<usize>,
+    /// Bits per packet, strictly increasing; every value is combined with every --instances
+    /// value.
+    #[arg(long, value_name = "BITS,...", value_delimiter = ',', default_value = "4,8,16")]
+    pub bits: Vec<u32>,
+    /// Independent instances sharing the bits (8 bits in 2 instances: two 4-bit hashes),
+    /// strictly increasing.
+    #[arg(long, value_name = "N,...", value_delimiter = ',', default_value = "1,2")]
+    pub instances: Vec<u32>,
+    /// Random paths per (k, budget, scheme).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub trials: usize,
+    /// Master seed.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// The folder to write path_tracing.csv, .png and .svg to.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Cells computed in parallel [default: the number of available cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+}
+
+/// Arguments of `dcsim pint latency`.
+#[derive(Args, Debug)]
+pub struct LatencyArgs {
+    /// Bits per latency digest, strictly increasing.
+    #[arg(long, value_name = "BITS,...", value_delimiter = ',', default_value = "4,8")]
+    pub bits: Vec<u32>,
+    /// KLL sketch sizes (digests kept per hop), strictly increasing; exact storage (every
+    /// digest) is always run too.
+    #[arg(long, value_name = "DIGESTS,...", value_delimiter = ',', default_value = "100")]
+    pub sketch: Vec<usize>,
+    /// Packet counts at which the error is measured, strictly increasing.
+    #[arg(
+        long,
+        value_name = "PACKETS,...",
+        value_delimiter = ',',
+        default_value = "100,1000,5000,50000"
+    )]
+    pub checkpoints: Vec<u64>,
+    /// Independent flows the errors are averaged over.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub flows: usize,
+    /// Master seed.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// The folder to write latency.csv, .png and .svg to.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Cells computed in parallel [default: the number of available cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+}
+
+/// The largest latency checkpoint: the experiment keeps every true latency of a flow in
+/// memory (8 bytes per packet and hop), so 10⁷ packets over 5 hops take 400 MB per cell.
+pub const MAX_LATENCY_PACKETS: u64 = 10_000_000;
+
+/// Runs a `dcsim pint` command, printing its table to `out`.
+///
+/// # Errors
+/// A [`CliError::BadOption`] before anything runs, or an output that cannot be written.
+pub fn execute(cmd: PintCommand, out: &mut dyn Write) -> Result<(), CliError> {
+    let jobs = |j: Option<u32>| match j {
+        Some(j) => j as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    match cmd {
+        PintCommand::PathTracing(a) => {
+            let plan = PathTracingPlan::new(&a.k, &a.bits, &a.instances, a.trials, a.seed)?;
+            check_out_dir(&a.out)?;
+            path_tracing_command(&plan, jobs(a.jobs), &a.out, out)
+        }
+        PintCommand::Latency(a) => {
+            let plan = LatencyPlan::new(&a.bits, &a.sketch, &a.checkpoints, a.flows, a.seed)?;
+            check_out_dir(&a.out)?;
+            latency_command(&plan, jobs(a.jobs), &a.out, out)
+        }
+    }
+}
+
+fn bad(option: &'static str, message: String) -> CliError {
+    CliError::BadOption { option, message }
+}
+
+/// A non-empty, strictly increasing list.
+fn increasing<T: PartialOrd + Display>(option: &'static str, values: &[T]) -> Result<(), CliError> {
+    if values.is_empty() {
+        return Err(bad(option, "needs at least one value".into()));
+    }
+    match values.windows(2).find(|w| w[0] >= w[1]) {
+        Some(w) => Err(bad(
+            option,
+            format!("values must be strictly increasing, but {} follows {}", w[1], w[0]),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// An existing `--out` must be a folder (checked before running).
+fn check_out_dir(dir: &Path) -> Result<(), CliError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::Write {
+            path: dir.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "exists and is not a directory",
+            ),
+        });
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Path tracing
+// ---------------------------------------------------------------------------------------------
+
+/// A validated path-tracing experiment: every path length with every budget, both schemes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathTracingPlan {
+    /// Path lengths, increasing.
+    pub ks: Vec<usize>,
+    /// `(bits, instances)` budgets: each `--bits` value with each `--instances` value.
+    pub budgets: Vec<(u32, u32)>,
+    /// Trials per row.
+    pub trials: usize,
+    /// Master seed.
+    pub seed: u64,
+}
+
+/// The number of switch IDs paths are drawn from (the library's default universe).
+pub fn path_universe() -> u32 {
+    TraceConfig::new(SchemeKind::Pint, 1, 8, 1, 1, 0).universe
+}
+
+impl PathTracingPlan {
+    /// Checks the options: non-empty strictly increasing lists; `1 <= k <=` the universe of
+    /// switch IDs ([`path_universe`], 2¹⁶); every `bits` value split evenly into every
+    /// `instances` value, 1 to 32 bits per instance and at most 64 bits; `trials >= 1`.
+    ///
+    /// # Errors
+    /// [`CliError::BadOption`] naming the option and the value.
+    pub fn new(
+        ks: &[usize],
+        bits: &[u32],
+        instances: &[u32],
+        trials: usize,
+        seed: u64,
+    ) -> Result<PathTracingPlan, CliError> {
+        increasing("--k", ks)?;
+        let universe = path_universe();
+        for &k in ks {
+            if k == 0 {
+                return Err(bad("--k", "path length 0: a path has at least 1 hop".into()));
+            }
+            if k > universe as usize {
+                return Err(bad(
+                    "--k",
+                    format!(
+                        "path length {k} is larger than the {universe} switch IDs that paths of \
+                         distinct switches are drawn from"
+                    ),
+                ));
+            }
+        }
+        increasing("--bits", bits)?;
+        if bits.contains(&0) {
+            return Err(bad("--bits", "0 bits: a digest has at least 1 bit".into()));
+        }
+        increasing("--instances", instances)?;
+        if instances.contains(&0) {
+            return Err(bad("--instances", "0 instances: at least 1 is needed".into()));
+        }
+        let mut budgets = Vec::new();
+        for &b in bits {
+            for &i in instances {
+                if let Err(e) = PathScheme::naive(b, i) {
+                    return Err(bad(
+                        "--bits, --instances",
+                        format!(
+                            "{e}; every --bits value must split evenly into every --instances \
+                             value"
+                        ),
+                    ));
+                }
+                budgets.push((b, i));
+            }
+        }
+        if trials == 0 {
+            return Err(bad("--trials", "0 trials: at least 1 is needed".into()));
+        }
+        Ok(PathTracingPlan { ks: ks.to_vec(), budgets, trials, seed })
+    }
+
+    /// Computes the rows on `jobs` threads: as [`path_tracing_table`] over all path lengths
+    /// and budgets (k, then budget, then PINT before naive), one cell per `(k, budget)`.
+    ///
+    /// # Errors
+    /// [`CliError::Threads`], or [`CliError::Pint`] if the library rejects what passed
+    /// validation.
+    pub fn run(&self, jobs: usize) -> Result<Vec<PathRow>, CliError> {
+        let cells: Vec<(usize, (u32, u32))> =
+            self.ks.iter().flat_map(|&k| self.budgets.iter().map(move |&b| (k, b))).collect();
+        let bar = progress(cells.len(), "cells");
+        let parts = in_pool(jobs, || {
+            cells
+                .par_iter()
+                .map(|&(k, b)| {
+                    let rows = path_tracing_table(&[k], &[b], self.trials, self.seed);
+                    bar.inc(1);
+                    rows
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })??;
+        bar.finish_and_clear();
+        Ok(parts.concat())
+    }
+}
+
+/// A panel of a figure: its title and the statistic of a row it plots.
+type Stat<R> = (&'static str, fn(&R) -> f64);
+
+/// `8 bits` for one instance, `8 bits (2x4)` for two 4-bit instances.
+pub fn budget_label(bits: u32, instances: u32) -> String {
+    if instances == 1 {
+        format!("{bits} bits")
+    } else {
+        format!("{bits} bits ({instances}x{})", bits / instances)
+    }
+}
+
+/// The CSV file: [`PathRow::CSV_HEADER`], then one line per row.
+pub fn path_tracing_csv(rows: &[PathRow]) -> String {
+    csv_of(PathRow::CSV_HEADER, rows)
+}
+
+fn csv_of<R: Display>(header: &str, rows: &[R]) -> String {
+    let mut s = format!("{header}\n");
+    for r in rows {
+        let _ = writeln!(s, "{r}");
+    }
+    s
+}
+
+/// The rows of one scheme (`"pint"` or `"naive"`) for a budget.
+fn scheme_rows<'a>(
+    rows: &'a [PathRow],
+    scheme: &'a str,
+    (bits, instances): (u32, u32),
+) -> impl Iterator<Item = &'a PathRow> + 'a {
+    rows.iter().filter(move |r| r.scheme == scheme && r.bits == bits && r.instances == instances)
+}
+
+/// The stdout table: per `(k, budget)`, PINT's and the naive scheme's mean and p99 packets.
+pub fn path_tracing_text(plan: &PathTracingPlan, rows: &[PathRow]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "path tracing: packets to decode a k-hop path ({} trials per row, seed {}, paths of \
+         distinct switches from {} IDs)",
+        plan.trials,
+        plan.seed,
+        path_universe()
+    );
+    let w = plan.budgets.iter().map(|&(b, i)| budget_label(b, i).len()).max().unwrap_or(0).max(6);
+    let _ = writeln!(
+        s,
+        "{:>5}  {:<w$}  {:>10}  {:>9}  {:>10}  {:>9}",
+        "k", "budget", "PINT mean", "PINT p99", "naive mean", "naive p99"
+    );
+    // A row without any decoded trial has no statistics.
+    let stats = |r: &PathRow| {
+        if r.mean.is_finite() {
+            (format!("{:.1}", r.mean), r.p99.to_string())
+        } else {
+            ("-".to_string(), "-".to_string())
+        }
+    };
+    for r in rows.iter().filter(|r| r.scheme == "pint") {
+        let naive = rows.iter().find(|n| {
+            n.scheme == "naive" && (n.k, n.bits, n.instances) == (r.k, r.bits, r.instances)
+        });
+        let (pm, pp) = stats(r);
+        let (nm, np) = naive.map_or(("-".into(), "-".into()), stats);
+        let label = budget_label(r.bits, r.instances);
+        let _ = writeln!(s, "{:>5}  {label:<w$}  {pm:>10}  {pp:>9}  {nm:>10}  {np:>9}", r.k);
+    }
+    let failures: usize = rows.iter().map(|r| r.failures).sum();
+    let wrong: usize = rows.iter().map(|r| r.wrong).sum();
+    if failures > 0 {
+        let _ = writeln!(
+            s,
+            "note: {failures} trial(s) were not decoded within the packet cap (column `failures`); \
+             their rows' statistics are over the decoded trials only"
+        );
+    }
+    if wrong > 0 {
+        let _ = writeln!(
+            s,
+            "warning: {wrong} trial(s) decoded a wrong path (column `wrong`): this is a bug, \
+             please report it"
+        );
+    }
+    s
+}
+
+/// The figure: two panels (mean and p99 packets to decode against k, log y axis), one line
+/// per budget and scheme: the colour is the budget, PINT solid, naive dashed.
+pub fn path_tracing_chart(plan: &PathTracingPlan, rows: &[PathRow]) -> LineChart {
+    let stats: [Stat<PathRow>; 2] = [("Mean", |r| r.mean), ("99th percentile", |r| r.p99 as f64)];
+    let panels = stats
+        .iter()
+        .map(|(title, stat)| {
+            let mut lines = Vec::new();
+            for (bi, &budget) in plan.budgets.iter().enumerate() {
+                for (scheme, name, dash) in
+                    [("pint", "PINT", Dash::Solid), ("naive", "naive", Dash::Dashed)]
+                {
+                    let points: Vec<(f64, f64)> =
+                        scheme_rows(rows, scheme, budget).map(|r| (r.k as f64, stat(r))).collect();
+                    let label = format!("{name}, {}", budget_label(budget.0, budget.1));
+                    lines.push(Line::new(label, points, bi, dash));
+                }
+            }
+            Panel { title: (*title).to_string(), lines }
+        })
+        .collect();
+    LineChart {
+        title: format!(
+            "Path tracing: packets to decode a k-hop path ({} trials; PINT solid, naive dashed)",
+            plan.trials
+        ),
+        x: Axis::linear("Path length k (hops)").integers(),
+        y: Axis::log("Packets to decode (log scale)"),
+        legend: Legend::Right,
+        panels,
+    }
+}
+
+fn path_tracing_command(
+    plan: &PathTracingPlan,
+    jobs: usize,
+    dir: &Path,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let start = Instant::now();
+    let rows = plan.run(jobs)?;
+    let wall = start.elapsed().as_secs_f64();
+    let written = write_outputs(
+        dir,
+        "path_tracing",
+        &path_tracing_csv(&rows),
+        &path_tracing_chart(plan, &rows),
+    )?;
+    let _ = write!(out, "{}", path_tracing_text(plan, &rows));
+    report_written(out, &written, wall, jobs);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Latency
+// ---------------------------------------------------------------------------------------------
+
+/// A validated latency experiment: every bit width with exact storage and every sketch size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencyPlan {
+    /// Digest bits, increasing.
+    pub bits: Vec<u32>,
+    /// [`Storage::All`], then a [`Storage::Kll`] per sketch size.
+    pub storages: Vec<Storage>,
+    /// Packet counts, increasing.
+    pub checkpoints: Vec<u64>,
+    /// Flows averaged over.
+    pub flows: usize,
+    /// Master seed.
+    pub seed: u64,
+}
+
+impl LatencyPlan {
+    /// Checks the options: non-empty strictly increasing lists; every bit width usable by the
+    /// library's latency codec over its default range (1..=31 bits); every sketch size at
+    /// least 8 digests; checkpoints from 1 to [`MAX_LATENCY_PACKETS`]; `flows >= 1`.
+    ///
+    /// # Errors
+    /// [`CliError::BadOption`] naming the option and the value.
+    pub fn new(
+        bits: &[u32],
+        sketches: &[usize],
+        checkpoints: &[u64],
+        flows: usize,
+        seed: u64,
+    ) -> Result<LatencyPlan, CliError> {
+        increasing("--bits", bits)?;
+        let (lo, hi) = LatencyConfig::new(8, Storage::All, &[1], 1, 0).range_ns;
+        for &b in bits {
+            LatencyCodec::new(b, lo, hi).map_err(|e| bad("--bits", format!("{b} bits: {e}")))?;
+        }
+        if !sketches.is_empty() {
+            increasing("--sketch", sketches)?;
+        }
+        for &k in sketches {
+            Kll::<u32>::with_budget(k, 0).map_err(|_| {
+                bad("--sketch", format!("a sketch of {k} digests: at least 8 are needed"))
+            })?;
+        }
+        increasing("--checkpoints", checkpoints)?;
+        if checkpoints[0] == 0 {
+            return Err(bad("--checkpoints", "0 packets: checkpoints start at 1".into()));
+        }
+        let last = *checkpoints.last().expect("checked non-empty");
+        if last > MAX_LATENCY_PACKETS {
+            let hops = LatencyModel::default().hops();
+            return Err(bad(
+                "--checkpoints",
+                format!(
+                    "{last} packets is more than {MAX_LATENCY_PACKETS}: the experiment keeps every \
+                     true latency in memory ({} bytes per packet over {hops} hops, per cell)",
+                    8 * hops
+                ),
+            ));
+        }
+        if flows == 0 {
+            return Err(bad("--flows", "0 flows: at least 1 is needed".into()));
+        }
+        let storages = std::iter::once(Storage::All)
+            .chain(sketches.iter().map(|&k| Storage::Kll(k)))
+            .collect();
+        Ok(LatencyPlan {
+            bits: bits.to_vec(),
+            storages,
+            checkpoints: checkpoints.to_vec(),
+            flows,
+            seed,
+        })
+    }
+
+    /// Computes the rows on `jobs` threads: as [`latency_table`] (bits, then storage, then
+    /// checkpoint), one cell per `(bits, storage)`.
+    ///
+    /// # Errors
+    /// [`CliError::Threads`], or [`CliError::Pint`] if the library rejects what passed
+    /// validation.
+    pub fn run(&self, jobs: usize) -> Result<Vec<LatencyRow>, CliError> {
+        let cells: Vec<(u32, Storage)> =
+            self.bits.iter().flat_map(|&b| self.storages.iter().map(move |&s| (b, s))).collect();
+        let bar = progress(cells.len(), "cells");
+        let parts = in_pool(jobs, || {
+            cells
+                .par_iter()
+                .map(|&(b, st)| {
+                    let rows = latency_table(&[b], &[st], &self.checkpoints, self.flows, self.seed);
+                    bar.inc(1);
+                    rows
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })??;
+        bar.finish_and_clear();
+        Ok(parts.concat())
+    }
+}
+
+/// `exact` or `KLL 100`.
+fn storage_label(s: Storage) -> String {
+    match s {
+        Storage::All => "exact".into(),
+        Storage::Kll(k) => format!("KLL {k}"),
+    }
+}
+
+/// The CSV file: [`LatencyRow::CSV_HEADER`], then one line per row.
+pub fn latency_csv(rows: &[LatencyRow]) -> String {
+    csv_of(LatencyRow::CSV_HEADER, rows)
+}
+
+/// The stdout table: one line per checkpoint, one `p50 / p99` column per bits and storage.
+pub fn latency_text(plan: &LatencyPlan, rows: &[LatencyRow]) -> String {
+    let hops = LatencyModel::default().hops();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "latency quantiles: relative error of the per-hop p50 / p99 estimates (mean over {hops} \
+         hops x {} flows, seed {}; exact = every digest, KLL N = a sketch of N digests per hop)",
+        plan.flows, plan.seed
+    );
+    let cols: Vec<(u32, Storage)> =
+        plan.bits.iter().flat_map(|&b| plan.storages.iter().map(move |&st| (b, st))).collect();
+    let labels: Vec<String> =
+        cols.iter().map(|&(b, st)| format!("{b} bits {}", storage_label(st))).collect();
+    let w = labels.iter().map(String::len).max().unwrap_or(0).max(15);
+    let _ = write!(s, "{:>8}", "packets");
+    for l in &labels {
+        let _ = write!(s, "  {l:>w$}");
+    }
+    let _ = writeln!(s);
+    for &p in &plan.checkpoints {
+        let _ = write!(s, "{p:>8}");
+        for &(b, st) in &cols {
+            let cell = rows
+                .iter()
+                .find(|r| r.bits == b && r.storage == st && r.packets == p)
+                .map_or_else(|| "-".into(), |r| format!("{:.4} / {:.4}", r.p50_err, r.p99_err));
+            let _ = write!(s, "  {cell:>w$}");
+        }
+        let _ = writeln!(s);
+    }
+    s
+}
+
+/// The figure: two panels (p50 and p99 relative error against packets, both axes log), one
+/// line per bits and storage: exact storage solid, sketches dashed; one colour per bit width
+/// (per bit width and sketch size when there are several sketch sizes).
+pub fn latency_chart(plan: &LatencyPlan, rows: &[LatencyRow]) -> LineChart {
+    let stats: [Stat<LatencyRow>; 2] =
+        [("Median (p50)", |r| r.p50_err), ("99th percentile (p99)", |r| r.p99_err)];
+    let sketches = plan.storages.iter().filter(|s| matches!(s, Storage::Kll(_))).count().max(1);
+    let panels = stats
+        .iter()
+        .map(|(title, stat)| {
+            let mut lines = Vec::new();
+            for (bi, &b) in plan.bits.iter().enumerate() {
+                let mut sketch_index = 0;
+                for &st in &plan.storages {
+                    let (color, dash) = match st {
+                        Storage::All => (bi * sketches, Dash::Solid),
+                        Storage::Kll(_) => {
+                            sketch_index += 1;
+                            (bi * sketches + sketch_index - 1, Dash::Dashed)
+                        }
+                    };
+                    let points = rows
+                        .iter()
+                        .filter(|r| r.bits == b && r.storage == st)
+                        .map(|r| (r.packets as f64, stat(r)))
+                        .collect();
+                    let label = format!("{b} bits, {}", storage_label(st));
+                    lines.push(Line::new(label, points, color, dash));
+                }
+            }
+            Panel { title: (*title).to_string(), lines }
+        })
+        .collect();
+    LineChart {
+        title: format!(
+            "Latency quantiles: relative error vs packets ({} flows; exact solid, sketch dashed)",
+            plan.flows
+        ),
+        x: Axis::log("Packets of the flow (log scale)"),
+        y: Axis::log("Relative error (log scale)"),
+        legend: Legend::Right,
+        panels,
+    }
+}
+
+fn latency_command(
+    plan: &LatencyPlan,
+    jobs: usize,
+    dir: &Path,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let start = Instant::now();
+    let rows = plan.run(jobs)?;
+    let wall = start.elapsed().as_secs_f64();
+    let written = write_outputs(dir, "latency", &latency_csv(&rows), &latency_chart(plan, &rows))?;
+    let _ = write!(out, "{}", latency_text(plan, &rows));
+    report_written(out, &written, wall, jobs);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+// ---------------------------------------------------------------------------------------------
+
+/// Writes `dir/{stem}.csv`, `.png` and `.svg`: the figures are drawn into hidden temporary
+/// files first, then the CSV is written atomically and the figures renamed into place, so a
+/// failure leaves no partial set. Returns the files written.
+fn write_outputs(
+    dir: &Path,
+    stem: &str,
+    csv: &str,
+    chart: &LineChart,
+) -> Result<Vec<PathBuf>, CliError> {
+    const EXTS: [&str; 2] = ["png", "svg"];
+    create_dir(dir)?;
+    let tmp = |ext: &str| dir.join(format!(".{stem}.tmp.{ext}"));
+    let clean = || {
+        for ext in EXTS {
+            let _ = std::fs::remove_file(tmp(ext));
+        }
+    };
+    for ext in EXTS {
+        if let Err(e) = plot_lines(chart, &tmp(ext)) {
+            clean();
+            return Err(e.into());
+        }
+    }
+    let csv = output::write_atomic(dir, &format!("{stem}.csv"), csv).inspect_err(|_| clean())?;
+    let mut written = vec![csv];
+    for ext in EXTS {
+        let to = dir.join(format!("{stem}.{ext}"));
+        std::fs::rename(tmp(ext), &to).map_err(|source| {
+            clean();
+            CliError::Write { path: to.clone(), source }
+        })?;
+        written.push(to);
+    }
+    Ok(written)
+}
+
+fn report_written(out: &mut dyn Write, written: &[PathBuf], wall: f64, jobs: usize) {
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    let s = if jobs == 1 { "" } else { "s" };
+    let _ = writeln!(out, "computed in {wall:.1} s with {jobs} job{s}; wrote {}", names.join(", "));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_in_parallel_equal_one_library_call() {
+        let plan = PathTracingPlan::new(&[3, 6], &[4, 8], &[1, 2], 5, 9).unwrap();
+        let whole = path_tracing_table(&plan.ks, &plan.budgets, plan.trials, plan.seed).unwrap();
+        assert_eq!(plan.run(2).unwrap(), whole);
+
+        let plan = LatencyPlan::new(&[4, 8], &[8, 16], &[10, 40], 2, 3).unwrap();
+        let whole =
+            latency_table(&plan.bits, &plan.storages, &plan.checkpoints, plan.flows, plan.seed)
+                .unwrap();
+        assert_eq!(plan.run(2).unwrap(), whole);
+    }
+
+    #[test]
+    fn validation_messages() {
+        let p = |ks: &[usize], bits: &[u32], inst: &[u32], trials| {
+            PathTracingPlan::new(ks, bits, inst, trials, 1).unwrap_err().to_string()
+        };
+        assert_eq!(p(&[], &[8], &[1], 1), "--k: needs at least one value");
+        assert_eq!(p(&[0, 5], &[8], &[1], 1), "--k: path length 0: a path has at least 1 hop");
+        assert_eq!(
+            p(&[5, 70_000], &[8], &[1], 1),
+            "--k: path length 70000 is larger than the 65536 switch IDs that paths of distinct \
+             switches are drawn from"
+        );
+        assert_eq!(
+            p(&[5, 5], &[8], &[1], 1),
+            "--k: values must be strictly increasing, but 5 follows 5"
+        );
+        assert_eq!(p(&[5], &[0, 8], &[1], 1), "--bits: 0 bits: a digest has at least 1 bit");
+        assert_eq!(p(&[5], &[8], &[0], 1), "--instances: 0 instances: at least 1 is needed");
+        assert!(p(&[5], &[128], &[1], 1).starts_with("--bits, --instances: a budget of 128 bits"));
+        assert_eq!(p(&[5], &[8], &[1], 0), "--trials: 0 trials: at least 1 is needed");
+
+        let l = |bits: &[u32], sk: &[usize], cp: &[u64], flows| {
+            LatencyPlan::new(bits, sk, cp, flows, 1).unwrap_err().to_string()
+        };
+        assert_eq!(
+            l(&[0], &[100], &[10], 1),
+            "--bits: 0 bits: cannot compress the range [64, 4194304] into 0 bits (need min >= 1, \
+             max > min, 1 <= bits <= 31)"
+        );
+        assert!(l(&[32], &[100], &[10], 1).starts_with("--bits: 32 bits: cannot compress"));
+        assert_eq!(
+            l(&[4], &[4], &[10], 1),
+            "--sketch: a sketch of 4 digests: at least 8 are needed"
+        );
+        assert_eq!(
+            l(&[4], &[100, 100], &[10], 1),
+            "--sketch: values must be strictly increasing, but 100 follows 100"
+        );
+        assert_eq!(LatencyPlan::new(&[4], &[], &[10], 1, 1).unwrap().storages, [Storage::All]);
+        assert_eq!(
+            l(&[4], &[100], &[0, 10], 1),
+            "--checkpoints: 0 packets: checkpoints start at 1"
+        );
+        assert!(l(&[4], &[100], &[20_000_000], 1)
+            .starts_with("--checkpoints: 20000000 packets is more than 10000000"));
+        assert_eq!(l(&[4], &[100], &[10], 0), "--flows: 0 flows: at least 1 is needed");
+    }
+
+    #[test]
+    fn table_marks_rows_without_decoded_trials() {
+        let plan = PathTracingPlan::new(&[64], &[4], &[1], 2, 1).unwrap();
+        let row = |scheme, mean: f64, p99, failures| PathRow {
+            scheme,
+            k: 64,
+            bits: 4,
+            instances: 1,
+            trials: 2,
+            mean,
+            p50: p99,
+            p99,
+            max: p99,
+            failures,
+            wrong: 0,
+        };
+        let rows = [row("pint", 400.5, 420, 0), row("naive", f64::NAN, 0, 2)];
+        let text = path_tracing_text(&plan, &rows);
+        assert!(
+            text.contains("\n   64  4 bits       400.5        420           -          -\n"),
+            "{text}"
+        );
+        assert!(text.contains("note: 2 trial(s) were not decoded within the packet cap"), "{text}");
+        assert!(!text.contains("warning"), "{text}");
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(budget_label(8, 1), "8 bits");
+        assert_eq!(budget_label(16, 2), "16 bits (2x8)");
+        assert_eq!(storage_label(Storage::Kll(100)), "KLL 100");
+    }
+}

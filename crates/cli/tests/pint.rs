@@ -1,0 +1,354 @@
+//! End-to-end tests of `dcsim pint path-tracing` and `dcsim pint latency`: the CSV files hold
+//! exactly the library's rows, the figures are written, the same seed gives the same bytes
+//! whatever `--jobs`, and every bad option exits with status 2, names the option and writes
+//! nothing. Parameters are small so that the tests are fast in debug builds.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use dcsim_pint::{latency_table, path_tracing_table, LatencyRow, PathRow, Storage};
+use tempfile::TempDir;
+
+struct Case {
+    dir: TempDir,
+}
+
+impl Case {
+    fn new() -> Case {
+        Case { dir: tempfile::tempdir().expect("tempdir") }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_dcsim"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .expect("run dcsim")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "dcsim {args:?}: {stderr}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Runs a command that must fail with status 2 and leave `outputs` absent; returns stderr.
+    fn fails(&self, args: &[&str], outputs: &[&str]) -> String {
+        let o = self.run(args);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "dcsim {args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(o.stdout.is_empty(), "dcsim {args:?} printed {:?}", o.stdout);
+        for out in outputs {
+            assert!(!self.path(out).exists(), "{out} was written despite the error: {stderr}");
+        }
+        stderr
+    }
+}
+
+fn assert_has(text: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(text.contains(p), "expected `{p}` in:\n{text}");
+    }
+}
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+}
+
+/// The names in `dir`, sorted (hidden temporary files included).
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A PNG and an SVG figure, the SVG naming every `label`.
+fn assert_figures(dir: &Path, stem: &str, labels: &[&str]) {
+    let png = fs::read(dir.join(format!("{stem}.png"))).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 10_000, "{stem}.png is only {} bytes", png.len());
+    let svg = read(&dir.join(format!("{stem}.svg")));
+    assert!(svg.contains("<svg"));
+    for l in labels {
+        assert!(svg.contains(&format!(">\n{l}\n</text>")), "{stem}.svg has no text `{l}`");
+    }
+}
+
+fn csv_of<R: std::fmt::Display>(header: &str, rows: &[R]) -> String {
+    let mut s = format!("{header}\n");
+    for r in rows {
+        s.push_str(&format!("{r}\n"));
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// path-tracing
+// ---------------------------------------------------------------------------------------------
+
+const PATH_ARGS: [&str; 9] =
+    ["pint", "path-tracing", "--k", "2,4", "--bits", "4,8", "--instances", "1,2", "--trials"];
+
+#[test]
+fn path_tracing_writes_the_library_rows_a_figure_and_a_table() {
+    let c = Case::new();
+    let mut args = PATH_ARGS.to_vec();
+    args.extend(["4", "--seed", "7", "--out", "pt", "--jobs", "1"]);
+    let out = c.ok(&args);
+
+    let csv = read(&c.path("pt/path_tracing.csv"));
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("scheme,k,bits,instances,trials,mean,p50,p99,max,failures,wrong")
+    );
+    // k, then budget (bits, then instances), then PINT before naive.
+    let keys: Vec<String> =
+        lines.map(|l| l.split(',').take(5).collect::<Vec<_>>().join(",")).collect();
+    let mut expected = Vec::new();
+    for k in [2, 4] {
+        for (b, i) in [(4, 1), (4, 2), (8, 1), (8, 2)] {
+            for s in ["pint", "naive"] {
+                expected.push(format!("{s},{k},{b},{i},4"));
+            }
+        }
+    }
+    assert_eq!(keys, expected);
+    // Exactly what the library computes.
+    let budgets = [(4, 1), (4, 2), (8, 1), (8, 2)];
+    let rows = path_tracing_table(&[2, 4], &budgets, 4, 7).unwrap();
+    assert_eq!(csv, csv_of(PathRow::CSV_HEADER, &rows));
+    assert!(rows.iter().all(|r| r.wrong == 0 && r.failures == 0 && r.p50 <= r.p99));
+
+    assert_eq!(names(&c.path("pt")), ["path_tracing.csv", "path_tracing.png", "path_tracing.svg"]);
+    assert_figures(
+        &c.path("pt"),
+        "path_tracing",
+        &["PINT, 4 bits", "naive, 8 bits (2x4)", "Mean", "99th percentile", "Path length k (hops)"],
+    );
+
+    // The table: one line per (k, budget), PINT's and naive's mean and p99.
+    assert_has(
+        &out,
+        &[
+            "path tracing: packets to decode a k-hop path (4 trials per row, seed 7, paths of \
+             distinct switches from 65536 IDs)",
+            &format!(
+                "{:>5}  {:<12}  {:>10}  {:>9}  {:>10}  {:>9}\n",
+                "k", "budget", "PINT mean", "PINT p99", "naive mean", "naive p99"
+            ),
+            "wrote pt/path_tracing.csv, pt/path_tracing.png, pt/path_tracing.svg",
+        ],
+    );
+    let r = &rows[14]; // k = 4, 8 bits (2x4), PINT
+    let n = &rows[15];
+    assert_eq!((r.k, r.bits, r.instances, r.scheme, n.scheme), (4, 8, 2, "pint", "naive"));
+    let line = format!(
+        "\n{:>5}  {:<12}  {:>10.1}  {:>9}  {:>10.1}  {:>9}\n",
+        4, "8 bits (2x4)", r.mean, r.p99, n.mean, n.p99
+    );
+    assert_has(&out, &[&line]);
+}
+
+#[test]
+fn path_tracing_is_deterministic_and_independent_of_jobs() {
+    let c = Case::new();
+    let run = |dir: &str, seed: &str, jobs: &str| {
+        let mut args = PATH_ARGS.to_vec();
+        args.extend(["3", "--seed", seed, "--out", dir, "--jobs", jobs]);
+        c.ok(&args);
+        read(&c.path(&format!("{dir}/path_tracing.csv")))
+    };
+    let a = run("a", "11", "1");
+    assert_eq!(a, run("b", "11", "2"));
+    assert_ne!(a, run("c", "12", "2"));
+    // The figures too: same rows, same bytes.
+    for f in ["path_tracing.png", "path_tracing.svg"] {
+        assert_eq!(fs::read(c.path("a").join(f)).unwrap(), fs::read(c.path("b").join(f)).unwrap());
+    }
+    // A second run into the same folder replaces the files and leaves no temporary.
+    run("a", "11", "1");
+    assert_eq!(names(&c.path("a")), ["path_tracing.csv", "path_tracing.png", "path_tracing.svg"]);
+}
+
+#[test]
+fn path_tracing_bad_options() {
+    let c = Case::new();
+    let bad = |extra: &[&str]| {
+        let mut args = vec!["pint", "path-tracing", "--out", "pt"];
+        args.extend(extra);
+        c.fails(&args, &["pt"])
+    };
+    assert_has(&bad(&["--k", "0,5"]), &["error: --k: path length 0: a path has at least 1 hop"]);
+    assert_has(
+        &bad(&["--k", "5,70000"]),
+        &["error: --k: path length 70000 is larger than the 65536 switch IDs"],
+    );
+    assert_has(
+        &bad(&["--k", "10,5"]),
+        &["error: --k: values must be strictly increasing, but 5 follows 10"],
+    );
+    assert_has(&bad(&["--bits", "0,8"]), &["error: --bits: 0 bits: a digest has at least 1 bit"]);
+    assert_has(
+        &bad(&["--instances", "0"]),
+        &["error: --instances: 0 instances: at least 1 is needed"],
+    );
+    assert_has(
+        &bad(&["--bits", "4,8", "--instances", "1,3"]),
+        &["error: --bits, --instances: a budget of 4 bits does not split into 3 instances"],
+    );
+    assert_has(
+        &bad(&["--bits", "128"]),
+        &["error: --bits, --instances: a budget of 128 bits does not split into 1 instances"],
+    );
+    assert_has(&bad(&["--trials", "0"]), &["error: --trials: 0 trials: at least 1 is needed"]);
+    // Rejected by the parser (also status 2).
+    bad(&["--k", ""]);
+    bad(&["--k", "5,x"]);
+    bad(&["--k", "-5"]);
+    bad(&["--jobs", "0"]);
+    // Without --out.
+    c.fails(&["pint", "path-tracing", "--trials", "1"], &[]);
+    // --out names a file: refused before running, the file untouched.
+    fs::write(c.path("file"), "keep").unwrap();
+    let e = c.fails(&["pint", "path-tracing", "--k", "2", "--out", "file"], &[]);
+    assert_has(&e, &["cannot write file: exists and is not a directory"]);
+    assert_eq!(read(&c.path("file")), "keep");
+}
+
+// ---------------------------------------------------------------------------------------------
+// latency
+// ---------------------------------------------------------------------------------------------
+
+const LATENCY_ARGS: [&str; 10] = [
+    "pint",
+    "latency",
+    "--bits",
+    "4,8",
+    "--sketch",
+    "8,16",
+    "--checkpoints",
+    "10,50,200",
+    "--flows",
+    "2",
+];
+
+#[test]
+fn latency_writes_the_library_rows_a_figure_and_a_table() {
+    let c = Case::new();
+    let mut args = LATENCY_ARGS.to_vec();
+    args.extend(["--seed", "3", "--out", "lat", "--jobs", "1"]);
+    let out = c.ok(&args);
+
+    let csv = read(&c.path("lat/latency.csv"));
+    assert!(csv.starts_with("bits,storage,packets,p50_err,p99_err\n"), "{csv}");
+    let keys: Vec<String> =
+        csv.lines().skip(1).map(|l| l.split(',').take(3).collect::<Vec<_>>().join(",")).collect();
+    let mut expected = Vec::new();
+    for b in [4, 8] {
+        for s in ["all", "kll8", "kll16"] {
+            for p in [10, 50, 200] {
+                expected.push(format!("{b},{s},{p}"));
+            }
+        }
+    }
+    assert_eq!(keys, expected);
+    let storages = [Storage::All, Storage::Kll(8), Storage::Kll(16)];
+    let rows = latency_table(&[4, 8], &storages, &[10, 50, 200], 2, 3).unwrap();
+    assert_eq!(csv, csv_of(LatencyRow::CSV_HEADER, &rows));
+    assert!(rows.iter().all(|r| r.p50_err >= 0.0 && r.p99_err >= 0.0));
+
+    assert_eq!(names(&c.path("lat")), ["latency.csv", "latency.png", "latency.svg"]);
+    assert_figures(
+        &c.path("lat"),
+        "latency",
+        &["4 bits, exact", "8 bits, KLL 16", "Median (p50)", "99th percentile (p99)"],
+    );
+
+    // The table: a line per checkpoint, a `p50 / p99` column per bits and storage.
+    assert_has(
+        &out,
+        &[
+            "relative error of the per-hop p50 / p99 estimates (mean over 5 hops x 2 flows, seed 3",
+            &format!(
+                "\n{:>8}  {:>15}  {:>15}  {:>15}  {:>15}",
+                "packets", "4 bits exact", "4 bits KLL 8", "4 bits KLL 16", "8 bits exact"
+            ),
+            "wrote lat/latency.csv, lat/latency.png, lat/latency.svg",
+        ],
+    );
+    let at = |b: u32, s: Storage| {
+        let r = rows.iter().find(|r| r.bits == b && r.storage == s && r.packets == 200).unwrap();
+        format!("{:.4} / {:.4}", r.p50_err, r.p99_err)
+    };
+    let line = format!(
+        "\n{:>8}  {:>15}  {:>15}  {:>15}",
+        200,
+        at(4, Storage::All),
+        at(4, Storage::Kll(8)),
+        at(4, Storage::Kll(16))
+    );
+    assert_has(&out, &[&line]);
+}
+
+#[test]
+fn latency_is_deterministic_and_independent_of_jobs() {
+    let c = Case::new();
+    let run = |dir: &str, seed: &str, jobs: &str| {
+        let mut args = LATENCY_ARGS.to_vec();
+        args.extend(["--seed", seed, "--out", dir, "--jobs", jobs]);
+        c.ok(&args);
+        read(&c.path(&format!("{dir}/latency.csv")))
+    };
+    let a = run("a", "5", "1");
+    assert_eq!(a, run("b", "5", "2"));
+    assert_ne!(a, run("c", "6", "1"));
+}
+
+#[test]
+fn latency_bad_options() {
+    let c = Case::new();
+    let bad = |extra: &[&str]| {
+        let mut args = vec!["pint", "latency", "--out", "lat"];
+        args.extend(extra);
+        c.fails(&args, &["lat"])
+    };
+    assert_has(
+        &bad(&["--bits", "0"]),
+        &["error: --bits: 0 bits: cannot compress the range [64, 4194304] into 0 bits"],
+    );
+    assert_has(&bad(&["--bits", "4,32"]), &["error: --bits: 32 bits: cannot compress"]);
+    assert_has(
+        &bad(&["--bits", "8,4"]),
+        &["error: --bits: values must be strictly increasing, but 4 follows 8"],
+    );
+    assert_has(
+        &bad(&["--sketch", "4"]),
+        &["error: --sketch: a sketch of 4 digests: at least 8 are needed"],
+    );
+    assert_has(
+        &bad(&["--checkpoints", "100,50"]),
+        &["error: --checkpoints: values must be strictly increasing, but 50 follows 100"],
+    );
+    assert_has(
+        &bad(&["--checkpoints", "0,10"]),
+        &["error: --checkpoints: 0 packets: checkpoints start at 1"],
+    );
+    assert_has(
+        &bad(&["--checkpoints", "10,20000000"]),
+        &["error: --checkpoints: 20000000 packets is more than 10000000"],
+    );
+    assert_has(&bad(&["--flows", "0"]), &["error: --flows: 0 flows: at least 1 is needed"]);
+    bad(&["--sketch", "x"]);
+    bad(&["--checkpoints", ""]);
+}
