@@ -107,44 +107,8 @@ pub fn unfinished_csv(results: &[FlowResult], dports: &[u16]) -> Option<String> 
 /// Every counter as `(name, value)`, followed by `end_time_ns`, `flows_done` and
 /// `flows_unfinished`.
 pub fn counter_rows(c: &Counters, s: &RunSummary) -> Vec<(&'static str, String)> {
-    // Destructured so that a new counter cannot be forgotten here.
-    let Counters {
-        events,
-        data_packets_sent,
-        data_bytes_sent,
-        data_bytes_delivered,
-        data_bytes_dropped,
-        data_bytes_retransmitted,
-        acks_sent,
-        nacks_sent,
-        mmu_drops,
-        no_route_drops,
-        link_losses,
-        pfc_pauses,
-        pfc_resumes,
-        ecn_marks,
-        frames_transmitted,
-    } = *c;
-    let mut rows: Vec<(&'static str, String)> = [
-        ("events", events),
-        ("data_packets_sent", data_packets_sent),
-        ("data_bytes_sent", data_bytes_sent),
-        ("data_bytes_delivered", data_bytes_delivered),
-        ("data_bytes_dropped", data_bytes_dropped),
-        ("data_bytes_retransmitted", data_bytes_retransmitted),
-        ("acks_sent", acks_sent),
-        ("nacks_sent", nacks_sent),
-        ("mmu_drops", mmu_drops),
-        ("no_route_drops", no_route_drops),
-        ("link_losses", link_losses),
-        ("pfc_pauses", pfc_pauses),
-        ("pfc_resumes", pfc_resumes),
-        ("ecn_marks", ecn_marks),
-        ("frames_transmitted", frames_transmitted),
-    ]
-    .into_iter()
-    .map(|(n, v)| (n, v.to_string()))
-    .collect();
+    let mut rows: Vec<(&'static str, String)> =
+        c.named().into_iter().map(|(n, v)| (n, v.to_string())).collect();
     rows.push(("end_time_ns", format_ps_as_ns(s.end_time.as_ps())));
     rows.push(("flows_done", s.flows_done.to_string()));
     rows.push(("flows_unfinished", s.flows_unfinished.to_string()));

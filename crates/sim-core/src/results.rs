@@ -35,77 +35,61 @@ impl FlowResult {
     }
 }
 
-/// Run-wide counters.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct Counters {
-    /// Events processed.
-    pub events: u64,
-    /// Data packets transmitted by host NICs (first transmissions and retransmissions).
-    pub data_packets_sent: u64,
-    /// Data payload bytes transmitted by host NICs.
-    pub data_bytes_sent: u64,
-    /// Data payload bytes received by destination hosts (duplicates included).
-    pub data_bytes_delivered: u64,
-    /// Data payload bytes dropped anywhere (MMU, no route, link loss).
-    pub data_bytes_dropped: u64,
-    /// Payload bytes retransmitted after a NACK (go-back-N).
-    pub data_bytes_retransmitted: u64,
-    /// ACKs sent by receivers.
-    pub acks_sent: u64,
-    /// NACKs sent by receivers.
-    pub nacks_sent: u64,
-    /// Packets of any kind dropped by a switch MMU (buffer and headroom full).
-    pub mmu_drops: u64,
-    /// Packets dropped for lack of a route.
-    pub no_route_drops: u64,
-    /// Frames lost to the per-link loss model.
-    pub link_losses: u64,
-    /// PFC pause frames sent.
-    pub pfc_pauses: u64,
-    /// PFC resume frames sent.
-    pub pfc_resumes: u64,
-    /// Packets CE-marked by switches.
-    pub ecn_marks: u64,
-    /// Frames of any kind put on any link.
-    pub frames_transmitted: u64,
+/// Declares [`Counters`] from one list of fields, so that adding a counter updates the struct,
+/// [`Counters::add`] and [`Counters::named`] together.
+macro_rules! counters {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// Run-wide counters.
+        #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+        pub struct Counters {
+            $($(#[$doc])* pub $name: u64,)*
+        }
+
+        impl Counters {
+            /// Adds another set of counters (e.g. another shard's) to this one.
+            pub fn add(&mut self, o: &Counters) {
+                $(self.$name += o.$name;)*
+            }
+
+            /// Every counter as `(name, value)`, in declaration order.
+            pub fn named(&self) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($name), self.$name),)*]
+            }
+        }
+    };
 }
 
-impl Counters {
-    /// Adds another set of counters (e.g. another shard's) to this one.
-    pub fn add(&mut self, o: &Counters) {
-        let Counters {
-            events,
-            data_packets_sent,
-            data_bytes_sent,
-            data_bytes_delivered,
-            data_bytes_dropped,
-            data_bytes_retransmitted,
-            acks_sent,
-            nacks_sent,
-            mmu_drops,
-            no_route_drops,
-            link_losses,
-            pfc_pauses,
-            pfc_resumes,
-            ecn_marks,
-            frames_transmitted,
-        } = *o;
-        self.events += events;
-        self.data_packets_sent += data_packets_sent;
-        self.data_bytes_sent += data_bytes_sent;
-        self.data_bytes_delivered += data_bytes_delivered;
-        self.data_bytes_dropped += data_bytes_dropped;
-        self.data_bytes_retransmitted += data_bytes_retransmitted;
-        self.acks_sent += acks_sent;
-        self.nacks_sent += nacks_sent;
-        self.mmu_drops += mmu_drops;
-        self.no_route_drops += no_route_drops;
-        self.link_losses += link_losses;
-        self.pfc_pauses += pfc_pauses;
-        self.pfc_resumes += pfc_resumes;
-        self.ecn_marks += ecn_marks;
-        self.frames_transmitted += frames_transmitted;
-    }
+counters! {
+    /// Events processed.
+    events,
+    /// Data packets transmitted by host NICs (first transmissions and retransmissions).
+    data_packets_sent,
+    /// Data payload bytes transmitted by host NICs.
+    data_bytes_sent,
+    /// Data payload bytes received by destination hosts (duplicates included).
+    data_bytes_delivered,
+    /// Data payload bytes dropped anywhere (MMU, no route, link loss).
+    data_bytes_dropped,
+    /// Payload bytes retransmitted after a NACK (go-back-N).
+    data_bytes_retransmitted,
+    /// ACKs sent by receivers.
+    acks_sent,
+    /// NACKs sent by receivers.
+    nacks_sent,
+    /// Packets of any kind dropped by a switch MMU (buffer and headroom full).
+    mmu_drops,
+    /// Packets dropped for lack of a route.
+    no_route_drops,
+    /// Frames lost to the per-link loss model.
+    link_losses,
+    /// PFC pause frames sent.
+    pfc_pauses,
+    /// PFC resume frames sent.
+    pfc_resumes,
+    /// Packets CE-marked by switches.
+    ecn_marks,
+    /// Frames of any kind put on any link.
+    frames_transmitted,
 }
 
 /// Summary of a finished [`crate::Simulation::run`].
