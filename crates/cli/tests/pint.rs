@@ -4,53 +4,12 @@
 //! nothing. Parameters are small so that the tests are fast in debug builds.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use dcsim_pint::{latency_table, path_tracing_table, LatencyRow, PathRow, Storage};
-use tempfile::TempDir;
 
-struct Case {
-    dir: TempDir,
-}
-
-impl Case {
-    fn new() -> Case {
-        Case { dir: tempfile::tempdir().expect("tempdir") }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_dcsim"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .output()
-            .expect("run dcsim")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(0), "dcsim {args:?}: {stderr}");
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// Runs a command that must fail with status 2 and leave `outputs` absent; returns stderr.
-    fn fails(&self, args: &[&str], outputs: &[&str]) -> String {
-        let o = self.run(args);
-        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-        assert_eq!(o.status.code(), Some(2), "dcsim {args:?}: {stderr}");
-        assert!(stderr.starts_with("error: "), "{stderr}");
-        assert!(o.stdout.is_empty(), "dcsim {args:?} printed {:?}", o.stdout);
-        for out in outputs {
-            assert!(!self.path(out).exists(), "{out} was written despite the error: {stderr}");
-        }
-        stderr
-    }
-}
+mod common;
+use common::Case;
 
 fn assert_has(text: &str, parts: &[&str]) {
     for p in parts {

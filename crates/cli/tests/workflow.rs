@@ -4,60 +4,10 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-use tempfile::TempDir;
-
-struct Case {
-    dir: TempDir,
-}
-
-impl Case {
-    fn new() -> Case {
-        Case { dir: tempfile::tempdir().expect("tempdir") }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.path(name);
-        if let Some(d) = p.parent() {
-            fs::create_dir_all(d).expect("mkdir");
-        }
-        fs::write(&p, text).expect("write test file");
-        p
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_dcsim"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .output()
-            .expect("run dcsim")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(0), "dcsim {args:?}: {stderr}");
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// Runs a command that must fail with status 2 and leave `outputs` absent; returns stderr.
-    fn fails(&self, args: &[&str], outputs: &[&str]) -> String {
-        let o = self.run(args);
-        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-        assert_eq!(o.status.code(), Some(2), "dcsim {args:?}: {stderr}");
-        assert!(stderr.starts_with("error: "), "{stderr}");
-        for out in outputs {
-            assert!(!self.path(out).exists(), "{out} was written despite the error: {stderr}");
-        }
-        stderr
-    }
-}
+mod common;
+use common::Case;
 
 fn assert_has(text: &str, parts: &[&str]) {
     for p in parts {
