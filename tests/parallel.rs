@@ -56,6 +56,19 @@ fn check_all<F: CcFactory + Clone>(
     }
 }
 
+/// 64 hosts on 4 leaves and 2 spines, 100/400 Gb/s, 1 us (the calibration fabric).
+fn calibration_fabric() -> Topology {
+    topology::leaf_spine(
+        4,
+        2,
+        16,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(400),
+        Duration::from_us(1),
+    )
+    .unwrap()
+}
+
 fn hpcc_cfg() -> SimConfig {
     let mut c = SimConfig::default();
     c.nic.window = WindowMode::Variable;
@@ -85,15 +98,7 @@ fn websearch(hosts: usize, duration_us: u64, seed: u64) -> Vec<FlowSpec> {
 
 #[test]
 fn incast_is_partition_independent() {
-    let t = topology::leaf_spine(
-        4,
-        2,
-        16,
-        BitsPerSec::gbps(100),
-        BitsPerSec::gbps(400),
-        Duration::from_us(1),
-    )
-    .unwrap();
+    let t = calibration_fabric();
     let flows = (0..32)
         .map(|i| FlowSpec {
             id: FlowId(i),
@@ -110,15 +115,7 @@ fn incast_is_partition_independent() {
 
 #[test]
 fn websearch_on_leaf_spine_is_partition_independent() {
-    let t = topology::leaf_spine(
-        4,
-        2,
-        16,
-        BitsPerSec::gbps(100),
-        BitsPerSec::gbps(400),
-        Duration::from_us(1),
-    )
-    .unwrap();
+    let t = calibration_fabric();
     check_all("leaf-spine", t, websearch(64, 300, 5), hpcc_cfg(), HpccFactory::default());
 }
 

@@ -13,7 +13,6 @@ pub const QUEUES: usize = 8;
 /// Per-switch MMU state.
 #[derive(Clone, Debug)]
 pub(crate) struct Mmu {
-    buffer: u64,
     reserve: u64,
     resume_offset: u64,
     pfc: bool,
@@ -77,7 +76,6 @@ impl Mmu {
         let total_h: u64 = headroom.iter().sum();
         let total_r = cfg.reserve.0 * n as u64;
         Mmu {
-            buffer: cfg.buffer.0,
             reserve: cfg.reserve.0,
             resume_offset: cfg.resume_offset.0,
             pfc: cfg.pfc_enabled,
@@ -164,12 +162,6 @@ impl Mmu {
             && self.hdrm.iter().all(|a| a.iter().all(|&x| x == 0))
             && self.egress.iter().all(|a| a.iter().all(|&x| x == 0))
             && self.paused.iter().all(|a| a.iter().all(|&x| !x))
-    }
-
-    /// Total buffer (for reports).
-    #[allow(dead_code)]
-    pub(crate) fn buffer(&self) -> u64 {
-        self.buffer
     }
 }
 

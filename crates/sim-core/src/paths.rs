@@ -79,19 +79,91 @@ pub fn pair_metrics(
     Some(metrics_of(&hops, mtu))
 }
 
-/// The maximum base RTT and maximum BDP over all ordered host pairs (the reference's
-/// `maxRtt` / `maxBdp`, spec §6.1), computed on first-next-hop paths.
+/// Partial path metrics from a node to the current destination.
+#[derive(Clone, Copy)]
+struct Suffix {
+    delay: Duration,
+    tx: Duration,
+    bottleneck: BitsPerSec,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Unknown,
+    OnStack,
+    Done,
+    NoRoute,
+}
+
+/// The maximum base RTT and maximum BDP over all ordered pairs of distinct hosts (the
+/// reference's `maxRtt` / `maxBdp`, spec §6.1): the maximum of [`pair_metrics`] over the pairs,
+/// with the same integer arithmetic (the two maxima may come from different pairs).
+///
+/// Rather than walking every pair's path, it walks each destination's first-next-hop tree once,
+/// memoizing each node's remaining delay, serialization time and bottleneck: O(hosts × nodes).
+/// Pairs without a route are skipped; with no routed pair the result is zero.
 pub fn max_pair_metrics(net: &Network, routes: &RoutingTable, mtu: u64) -> (Duration, u64) {
-    let mut max_rtt = Duration::ZERO;
-    let mut max_bdp = 0;
-    for &s in net.hosts() {
-        for &d in net.hosts() {
-            if s == d {
+    let n = net.node_count();
+    let hosts = net.hosts();
+    let (mut max_rtt, mut max_bdp) = (Duration::ZERO, 0u64);
+    let mut state = vec![State::Unknown; n];
+    let mut suffix =
+        vec![
+            Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
+            n
+        ];
+    let mut stack: Vec<(NodeId, PortNo)> = Vec::new();
+    for (di, &dst) in hosts.iter().enumerate() {
+        state.fill(State::Unknown);
+        state[dst.idx()] = State::Done;
+        suffix[dst.idx()] =
+            Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
+        for &src in hosts {
+            if src == dst {
                 continue;
             }
-            if let Some(m) = pair_metrics(net, routes, s, d, mtu) {
-                max_rtt = max_rtt.max(m.rtt);
-                max_bdp = max_bdp.max(m.bdp);
+            // Walk forward until a node whose suffix is known (or known to have no route).
+            stack.clear();
+            let mut x = src;
+            let end = loop {
+                match state[x.idx()] {
+                    State::Done => break State::Done,
+                    State::NoRoute | State::OnStack => break State::NoRoute,
+                    State::Unknown => {}
+                }
+                let port = if net.is_host(x) {
+                    Some(PortNo(0))
+                } else {
+                    routes.next_hops(x, di).first().copied()
+                };
+                let Some(port) = port.filter(|p| p.idx() < net.ports(x).len()) else {
+                    state[x.idx()] = State::NoRoute;
+                    break State::NoRoute;
+                };
+                state[x.idx()] = State::OnStack;
+                stack.push((x, port));
+                x = net.port(x, port).peer;
+            };
+            // Unwind, filling in suffixes from the known end backwards.
+            while let Some((node, port)) = stack.pop() {
+                if end == State::NoRoute {
+                    state[node.idx()] = State::NoRoute;
+                    continue;
+                }
+                let p = net.port(node, port);
+                let next = suffix[p.peer.idx()];
+                suffix[node.idx()] = Suffix {
+                    delay: next.delay + p.delay,
+                    tx: next.tx + p.rate.tx_time(mtu),
+                    bottleneck: next.bottleneck.min(p.rate),
+                };
+                state[node.idx()] = State::Done;
+            }
+            if state[src.idx()] == State::Done {
+                let s = suffix[src.idx()];
+                let rtt = s.delay * 2 + s.tx;
+                max_rtt = max_rtt.max(rtt);
+                max_bdp = max_bdp.max(s.bottleneck.bytes_in(rtt));
             }
         }
     }

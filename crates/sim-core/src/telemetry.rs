@@ -5,9 +5,6 @@
 
 use rand::Rng;
 
-/// The reference's scale factor: utilisation is encoded as `ceil(u * K)` before the log.
-pub const PINT_K: f64 = UtilCodec::K as f64;
-
 /// A PINT log base that is not a finite number above 1.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 #[error("log base {0} must be finite and > 1")]
@@ -175,11 +172,11 @@ mod tests {
             let mut sum = 0.0;
             for _ in 0..n {
                 let d = c.decode(c.encode(u, &mut rng));
-                let v = (u * PINT_K).ceil().max(1.0) / PINT_K;
+                let v = (u * (UtilCodec::K as f64)).ceil().max(1.0) / (UtilCodec::K as f64);
                 assert!(d <= v * 1.05 + 1e-12 && d >= v / 1.05 - 1e-12, "{u}: {d}");
                 sum += d;
             }
-            let v = (u * PINT_K).ceil().max(1.0) / PINT_K;
+            let v = (u * (UtilCodec::K as f64)).ceil().max(1.0) / (UtilCodec::K as f64);
             assert!((sum / n as f64 - v).abs() / v < 0.005, "{u}: mean {}", sum / n as f64);
         }
     }

@@ -2,7 +2,7 @@
 
 use dcsim_core::ids::{NodeId, PortNo};
 use dcsim_core::network::{Network, NodeKind, RoutingTable};
-use dcsim_core::units::{BitsPerSec, Duration};
+use dcsim_core::units::Duration;
 
 /// Marks a node not reached by a BFS.
 const UNREACHED: u32 = u32::MAX;
@@ -108,22 +108,6 @@ pub struct NetworkMetrics {
     pub max_bdp: u64,
 }
 
-/// Partial path metrics from a node to the current destination.
-#[derive(Clone, Copy)]
-struct Suffix {
-    delay: Duration,
-    tx: Duration,
-    bottleneck: BitsPerSec,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum State {
-    Unknown,
-    OnStack,
-    Done,
-    NoRoute,
-}
-
 /// Computes [`NetworkMetrics`] with `mtu` payload bytes per packet: the maximum over all
 /// ordered pairs of distinct hosts of `dcsim_core::paths::pair_metrics(net, routes, src, dst,
 /// mtu)` (the path that always takes the first next hop), with exactly the same integer
@@ -134,69 +118,6 @@ enum State {
 /// nodes) time. Pairs without a route (possible only with a hand-made routing table or an
 /// unvalidated network) are skipped; with no routed pair the result is all zeros.
 pub fn network_metrics(net: &Network, routes: &RoutingTable, mtu: u64) -> NetworkMetrics {
-    let n = net.node_count();
-    let hosts = net.hosts();
-    let mut best = NetworkMetrics::default();
-    let mut state = vec![State::Unknown; n];
-    let mut suffix =
-        vec![
-            Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
-            n
-        ];
-    let mut stack: Vec<(NodeId, PortNo)> = Vec::new();
-    for (di, &dst) in hosts.iter().enumerate() {
-        state.fill(State::Unknown);
-        state[dst.idx()] = State::Done;
-        suffix[dst.idx()] =
-            Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
-        for &src in hosts {
-            if src == dst {
-                continue;
-            }
-            // Walk forward until a node whose suffix is known (or known to have no route).
-            stack.clear();
-            let mut x = src;
-            let end = loop {
-                match state[x.idx()] {
-                    State::Done => break State::Done,
-                    State::NoRoute | State::OnStack => break State::NoRoute,
-                    State::Unknown => {}
-                }
-                let port = if net.is_host(x) {
-                    Some(PortNo(0))
-                } else {
-                    routes.next_hops(x, di).first().copied()
-                };
-                let Some(port) = port.filter(|p| p.idx() < net.ports(x).len()) else {
-                    state[x.idx()] = State::NoRoute;
-                    break State::NoRoute;
-                };
-                state[x.idx()] = State::OnStack;
-                stack.push((x, port));
-                x = net.port(x, port).peer;
-            };
-            // Unwind, filling in suffixes from the known end backwards.
-            while let Some((node, port)) = stack.pop() {
-                if end == State::NoRoute {
-                    state[node.idx()] = State::NoRoute;
-                    continue;
-                }
-                let p = net.port(node, port);
-                let next = suffix[p.peer.idx()];
-                suffix[node.idx()] = Suffix {
-                    delay: next.delay + p.delay,
-                    tx: next.tx + p.rate.tx_time(mtu),
-                    bottleneck: next.bottleneck.min(p.rate),
-                };
-                state[node.idx()] = State::Done;
-            }
-            if state[src.idx()] == State::Done {
-                let s = suffix[src.idx()];
-                let rtt = s.delay * 2 + s.tx;
-                best.max_rtt = best.max_rtt.max(rtt);
-                best.max_bdp = best.max_bdp.max(s.bottleneck.bytes_in(rtt));
-            }
-        }
-    }
-    best
+    let (max_rtt, max_bdp) = dcsim_core::paths::max_pair_metrics(net, routes, mtu);
+    NetworkMetrics { max_rtt, max_bdp }
 }
