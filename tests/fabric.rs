@@ -65,6 +65,66 @@ fn ideal_fct_closed_form_one_switch() {
 }
 
 #[test]
+fn hop_latency_trace_is_queueing_plus_serialization() {
+    // Hosts 0 and 1 each send one 1000 B packet to host 2 at time 0 through one switch. Both
+    // arrive at the switch together; one leaves after its own 83.84 ns of serialization, the
+    // other waits for it first (167.68 ns). Flow 2 (host 3 to 0) is not traced.
+    let t = topo::star(3, BitsPerSec::gbps(100), Duration::from_us(1)).unwrap();
+    let (net, routes) = build(t);
+    let flows = vec![
+        flow(0, 0, 2, 1000, Time::ZERO),
+        flow(1, 1, 2, 1000, Time::ZERO),
+        flow(2, 3, 0, 5000, Time::ZERO),
+    ];
+    let mut sim =
+        Simulation::new(net, routes, SimConfig::default(), flows, NoCcFactory).expect("valid");
+    sim.trace_hop_latency(&[FlowId(0), FlowId(1)]).unwrap();
+    assert!(sim.trace_hop_latency(&[FlowId(3)]).is_err(), "flow 3 does not exist");
+    sim.run();
+    let trace = sim.hop_trace();
+    assert_eq!(trace.len(), 2, "{trace:?}");
+    assert_eq!((trace[0].flow, trace[1].flow), (FlowId(0), FlowId(1)));
+    let mut lat: Vec<u64> = trace.iter().map(|h| h.latency.as_ps()).collect();
+    lat.sort_unstable();
+    assert_eq!(lat, [83_840, 2 * 83_840]);
+    let arrival = Time::from_ps(1_000_000 + 83_840);
+    assert_eq!(trace.iter().map(|h| h.sent).min(), Some(arrival));
+
+    // Three switches on a leaf-spine path: three samples per packet, on distinct switches,
+    // sent in path order; on an idle path each is the serialization at the egress rate.
+    let t = topo::leaf_spine(
+        2,
+        2,
+        2,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(400),
+        Duration::from_us(1),
+    )
+    .unwrap();
+    let (net, routes) = build(t);
+    let mut sim = Simulation::new(
+        net,
+        routes,
+        SimConfig::default(),
+        vec![flow(0, 0, 3, 2000, Time::ZERO)],
+        NoCcFactory,
+    )
+    .expect("valid");
+    sim.trace_hop_latency(&[FlowId(0)]).unwrap();
+    sim.run();
+    let trace = sim.hop_trace();
+    assert_eq!(trace.len(), 6);
+    for pkt in trace.chunks(3) {
+        assert!(pkt.iter().all(|h| h.seq == pkt[0].seq));
+        assert!(pkt[0].sent < pkt[1].sent && pkt[1].sent < pkt[2].sent);
+        assert!(pkt[0].node != pkt[1].node && pkt[1].node != pkt[2].node);
+        // leaf -> spine at 400 Gb/s, spine -> leaf at 400, leaf -> host at 100.
+        let lat: Vec<u64> = pkt.iter().map(|h| h.latency.as_ps()).collect();
+        assert_eq!(lat, [20_960, 20_960, 83_840]);
+    }
+}
+
+#[test]
 fn ideal_fct_on_idle_paths() {
     let us = Duration::from_us(1);
     let cases: Vec<(&str, Topology, u32, u32)> = vec![

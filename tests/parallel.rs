@@ -26,6 +26,8 @@ fn run<F: CcFactory + Clone>(
     let mut sim =
         Simulation::with_partition(net, routes, cfg.clone(), flows.to_vec(), f.clone(), p).unwrap();
     sim.set_threads(threads);
+    let traced: Vec<FlowId> = flows.iter().take(8).map(|f| f.id).collect();
+    sim.trace_hop_latency(&traced).unwrap();
     sim.run();
     sim
 }
@@ -39,6 +41,8 @@ fn check_all<F: CcFactory + Clone>(
 ) {
     let seq = run(&t, &flows, &cfg, &f, |net| Partition::single(net.node_count()), 1);
     assert!(seq.summary().flows_done > 0, "{name}: nothing completed");
+    let trace = seq.hop_trace();
+    assert!(!trace.is_empty(), "{name}: the traced flows crossed switches");
     type Part = fn(&Network, usize) -> Partition;
     let parts: [(&str, Part); 2] = [
         ("by rack", |net, n| Partition::by_rack(net, n)),
@@ -51,6 +55,7 @@ fn check_all<F: CcFactory + Clone>(
             assert_eq!(par.flow_results(), seq.flow_results(), "{name}/{pname}/{threads} threads");
             assert_eq!(par.counters(), seq.counters(), "{name}/{pname}/{threads} threads");
             assert_eq!(par.summary(), seq.summary(), "{name}/{pname}/{threads} threads");
+            assert!(par.hop_trace() == trace, "{name}/{pname}/{threads} threads: hop trace");
             assert!(par.is_quiescent() == seq.is_quiescent());
         }
     }

@@ -325,8 +325,11 @@ fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
     let ValidScenario { net, routes, cfg, flows, cc, .. } = valid;
     let threads = args.threads as usize;
-    let result = schemes::run_with_scheme(cc, SimInput { net, routes, cfg, flows, threads })
-        .map_err(|source| CliError::Simulation { file: path, source })?;
+    let result = schemes::run_with_scheme(
+        cc,
+        SimInput { net, routes, cfg, flows, threads, trace: Vec::new() },
+    )
+    .map_err(|source| CliError::Simulation { file: path, source })?;
 
     std::fs::create_dir_all(&dir)
         .map_err(|source| CliError::Write { path: dir.clone(), source })?;

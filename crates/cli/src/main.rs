@@ -6,9 +6,9 @@ use clap::Parser;
 
 fn main() {
     let cli = dcsim_cli::Cli::parse();
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    let result = dcsim_cli::execute(cli, &mut stdout.lock(), &mut stderr.lock());
+    // Unlocked handles: progress bars draw to stderr from worker threads, so holding the
+    // stderr lock here for the whole command would deadlock them in a terminal.
+    let result = dcsim_cli::execute(cli, &mut std::io::stdout(), &mut std::io::stderr());
     if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(2);

@@ -38,17 +38,24 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use dcsim_analysis::{plot_lines, Axis, Dash, Legend, Line, LineChart, Panel};
+use dcsim_core::config::FlowSpec;
+use dcsim_core::ids::{FlowId, NodeId};
+use dcsim_core::HopSample;
 use dcsim_pint::kll::Kll;
 use dcsim_pint::latency::{LatencyCodec, LatencyModel};
 use dcsim_pint::path::{PathScheme, SchemeKind};
 use dcsim_pint::{
-    latency_table, path_tracing_table, LatencyConfig, LatencyRow, PathRow, Storage, TraceConfig,
+    latency_table, latency_table_traced, path_tracing_table, trace_range, FlowTrace, LatencyConfig,
+    LatencyRow, PathRow, Storage, TraceConfig,
 };
 use rayon::prelude::*;
+use std::sync::Arc;
 
 use crate::analyze::create_dir;
 use crate::error::CliError;
 use crate::output;
+use crate::scenario::{self, ValidScenario};
+use crate::schemes::{self, SimInput};
 use crate::sweep::{in_pool, progress};
 
 /// The PINT experiments.
@@ -107,17 +114,23 @@ pub struct LatencyArgs {
     /// digest) is always run too.
     #[arg(long, value_name = "DIGESTS,...", value_delimiter = ',', default_value = "100")]
     pub sketch: Vec<usize>,
-    /// Packet counts at which the error is measured, strictly increasing.
-    #[arg(
-        long,
-        value_name = "PACKETS,...",
-        value_delimiter = ',',
-        default_value = "100,1000,5000,50000"
-    )]
-    pub checkpoints: Vec<u64>,
-    /// Independent flows the errors are averaged over.
+    /// Packet counts at which the error is measured, strictly increasing [default:
+    /// 100,1000,5000,50000; with --scenario 100,1000,5000,20000].
+    #[arg(long, value_name = "PACKETS,...", value_delimiter = ',')]
+    pub checkpoints: Option<Vec<u64>>,
+    /// Flows the errors are averaged over: independent synthetic flows, or with --scenario the
+    /// largest flows of the scenario that have enough packets.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub flows: usize,
+    /// Take the latencies from a simulation of this scenario: every switch hop latency
+    /// (queueing + serialization) of the data packets of its largest flows, instead of the
+    /// synthetic log-normal hops.
+    #[arg(long, value_name = "SCENARIO.toml")]
+    pub scenario: Option<PathBuf>,
+    /// Worker threads of the --scenario simulation (results do not depend on it).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
     /// Master seed.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
@@ -149,8 +162,18 @@ pub fn execute(cmd: PintCommand, out: &mut dyn Write) -> Result<(), CliError> {
             path_tracing_command(&plan, jobs(a.jobs), &a.out, out)
         }
         PintCommand::Latency(a) => {
-            let plan = LatencyPlan::new(&a.bits, &a.sketch, &a.checkpoints, a.flows, a.seed)?;
+            let checkpoints = a.checkpoints.unwrap_or_else(|| match a.scenario {
+                Some(_) => vec![100, 1000, 5000, 20_000],
+                None => vec![100, 1000, 5000, 50_000],
+            });
+            let mut plan = LatencyPlan::new(&a.bits, &a.sketch, &checkpoints, a.flows, a.seed)?;
             check_out_dir(&a.out)?;
+            if let Some(scenario) = &a.scenario {
+                let last = *plan.checkpoints.last().expect("validated non-empty");
+                let rec = record_traces(scenario, a.flows, last, a.threads as usize)?;
+                let _ = writeln!(out, "{}", rec.describe());
+                plan.traces = Some(rec);
+            }
             latency_command(&plan, jobs(a.jobs), &a.out, out)
         }
     }
@@ -451,6 +474,156 @@ pub struct LatencyPlan {
     pub flows: usize,
     /// Master seed.
     pub seed: u64,
+    /// Recorded latencies to use instead of the synthetic model ([`record_traces`]).
+    pub traces: Option<RecordedTraces>,
+}
+
+/// Switch hop latencies of a scenario's largest flows, recorded by simulating it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedTraces {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// The flows used, in the order of [`Self::traces`].
+    pub flows: Vec<FlowId>,
+    /// One trace per flow: the first packets (in sequence order) that crossed every switch
+    /// of the flow's path, each with its latency at every switch, in ns.
+    pub traces: Arc<Vec<FlowTrace>>,
+    /// The codec range covering every latency ([`trace_range`]).
+    pub range_ns: (f64, f64),
+    /// Flows chosen for tracing that did not get enough packets through before the
+    /// scenario's stop time (left out).
+    pub short: usize,
+}
+
+impl RecordedTraces {
+    /// One line: scenario, flows, hops and the latency range.
+    pub fn describe(&self) -> String {
+        let hops: Vec<usize> = self.traces.iter().map(FlowTrace::hops).collect();
+        let (lo, hi) = (hops.iter().min().unwrap_or(&0), hops.iter().max().unwrap_or(&0));
+        let mut s = format!(
+            "recorded {} flow{} of {} ({}{} switch hops each); codec range {} ns to {} ns",
+            self.flows.len(),
+            if self.flows.len() == 1 { "" } else { "s" },
+            self.scenario.display(),
+            if lo == hi { String::new() } else { format!("{lo} to ") },
+            hi,
+            self.range_ns.0,
+            self.range_ns.1
+        );
+        if self.short > 0 {
+            let _ = write!(
+                s,
+                "; {} more flow{} left out (too few packets through before the stop time)",
+                self.short,
+                if self.short == 1 { "" } else { "s" }
+            );
+        }
+        s
+    }
+}
+
+/// Simulates the scenario at `path`, recording the switch hop latencies of its `flows` largest
+/// flows (ties by id) among those with at least `packets` packets, and returns one trace per
+/// flow that got `packets` packets across every switch of its path.
+///
+/// # Errors
+/// The scenario's own errors; [`CliError::BadOption`] for `--checkpoints` if no flow is large
+/// enough or none got enough packets through before the stop time.
+pub fn record_traces(
+    path: &Path,
+    flows: usize,
+    packets: u64,
+    threads: usize,
+) -> Result<RecordedTraces, CliError> {
+    let valid = scenario::load(path, None)?;
+    let mtu = u64::from(valid.cfg.nic.mtu).max(1);
+    let mut chosen: Vec<&FlowSpec> =
+        valid.flows.iter().filter(|f| f.size.div_ceil(mtu) >= packets).collect();
+    if chosen.is_empty() {
+        let most = valid.flows.iter().map(|f| f.size.div_ceil(mtu)).max().unwrap_or(0);
+        return Err(bad(
+            "--checkpoints",
+            format!(
+                "{packets} packets: the largest flow of {} has {most} packets of at most {mtu} B",
+                path.display()
+            ),
+        ));
+    }
+    chosen.sort_by_key(|f| (std::cmp::Reverse(f.size), f.id));
+    chosen.truncate(flows);
+    let ids: Vec<FlowId> = chosen.iter().map(|f| f.id).collect();
+    let file = valid.path.clone();
+    let ValidScenario { net, routes, cfg, flows: specs, cc, .. } = valid;
+    let input = SimInput { net, routes, cfg, flows: specs, threads, trace: ids.clone() };
+    let run = schemes::run_with_scheme(cc, input)
+        .map_err(|source| CliError::Simulation { file, source })?;
+    let mut kept = Vec::new();
+    let mut traces = Vec::new();
+    for &id in &ids {
+        let lo = run.hop_trace.partition_point(|h| h.flow < id);
+        let hi = run.hop_trace.partition_point(|h| h.flow <= id);
+        if let Some(t) = flow_trace(&run.hop_trace[lo..hi], packets as usize) {
+            kept.push(id);
+            traces.push(t);
+        }
+    }
+    if traces.is_empty() {
+        return Err(bad(
+            "--checkpoints",
+            format!(
+                "{packets} packets: none of the {} traced flows of {} got that many packets                  through before the stop time",
+                ids.len(),
+                path.display()
+            ),
+        ));
+    }
+    let range_ns = trace_range(&traces).expect("traces hold packets");
+    Ok(RecordedTraces {
+        scenario: path.to_path_buf(),
+        short: ids.len() - kept.len(),
+        flows: kept,
+        traces: Arc::new(traces),
+        range_ns,
+    })
+}
+
+/// The first `packets` packets of one flow's samples (ordered by sequence number, then
+/// transmission time) that crossed the whole path, or `None` if fewer did. The path is the
+/// switches the first packet crossed; a retransmitted packet's first complete passage counts.
+fn flow_trace(samples: &[HopSample], packets: usize) -> Option<FlowTrace> {
+    let first = samples.first()?;
+    let mut path: Vec<NodeId> = Vec::new();
+    for h in samples.iter().take_while(|h| h.seq == first.seq) {
+        if path.contains(&h.node) {
+            break;
+        }
+        path.push(h.node);
+    }
+    let mut lat = Vec::with_capacity(packets * path.len());
+    let mut i = 0;
+    let mut done = 0;
+    while i < samples.len() && done < packets {
+        let seq = samples[i].seq;
+        let end = i + samples[i..].partition_point(|h| h.seq == seq);
+        let group = &samples[i..end];
+        let mut at = 0;
+        let mut pass = Vec::with_capacity(path.len());
+        for node in &path {
+            match group[at..].iter().position(|h| h.node == *node) {
+                Some(j) => {
+                    pass.push(group[at + j].latency.as_ps() as f64 / 1000.0);
+                    at += j + 1;
+                }
+                None => break,
+            }
+        }
+        if pass.len() == path.len() {
+            lat.extend(pass);
+            done += 1;
+        }
+        i = end;
+    }
+    (done == packets).then(|| FlowTrace::new(path.len(), lat).expect("whole positive packets"))
 }
 
 impl LatencyPlan {
@@ -508,6 +681,7 @@ impl LatencyPlan {
             checkpoints: checkpoints.to_vec(),
             flows,
             seed,
+            traces: None,
         })
     }
 
@@ -525,7 +699,18 @@ impl LatencyPlan {
             cells
                 .par_iter()
                 .map(|&(b, st)| {
-                    let rows = latency_table(&[b], &[st], &self.checkpoints, self.flows, self.seed);
+                    let (bits, cps, seed) = (&[b], &self.checkpoints, self.seed);
+                    let rows = match &self.traces {
+                        None => latency_table(bits, &[st], cps, self.flows, seed),
+                        Some(r) => latency_table_traced(
+                            r.traces.clone(),
+                            r.range_ns,
+                            bits,
+                            &[st],
+                            cps,
+                            seed,
+                        ),
+                    };
                     bar.inc(1);
                     rows
                 })
@@ -551,13 +736,20 @@ pub fn latency_csv(rows: &[LatencyRow]) -> String {
 
 /// The stdout table: one line per checkpoint, one `p50 / p99` column per bits and storage.
 pub fn latency_text(plan: &LatencyPlan, rows: &[LatencyRow]) -> String {
-    let hops = LatencyModel::default().hops();
+    let over = match &plan.traces {
+        None => format!("{} hops x {} flows", LatencyModel::default().hops(), plan.flows),
+        Some(r) => format!(
+            "the switch hops of {} recorded flow{}",
+            r.flows.len(),
+            if r.flows.len() == 1 { "" } else { "s" }
+        ),
+    };
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "latency quantiles: relative error of the per-hop p50 / p99 estimates (mean over {hops} \
-         hops x {} flows, seed {}; exact = every digest, KLL N = a sketch of N digests per hop)",
-        plan.flows, plan.seed
+        "latency quantiles: relative error of the per-hop p50 / p99 estimates (mean over {over}, \
+         seed {}; exact = every digest, KLL N = a sketch of N digests per hop)",
+        plan.seed
     );
     let cols: Vec<(u32, Storage)> =
         plan.bits.iter().flat_map(|&b| plan.storages.iter().map(move |&st| (b, st))).collect();
@@ -618,8 +810,9 @@ pub fn latency_chart(plan: &LatencyPlan, rows: &[LatencyRow]) -> LineChart {
         .collect();
     LineChart {
         title: format!(
-            "Latency quantiles: relative error vs packets ({} flows; exact solid, sketch dashed)",
-            plan.flows
+            "Latency quantiles: relative error vs packets ({} {}flows; exact solid, sketch dashed)",
+            plan.traces.as_ref().map_or(plan.flows, |r| r.flows.len()),
+            if plan.traces.is_some() { "simulated " } else { "" }
         ),
         x: Axis::log("Packets of the flow (log scale)"),
         y: Axis::log("Relative error (log scale)"),

@@ -33,9 +33,10 @@ use dcsim_baselines::{
 };
 use dcsim_core::cc::{CcFactory, NoCcFactory};
 use dcsim_core::config::{EcnParams, FlowSpec, SimConfig, WindowMode};
+use dcsim_core::ids::FlowId;
 use dcsim_core::network::{Network, RoutingTable};
 use dcsim_core::units::{BitsPerSec, Bytes, Duration};
-use dcsim_core::{Counters, FlowResult, Partition, RunSummary, SimError, Simulation};
+use dcsim_core::{Counters, FlowResult, HopSample, Partition, RunSummary, SimError, Simulation};
 use dcsim_hpcc::{HpccFactory, HpccParams};
 use dcsim_pint::{HpccPintFactory, HpccPintParams};
 
@@ -286,6 +287,8 @@ pub struct SimInput {
     /// Worker threads: above 1 the nodes are split into that many shards by rack
     /// (`Partition::by_rack`) and run in parallel. Results never depend on it.
     pub threads: usize,
+    /// Flows whose data packets are recorded at every switch ([`RunOutput::hop_trace`]).
+    pub trace: Vec<FlowId>,
 }
 
 /// What a finished run produced.
@@ -303,6 +306,8 @@ pub struct RunOutput {
     pub shards: usize,
     /// Why a parallel run fell back to one shard, if it did.
     pub fallback: Option<String>,
+    /// The switch passages of [`SimInput::trace`]'s flows (`Simulation::hop_trace`).
+    pub hop_trace: Vec<HopSample>,
 }
 
 /// Runs the scenario with the chosen scheme (one match arm per scheme).
@@ -331,7 +336,7 @@ pub fn run_with_scheme(choice: CcChoice, input: SimInput) -> Result<RunOutput, S
 /// # Errors
 /// See [`run_with_scheme`].
 pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimError> {
-    let SimInput { net, routes, cfg, flows, threads } = input;
+    let SimInput { net, routes, cfg, flows, threads, trace } = input;
     let part = if threads > 1 {
         Partition::by_rack(&net, threads)
     } else {
@@ -339,6 +344,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     };
     let mut sim = Simulation::with_partition(net, routes, cfg, flows, factory, part)?;
     sim.set_threads(threads.max(1));
+    sim.trace_hop_latency(&trace)?;
     let t0 = Instant::now();
     let summary = sim.run();
     let wall = t0.elapsed();
@@ -349,6 +355,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         wall,
         shards: sim.shards(),
         fallback: sim.fallback().map(str::to_string),
+        hop_trace: sim.hop_trace(),
     })
 }
 

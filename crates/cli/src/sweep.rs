@@ -704,8 +704,11 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
         .map_err(|e| cell_error(&plan.sweep, &cell.name, values(), e))?;
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
     let ValidScenario { net, routes, cfg, flows, cc, .. } = valid;
-    let result = schemes::run_with_scheme(cc, SimInput { net, routes, cfg, flows, threads: 1 })
-        .map_err(|source| CliError::Simulation { file: plan.base.clone(), source })?;
+    let result = schemes::run_with_scheme(
+        cc,
+        SimInput { net, routes, cfg, flows, threads: 1, trace: Vec::new() },
+    )
+    .map_err(|source| CliError::Simulation { file: plan.base.clone(), source })?;
     let cdir = dir.join("cells").join(&cell.name);
     create_dir(&cdir)?;
     crate::write_run_outputs(&cdir, &result, &dports)?;

@@ -210,7 +210,10 @@ fn latency_writes_the_library_rows_a_figure_and_a_table() {
     let out = c.ok(&args);
 
     let csv = read(&c.path("lat/latency.csv"));
-    assert!(csv.starts_with("bits,storage,packets,p50_err,p99_err\n"), "{csv}");
+    assert!(
+        csv.starts_with("bits,storage,packets,p50_err,p99_err,p50_rank_err,p99_rank_err\n"),
+        "{csv}"
+    );
     let keys: Vec<String> =
         csv.lines().skip(1).map(|l| l.split(',').take(3).collect::<Vec<_>>().join(",")).collect();
     let mut expected = Vec::new();
@@ -310,4 +313,139 @@ fn latency_bad_options() {
     assert_has(&bad(&["--flows", "0"]), &["error: --flows: 0 flows: at least 1 is needed"]);
     bad(&["--sketch", "x"]);
     bad(&["--checkpoints", ""]);
+}
+
+/// A small fabric with an incast: 4 senders on leaf 1 send 300 KB each to host 0 on leaf 0
+/// (three switches on every path) and one sender next to host 0 sends 100 KB.
+const TRACE_SCENARIO: &str = r#"
+[simulation]
+stop_time = "5ms"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 4
+[cc]
+name = "hpcc"
+[[flows.list]]
+src = 4
+dst = 0
+size = "300KB"
+[[flows.list]]
+src = 5
+dst = 0
+size = "300KB"
+[[flows.list]]
+src = 6
+dst = 0
+size = "300KB"
+[[flows.list]]
+src = 7
+dst = 0
+size = "300KB"
+[[flows.list]]
+src = 1
+dst = 0
+size = "100KB"
+"#;
+
+#[test]
+fn latency_on_simulated_hop_latencies() {
+    let c = Case::new();
+    c.write("incast.toml", TRACE_SCENARIO);
+    let args = |threads: &'static str, out: &'static str| {
+        vec![
+            "pint",
+            "latency",
+            "--scenario",
+            "incast.toml",
+            "--bits",
+            "8",
+            "--sketch",
+            "16",
+            "--checkpoints",
+            "10,50,300",
+            "--flows",
+            "3",
+            "--threads",
+            threads,
+            "--out",
+            out,
+        ]
+    };
+    let out = c.ok(&args("1", "one"));
+    assert_has(
+        &out,
+        &[
+            "recorded 3 flows of incast.toml (3 switch hops each); codec range ",
+            "(mean over the switch hops of 3 recorded flows, seed 1;",
+        ],
+    );
+    let csv = read(&c.path("one/latency.csv"));
+    let row = |storage: &str, packets: u64| -> Vec<f64> {
+        let key = format!("8,{storage},{packets},");
+        let line = csv.lines().find(|l| l.starts_with(&key)).expect("row present");
+        line.split(',').skip(3).map(|v| v.parse().unwrap()).collect()
+    };
+    // Exact storage: sampling error shrinks as packets accumulate.
+    let exact = row("all", 300);
+    assert!(exact[0] < row("all", 10)[0] && exact[1] < row("all", 10)[1], "{csv}");
+    assert_eq!((exact[2], exact[3]), (0.0, 0.0), "exact storage has no rank error");
+    // The sketch holds 16 of the 100 digests per hop: some rank error, but small; it is
+    // exact while it holds every digest.
+    let kll = row("kll16", 300);
+    assert!(kll[3] > 0.0 && kll[3] < 0.1, "{csv}");
+    assert_eq!(row("kll16", 10), row("all", 10));
+    // Any thread count gives the same recording.
+    c.ok(&args("2", "two"));
+    assert_eq!(csv, read(&c.path("two/latency.csv")));
+
+    // Flows too small for the last checkpoint, and a scenario with errors.
+    let mut a = args("1", "x");
+    a[9] = "10,50,301";
+    let e = c.fails(&a, &["x"]);
+    assert_has(
+        &e,
+        &["error: --checkpoints: 301 packets: the largest flow of incast.toml has 300 packets"],
+    );
+    c.write("bad.toml", "[topology]\nkind = \"nope\"\n");
+    let mut a = args("1", "x");
+    a[3] = "bad.toml";
+    assert_has(&c.fails(&a, &["x"]), &["bad.toml"]);
+}
+
+/// In a terminal the progress bar draws to stderr from worker threads; the binary must not
+/// hold the stderr lock meanwhile (it once did, and hung). Needs `script` for a pseudo-terminal.
+#[test]
+fn progress_bars_in_a_terminal_do_not_hang() {
+    let script = std::path::Path::new("/usr/bin/script");
+    if !script.exists() {
+        eprintln!("skipped: no /usr/bin/script to provide a terminal");
+        return;
+    }
+    let c = Case::new();
+    let cmd = format!(
+        "{} pint latency --checkpoints 100,1000,20000 --flows 8 --jobs 2 --out {}",
+        env!("CARGO_BIN_EXE_dcsim"),
+        c.path("tty").display()
+    );
+    let mut child = std::process::Command::new(script)
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run script");
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.is_some_and(|s| s.success()), "dcsim hung or failed in a terminal");
+    assert!(c.path("tty/latency.csv").exists());
 }

@@ -20,6 +20,11 @@
 //! skewed, heavy-ish tail like queueing delay, and hops that differ by a factor 2 so that a
 //! decoder confusing hops would show. The default codec range is `[2^6, 2^22]` ns
 //! (64 ns – 4.2 ms); values outside are clamped.
+//!
+//! **Recorded latencies** ([`LatencySource::Traces`]): per-packet, per-hop latencies of real
+//! flows, e.g. the switch hop latencies of a simulated fabric (the paper's §6.2 uses "the same
+//! topology and workloads as in our congestion control experiments"). Each [`FlowTrace`] is
+//! one flow; [`trace_range`] gives a codec range that covers them.
 
 use std::fmt;
 
@@ -111,6 +116,73 @@ impl LatencyModel {
     }
 }
 
+/// The per-packet, per-hop latencies of one recorded flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowTrace {
+    hops: usize,
+    latencies_ns: Vec<f64>,
+}
+
+impl FlowTrace {
+    /// A flow crossing `hops >= 1` hops; `latencies_ns` is packet-major (packet `p`'s latency
+    /// at hop `h` is at `p * hops + h`), every value finite and positive, whole packets only.
+    pub fn new(hops: usize, latencies_ns: Vec<f64>) -> Result<Self, PintError> {
+        if hops == 0 {
+            return Err(PintError::InvalidPathLength(0));
+        }
+        if !latencies_ns.len().is_multiple_of(hops) {
+            return Err(PintError::InvalidExperiment(format!(
+                "a trace of {} latencies is not whole packets of {hops} hops",
+                latencies_ns.len()
+            )));
+        }
+        if let Some(v) = latencies_ns.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+            return Err(PintError::InvalidExperiment(format!(
+                "latency {v} ns: recorded latencies must be finite and positive"
+            )));
+        }
+        Ok(FlowTrace { hops, latencies_ns })
+    }
+
+    /// Hops every packet crosses.
+    pub fn hops(&self) -> usize {
+        self.hops
+    }
+
+    /// Packets recorded.
+    pub fn packets(&self) -> usize {
+        self.latencies_ns.len() / self.hops
+    }
+
+    /// Packet `p`'s latencies, one per hop.
+    pub fn packet(&self, p: usize) -> &[f64] {
+        &self.latencies_ns[p * self.hops..(p + 1) * self.hops]
+    }
+}
+
+/// A codec range `[2^a, 2^b]` ns (powers of two, `2^a >= 1`) covering every latency of
+/// `traces`, or `None` if they hold no packet.
+pub fn trace_range(traces: &[FlowTrace]) -> Option<(f64, f64)> {
+    let all = traces.iter().flat_map(|t| t.latencies_ns.iter().copied());
+    let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if hi == 0.0 {
+        return None;
+    }
+    let lo = 2f64.powi(lo.log2().floor().max(0.0) as i32);
+    let hi = 2f64.powi(hi.log2().ceil() as i32).max(2.0 * lo);
+    Some((lo, hi))
+}
+
+/// Where the latencies of the experiment come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LatencySource {
+    /// Synthetic per-hop distributions; [`LatencyConfig::flows`] independent flows.
+    Model(LatencyModel),
+    /// Recorded flows, each used once (in order); [`LatencyConfig::flows`] is ignored and
+    /// every trace must hold at least the largest checkpoint's packets.
+    Traces(std::sync::Arc<Vec<FlowTrace>>),
+}
+
 /// How the sink stores each hop's digests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Storage {
@@ -133,8 +205,8 @@ impl fmt::Display for Storage {
 /// One latency experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyConfig {
-    /// Per-hop latency distributions.
-    pub model: LatencyModel,
+    /// Where the latencies come from.
+    pub source: LatencySource,
     /// Digest bits (e.g. 4 or 8).
     pub bits: u32,
     /// Codec range, ns.
@@ -153,7 +225,7 @@ impl LatencyConfig {
     /// The default model and range with the given bits, storage, checkpoints and flows.
     pub fn new(bits: u32, storage: Storage, checkpoints: &[u64], flows: usize, seed: u64) -> Self {
         LatencyConfig {
-            model: LatencyModel::default(),
+            source: LatencySource::Model(LatencyModel::default()),
             bits,
             range_ns: (64.0, 4_194_304.0),
             storage,
@@ -177,11 +249,18 @@ pub struct LatencyRow {
     pub p50_err: f64,
     /// Same for p99.
     pub p99_err: f64,
+    /// Mean over hops and flows of the storage's **rank** error at p50: the distance from 0.5
+    /// to the range of normalized ranks, among the digests the sink received for the hop, of
+    /// the code the storage returned (0 for exact storage; a sketch's own error).
+    pub p50_rank_err: f64,
+    /// Same for p99.
+    pub p99_rank_err: f64,
 }
 
 impl LatencyRow {
     /// CSV header matching [`Display`](fmt::Display).
-    pub const CSV_HEADER: &'static str = "bits,storage,packets,p50_err,p99_err";
+    pub const CSV_HEADER: &'static str =
+        "bits,storage,packets,p50_err,p99_err,p50_rank_err,p99_rank_err";
 }
 
 impl fmt::Display for LatencyRow {
@@ -189,8 +268,14 @@ impl fmt::Display for LatencyRow {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{},{},{},{:.4},{:.4}",
-            self.bits, self.storage, self.packets, self.p50_err, self.p99_err
+            "{},{},{},{:.4},{:.4},{:.4},{:.4}",
+            self.bits,
+            self.storage,
+            self.packets,
+            self.p50_err,
+            self.p99_err,
+            self.p50_rank_err,
+            self.p99_rank_err
         )
     }
 }
@@ -222,6 +307,21 @@ impl Store {
     }
 }
 
+/// Distance from `q` to the normalized rank range `[#{< c}, #{<= c}] / n` of `c` in `codes`
+/// (non-empty).
+fn rank_error(codes: &[u32], c: u32, q: f64) -> f64 {
+    let n = codes.len() as f64;
+    let below = codes.iter().filter(|&&x| x < c).count() as f64 / n;
+    let upto = codes.iter().filter(|&&x| x <= c).count() as f64 / n;
+    if q < below {
+        below - q
+    } else if q > upto {
+        q - upto
+    } else {
+        0.0
+    }
+}
+
 /// Nearest-rank quantile of true latencies (`xs` non-empty).
 fn true_quantile(xs: &[f64], q: f64) -> f64 {
     let mut c = xs.to_vec();
@@ -232,25 +332,41 @@ fn true_quantile(xs: &[f64], q: f64) -> f64 {
 /// Run one latency experiment: one row per checkpoint. A hop without any digest yet counts as
 /// a relative error of 1.
 pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintError> {
-    let k = cfg.model.hops();
-    if k == 0 {
-        return Err(PintError::InvalidPathLength(0));
-    }
-    if !(cfg.model.sigma.is_finite() && cfg.model.sigma >= 0.0)
-        || cfg.model.medians_ns.iter().any(|m| !(m.is_finite() && *m > 0.0))
-    {
-        return Err(PintError::InvalidExperiment(
-            "latency medians must be > 0 and sigma >= 0".into(),
-        ));
-    }
-    if cfg.flows == 0
-        || cfg.checkpoints.is_empty()
+    if cfg.checkpoints.is_empty()
         || cfg.checkpoints.windows(2).any(|w| w[0] >= w[1])
         || cfg.checkpoints[0] == 0
     {
         return Err(PintError::InvalidExperiment(
-            "need at least one flow and strictly increasing positive checkpoints".into(),
+            "need strictly increasing positive checkpoints".into(),
         ));
+    }
+    let last = *cfg.checkpoints.last().expect("checked non-empty");
+    let flows = match &cfg.source {
+        LatencySource::Model(model) => {
+            if model.hops() == 0 {
+                return Err(PintError::InvalidPathLength(0));
+            }
+            if !(model.sigma.is_finite() && model.sigma >= 0.0)
+                || model.medians_ns.iter().any(|m| !(m.is_finite() && *m > 0.0))
+            {
+                return Err(PintError::InvalidExperiment(
+                    "latency medians must be > 0 and sigma >= 0".into(),
+                ));
+            }
+            cfg.flows
+        }
+        LatencySource::Traces(traces) => {
+            if let Some(t) = traces.iter().find(|t| (t.packets() as u64) < last) {
+                return Err(PintError::InvalidExperiment(format!(
+                    "a trace of {} packets is shorter than the last checkpoint ({last})",
+                    t.packets()
+                )));
+            }
+            traces.len()
+        }
+    };
+    if flows == 0 {
+        return Err(PintError::InvalidExperiment("need at least one flow".into()));
     }
     if let Storage::Kll(b) = cfg.storage {
         if b < 8 {
@@ -258,11 +374,16 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
         }
     }
     let codec = LatencyCodec::new(cfg.bits, cfg.range_ns.0, cfg.range_ns.1)?;
-    let mut sums = vec![(0.0f64, 0.0f64); cfg.checkpoints.len()];
-    let last = *cfg.checkpoints.last().expect("checked non-empty");
-    for flow in 0..cfg.flows {
+    let mut sums = vec![[0.0f64; 4]; cfg.checkpoints.len()];
+    let mut hop_count = 0usize;
+    for flow in 0..flows {
         let flow_seed = hash2(cfg.seed, flow as u64);
         let mut rng = ChaCha8Rng::seed_from_u64(flow_seed);
+        let k = match &cfg.source {
+            LatencySource::Model(m) => m.hops(),
+            LatencySource::Traces(t) => t[flow].hops(),
+        };
+        hop_count += k;
         let mut truth: Vec<Vec<f64>> = vec![Vec::with_capacity(last as usize); k];
         let mut stores: Vec<Store> = (0..k)
             .map(|h| match cfg.storage {
@@ -272,11 +393,19 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
                 ),
             })
             .collect();
+        let mut received: Vec<Vec<u32>> = vec![Vec::new(); k];
         let mut lat = vec![0.0; k];
         let mut next = 0;
         for pkt in 1..=last {
-            for (h, l) in lat.iter_mut().enumerate() {
-                *l = cfg.model.sample(h, &mut rng);
+            match &cfg.source {
+                LatencySource::Model(m) => {
+                    for (h, l) in lat.iter_mut().enumerate() {
+                        *l = m.sample(h, &mut rng);
+                    }
+                }
+                LatencySource::Traces(t) => lat.copy_from_slice(t[flow].packet(pkt as usize - 1)),
+            }
+            for (h, l) in lat.iter().enumerate() {
                 truth[h].push(*l);
             }
             // Reservoir choice of the reporting hop by the global hash of the packet ID.
@@ -286,33 +415,40 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
                 .find(|&i| hash2(key, i as u64) <= reservoir_threshold(i as u64))
                 .expect("hop 1 always writes")
                 - 1;
-            stores[writer].push(codec.encode(lat[writer]));
+            let code = codec.encode(lat[writer]);
+            stores[writer].push(code);
+            received[writer].push(code);
             if pkt == cfg.checkpoints[next] {
                 for (h, store) in stores.iter().enumerate() {
-                    let (s50, s99) = &mut sums[next];
-                    for (q, sum) in [(0.5, s50), (0.99, s99)] {
+                    for (i, q) in [0.5, 0.99].into_iter().enumerate() {
                         let t = true_quantile(&truth[h], q);
-                        *sum += match store.quantile(q) {
-                            Some(c) => (codec.decode(c) - t).abs() / t,
-                            None => 1.0,
+                        let (value_err, rank_err) = match store.quantile(q) {
+                            Some(c) => {
+                                ((codec.decode(c) - t).abs() / t, rank_error(&received[h], c, q))
+                            }
+                            None => (1.0, 1.0),
                         };
+                        sums[next][i] += value_err;
+                        sums[next][2 + i] += rank_err;
                     }
                 }
                 next += 1;
             }
         }
     }
-    let denom = (cfg.flows * k) as f64;
+    let denom = hop_count as f64;
     Ok(cfg
         .checkpoints
         .iter()
         .zip(sums)
-        .map(|(&packets, (s50, s99))| LatencyRow {
+        .map(|(&packets, s)| LatencyRow {
             bits: cfg.bits,
             storage: cfg.storage,
             packets,
-            p50_err: s50 / denom,
-            p99_err: s99 / denom,
+            p50_err: s[0] / denom,
+            p99_err: s[1] / denom,
+            p50_rank_err: s[2] / denom,
+            p99_rank_err: s[3] / denom,
         })
         .collect())
 }
@@ -332,6 +468,31 @@ pub fn latency_table(
     for &b in bits {
         for &st in storages {
             let cfg = LatencyConfig::new(b, st, checkpoints, flows, seed);
+            rows.extend(latency_experiment(&cfg)?);
+        }
+    }
+    Ok(rows)
+}
+
+/// As [`latency_table`], over recorded flows instead of the synthetic model, with the codec
+/// range `range_ns` (e.g. from [`trace_range`]).
+pub fn latency_table_traced(
+    traces: std::sync::Arc<Vec<FlowTrace>>,
+    range_ns: (f64, f64),
+    bits: &[u32],
+    storages: &[Storage],
+    checkpoints: &[u64],
+    seed: u64,
+) -> Result<Vec<LatencyRow>, PintError> {
+    let mut rows = Vec::new();
+    for &b in bits {
+        for &st in storages {
+            let cfg = LatencyConfig {
+                source: LatencySource::Traces(traces.clone()),
+                range_ns,
+                flows: traces.len(),
+                ..LatencyConfig::new(b, st, checkpoints, 1, seed)
+            };
             rows.extend(latency_experiment(&cfg)?);
         }
     }
@@ -372,8 +533,78 @@ mod tests {
             packets: 10,
             p50_err: 0.5,
             p99_err: 0.25,
+            p50_rank_err: 0.0,
+            p99_rank_err: 0.125,
         };
-        assert_eq!(r.to_string(), "4,kll100,10,0.5000,0.2500");
+        assert_eq!(r.to_string(), "4,kll100,10,0.5000,0.2500,0.0000,0.1250");
+    }
+
+    /// Recorded flows that hold exactly what the model would sample give the model's rows.
+    #[test]
+    fn traces_replay_the_model() {
+        let checkpoints = [10, 100, 400];
+        let model = LatencyModel::default();
+        let traces: Vec<FlowTrace> = (0..3u64)
+            .map(|flow| {
+                let mut rng = ChaCha8Rng::seed_from_u64(hash2(5, flow));
+                let v = (0..400 * model.hops()).map(|i| model.sample(i % model.hops(), &mut rng));
+                FlowTrace::new(model.hops(), v.collect()).unwrap()
+            })
+            .collect();
+        let traces = std::sync::Arc::new(traces);
+        for st in [Storage::All, Storage::Kll(16)] {
+            let by_model = latency_experiment(&LatencyConfig::new(8, st, &checkpoints, 3, 5));
+            let range = LatencyConfig::new(8, st, &checkpoints, 3, 5).range_ns;
+            let by_trace =
+                latency_table_traced(traces.clone(), range, &[8], &[st], &checkpoints, 5);
+            assert_eq!(by_model.unwrap(), by_trace.unwrap(), "{st}");
+        }
+    }
+
+    /// A hop with a constant latency: every estimate is the codec's value for it, so the error
+    /// is exactly the compression error, from the first packet on.
+    #[test]
+    fn constant_trace_has_only_compression_error() {
+        let t = FlowTrace::new(2, [300.0, 1000.0].repeat(50)).unwrap();
+        let range = trace_range(std::slice::from_ref(&t)).unwrap();
+        assert_eq!(range, (256.0, 1024.0));
+        let codec = LatencyCodec::new(4, range.0, range.1).unwrap();
+        let e = |v: f64| (codec.decode(codec.encode(v)) - v).abs() / v;
+        let want = (e(300.0) + e(1000.0)) / 2.0;
+        let rows = latency_table_traced(
+            std::sync::Arc::new(vec![t]),
+            range,
+            &[4],
+            &[Storage::All, Storage::Kll(8)],
+            &[20, 50],
+            1,
+        )
+        .unwrap();
+        for r in rows {
+            assert!((r.p50_err - want).abs() < 1e-12 && (r.p99_err - want).abs() < 1e-12, "{r}");
+            assert_eq!((r.p50_rank_err, r.p99_rank_err), (0.0, 0.0));
+        }
+    }
+
+    #[test]
+    fn rank_error_of_ties() {
+        let codes = [1, 2, 2, 2, 3];
+        assert_eq!(rank_error(&codes, 2, 0.5), 0.0);
+        assert!((rank_error(&codes, 3, 0.5) - 0.3).abs() < 1e-12);
+        assert!((rank_error(&codes, 1, 0.99) - 0.79).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_traces() {
+        assert!(FlowTrace::new(0, vec![]).is_err());
+        assert!(FlowTrace::new(2, vec![1.0, 2.0, 3.0]).is_err());
+        assert!(FlowTrace::new(1, vec![1.0, 0.0]).is_err());
+        assert!(FlowTrace::new(1, vec![1.0, f64::NAN]).is_err());
+        assert_eq!(trace_range(&[FlowTrace::new(1, vec![]).unwrap()]), None);
+        assert_eq!(trace_range(&[FlowTrace::new(1, vec![0.3, 5.0]).unwrap()]), Some((1.0, 8.0)));
+        let short = std::sync::Arc::new(vec![FlowTrace::new(1, vec![100.0; 9]).unwrap()]);
+        let e = latency_table_traced(short, (64.0, 128.0), &[8], &[Storage::All], &[5, 10], 1);
+        assert!(e.unwrap_err().to_string().contains("shorter than the last checkpoint"));
     }
 
     #[test]

@@ -55,5 +55,8 @@ pub mod stats;
 
 pub use error::PintError;
 pub use hpcc_pint::{HpccPint, HpccPintFactory, HpccPintParams};
-pub use latency::{latency_experiment, latency_table, LatencyConfig, LatencyRow, Storage};
+pub use latency::{
+    latency_experiment, latency_table, latency_table_traced, trace_range, FlowTrace, LatencyConfig,
+    LatencyRow, LatencySource, Storage,
+};
 pub use path::{experiment, path_tracing_table, PathRow, TraceConfig, TraceStats};

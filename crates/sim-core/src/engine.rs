@@ -19,7 +19,7 @@ use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
 use crate::network::{Network, RoutingTable};
 use crate::packet::{HeaderMode, IntHop, IntStack, Packet, PacketKind, PFC_FRAME};
-use crate::results::Counters;
+use crate::results::{Counters, HopSample};
 use crate::sim::{mix64, murmur3_32};
 use crate::telemetry::{PortUtil, UtilCodec};
 use crate::units::{BitsPerSec, Duration, Time};
@@ -140,6 +140,8 @@ pub(crate) struct FlowMeta {
     pub(crate) hash_rev: [u32; 3],
     pub(crate) base_rtt: Duration,
     pub(crate) bdp: u64,
+    /// Record this flow's data packets at every switch ([`HopSample`]).
+    pub(crate) traced: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -202,6 +204,8 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) counters: Counters,
     pub(crate) done: usize,
     pub(crate) outbox: Vec<Crossing>,
+    /// Hop samples of traced flows, in the order this shard recorded them.
+    pub(crate) hop_trace: Vec<HopSample>,
 }
 
 impl<F: CcFactory> Shard<F> {
@@ -413,7 +417,9 @@ impl<F: CcFactory> Shard<F> {
                 Admit::Ok => {}
             }
         }
-        self.pool[pkt as usize].in_port = PortNo(inp as u16);
+        let p = &mut self.pool[pkt as usize];
+        p.in_port = PortNo(inp as u16);
+        p.arrived = self.now;
         let port = &mut self.switches[s].ports[out];
         port.queues[q].push_back(pkt);
         port.queued += wire as u64;
@@ -438,6 +444,7 @@ impl<F: CcFactory> Shard<F> {
             int: IntStack::default(),
             pint: 0,
             in_port: PortNo(port as u16),
+            arrived: self.now,
         });
         let p = &mut self.switches[s].ports[port];
         p.queues[0].push_back(pkt);
@@ -525,6 +532,16 @@ impl<F: CcFactory> Shard<F> {
             }
             port.util.last_ts = self.now.0;
             port.util.last_size = wire;
+        }
+        if pk.kind == PacketKind::Data && sh.meta[pk.flow.idx()].traced {
+            let done = self.now + port.link.rate.tx_time(wire);
+            self.hop_trace.push(HopSample {
+                flow: pk.flow,
+                seq: pk.seq,
+                node: NodeId(sw.node),
+                sent: self.now,
+                latency: done - pk.arrived,
+            });
         }
         port.link.tx_bytes += wire;
         port.link.tx_frames += 1;
@@ -698,6 +715,7 @@ impl<F: CcFactory> Shard<F> {
             int: IntStack::default(),
             pint: 0,
             in_port: PortNo(0),
+            arrived: self.now,
         });
         self.host_transmit(sh, h, pkt);
     }

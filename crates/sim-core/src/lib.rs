@@ -54,5 +54,5 @@ pub mod telemetry;
 pub mod units;
 
 pub use partition::Partition;
-pub use results::{Counters, FlowResult, RunSummary};
+pub use results::{Counters, FlowResult, HopSample, RunSummary};
 pub use sim::{PortStats, SimError, Simulation};

@@ -144,4 +144,6 @@ pub struct Packet {
     pub pint: u16,
     /// Ingress port at the current switch (for MMU release).
     pub in_port: PortNo,
+    /// When the packet was fully received by the current switch (for hop-latency traces).
+    pub arrived: Time,
 }

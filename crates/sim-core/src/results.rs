@@ -35,6 +35,26 @@ impl FlowResult {
     }
 }
 
+/// One data packet's passage through one switch, recorded for the flows selected with
+/// [`Simulation::trace_hop_latency`](crate::Simulation::trace_hop_latency).
+///
+/// The hop latency is the time from the packet's last bit arriving at the switch to its last
+/// bit leaving the egress port: queueing (behind other frames and PFC pauses) plus the
+/// serialization of the packet itself. Propagation on the links is not included.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct HopSample {
+    /// The flow.
+    pub flow: FlowId,
+    /// The packet's first payload byte (a retransmission repeats it).
+    pub seq: u64,
+    /// The switch.
+    pub node: NodeId,
+    /// When the switch started transmitting the packet.
+    pub sent: Time,
+    /// Queueing plus serialization at this switch.
+    pub latency: Duration,
+}
+
 /// Declares [`Counters`] from one list of fields, so that adding a counter updates the struct,
 /// [`Counters::add`] and [`Counters::named`] together.
 macro_rules! counters {

@@ -38,7 +38,7 @@ use crate::network::{Network, NodeKind, RoutingTable};
 use crate::packet::{HeaderMode, PacketKind, DATA_BASE_HEADER};
 use crate::partition::Partition;
 use crate::paths::{self, Hop};
-use crate::results::{Counters, FlowResult, RunSummary};
+use crate::results::{Counters, FlowResult, HopSample, RunSummary};
 use crate::telemetry::{PortUtil, UtilCodec};
 use crate::units::{BitsPerSec, Duration, Time};
 
@@ -119,6 +119,9 @@ pub enum SimError {
         /// Nodes in the partition.
         assigned: usize,
     },
+    /// A flow id that is not one of the run's flows.
+    #[error("flow {0} is not one of the run's flows")]
+    UnknownFlow(FlowId),
     /// The routing table was built for another host count.
     #[error("routing table is for {table} hosts but the network has {network}")]
     RoutingMismatch {
@@ -386,7 +389,7 @@ impl<F: CcFactory> Simulation<F> {
             let ideal = ideal_fct(&fwd, &rev, f.size, mtu);
             let ref_ideal = ref_ideal_fct(&fwd, f.size, mtu);
             let line = net.nic_rate(f.src);
-            meta.push(FlowMeta { hash_fwd, hash_rev, base_rtt, bdp });
+            meta.push(FlowMeta { hash_fwd, hash_rev, base_rtt, bdp, traced: false });
             qps.push(Qp {
                 size: f.size,
                 snd_nxt: 0,
@@ -452,6 +455,7 @@ impl<F: CcFactory> Simulation<F> {
                     counters: Counters::default(),
                     done: 0,
                     outbox: Vec::new(),
+                    hop_trace: Vec::new(),
                 }
             })
             .collect();
@@ -489,6 +493,30 @@ impl<F: CcFactory> Simulation<F> {
     pub fn set_threads(&mut self, threads: usize) {
         assert!(threads > 0, "at least one thread");
         self.threads = threads;
+    }
+
+    /// Records every switch passage of the data packets of `flows` (see [`HopSample`]),
+    /// for [`Self::hop_trace`]. Call before running. Tracing costs memory (about 40 bytes per
+    /// packet and switch) but does not change the run.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownFlow`] if a flow id is not one of the run's flows.
+    pub fn trace_hop_latency(&mut self, flows: &[FlowId]) -> Result<(), SimError> {
+        for &f in flows {
+            let m = self.shared.meta.get_mut(f.idx()).ok_or(SimError::UnknownFlow(f))?;
+            m.traced = true;
+        }
+        Ok(())
+    }
+
+    /// The hop samples recorded so far for the flows chosen with
+    /// [`Self::trace_hop_latency`], ordered by flow, sequence number, transmission time and
+    /// switch: the same for any partitioning and thread count.
+    pub fn hop_trace(&self) -> Vec<HopSample> {
+        let mut v: Vec<HopSample> =
+            self.shards.iter().flat_map(|s| s.hop_trace.iter().copied()).collect();
+        v.sort_unstable_by_key(|h| (h.flow, h.seq, h.sent, h.node));
+        v
     }
 
     /// Number of shards the nodes are split into.
