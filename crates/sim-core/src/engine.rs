@@ -170,6 +170,8 @@ pub(crate) struct Shared<F: CcFactory> {
     pub(crate) flows: Vec<FlowSpec>,
     pub(crate) meta: Vec<FlowMeta>,
     pub(crate) place: Vec<Place>,
+    /// Some flow is traced ([`FlowMeta::traced`]); spares the per-hop lookup otherwise.
+    pub(crate) tracing: bool,
 }
 
 /// A packet leaving a shard: delivered to `node`'s `port` at `at` with key `seq`.
@@ -533,7 +535,7 @@ impl<F: CcFactory> Shard<F> {
             port.util.last_ts = self.now.0;
             port.util.last_size = wire;
         }
-        if pk.kind == PacketKind::Data && sh.meta[pk.flow.idx()].traced {
+        if sh.tracing && pk.kind == PacketKind::Data && sh.meta[pk.flow.idx()].traced {
             let done = self.now + port.link.rate.tx_time(wire);
             self.hop_trace.push(HopSample {
                 flow: pk.flow,

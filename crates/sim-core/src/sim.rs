@@ -425,7 +425,8 @@ impl<F: CcFactory> Simulation<F> {
         } else {
             None
         };
-        let shared = Shared { cfg, net, routes, header, pint, factory, flows, meta, place };
+        let shared =
+            Shared { cfg, net, routes, header, pint, factory, flows, meta, place, tracing: false };
         let mut qps = Some(qps);
         let mut shards: Vec<Shard<F>> = hosts
             .into_iter()
@@ -505,6 +506,7 @@ impl<F: CcFactory> Simulation<F> {
         for &f in flows {
             let m = self.shared.meta.get_mut(f.idx()).ok_or(SimError::UnknownFlow(f))?;
             m.traced = true;
+            self.shared.tracing = true;
         }
         Ok(())
     }
