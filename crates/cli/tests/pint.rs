@@ -327,26 +327,14 @@ spines = 2
 hosts_per_leaf = 4
 [cc]
 name = "hpcc"
-[[flows.list]]
-src = 4
-dst = 0
-size = "300KB"
-[[flows.list]]
-src = 5
-dst = 0
-size = "300KB"
-[[flows.list]]
-src = 6
-dst = 0
-size = "300KB"
-[[flows.list]]
-src = 7
-dst = 0
-size = "300KB"
-[[flows.list]]
-src = 1
-dst = 0
-size = "100KB"
+[flows]
+list = [
+    { src = 4, dst = 0, size = "300KB" },
+    { src = 5, dst = 0, size = "300KB" },
+    { src = 6, dst = 0, size = "300KB" },
+    { src = 7, dst = 0, size = "300KB" },
+    { src = 1, dst = 0, size = "100KB" },
+]
 "#;
 
 #[test]
