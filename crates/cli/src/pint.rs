@@ -128,7 +128,7 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "SCENARIO.toml")]
     pub scenario: Option<PathBuf>,
     /// Worker threads of the --scenario simulation (results do not depend on it).
-    #[arg(long, value_name = "N", default_value_t = 1,
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "scenario",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
     /// Master seed.
@@ -571,7 +571,8 @@ pub fn record_traces(
         return Err(bad(
             "--checkpoints",
             format!(
-                "{packets} packets: none of the {} traced flows of {} got that many packets                  through before the stop time",
+                "{packets} packets: none of the {} traced flows of {} got that many packets \
+                 through before the stop time",
                 ids.len(),
                 path.display()
             ),
@@ -587,41 +588,30 @@ pub fn record_traces(
     })
 }
 
-/// The first `packets` packets of one flow's samples (ordered by sequence number, then
-/// transmission time) that crossed the whole path, or `None` if fewer did. The path is the
-/// switches the first packet crossed; a retransmitted packet's first complete passage counts.
+/// The first `packets` packets of one flow's samples (ordered by sequence number, origin and
+/// transmission time) that crossed the whole path, or `None` if fewer did. A passage is one
+/// copy of a packet (same sequence number and origin); the path is the longest passage among
+/// the first ones; a packet counts with its first passage over the whole path, so a copy lost
+/// on the way is skipped and its retransmission used.
 fn flow_trace(samples: &[HopSample], packets: usize) -> Option<FlowTrace> {
-    let first = samples.first()?;
-    let mut path: Vec<NodeId> = Vec::new();
-    for h in samples.iter().take_while(|h| h.seq == first.seq) {
-        if path.contains(&h.node) {
+    let passages: Vec<&[HopSample]> =
+        samples.chunk_by(|a, b| a.seq == b.seq && a.origin == b.origin).collect();
+    let longest = passages.iter().take(64).max_by_key(|p| p.len())?;
+    let path: Vec<NodeId> = longest.iter().map(|h| h.node).collect();
+    let mut lat = Vec::with_capacity(packets * path.len());
+    let mut done = 0;
+    let mut last_seq = None;
+    for p in passages {
+        if done == packets {
             break;
         }
-        path.push(h.node);
-    }
-    let mut lat = Vec::with_capacity(packets * path.len());
-    let mut i = 0;
-    let mut done = 0;
-    while i < samples.len() && done < packets {
-        let seq = samples[i].seq;
-        let end = i + samples[i..].partition_point(|h| h.seq == seq);
-        let group = &samples[i..end];
-        let mut at = 0;
-        let mut pass = Vec::with_capacity(path.len());
-        for node in &path {
-            match group[at..].iter().position(|h| h.node == *node) {
-                Some(j) => {
-                    pass.push(group[at + j].latency.as_ps() as f64 / 1000.0);
-                    at += j + 1;
-                }
-                None => break,
-            }
+        let whole = p.len() == path.len() && p.iter().zip(&path).all(|(h, n)| h.node == *n);
+        if !whole || last_seq == Some(p[0].seq) {
+            continue;
         }
-        if pass.len() == path.len() {
-            lat.extend(pass);
-            done += 1;
-        }
-        i = end;
+        last_seq = Some(p[0].seq);
+        lat.extend(p.iter().map(|h| h.latency.as_ps() as f64 / 1000.0));
+        done += 1;
     }
     (done == packets).then(|| FlowTrace::new(path.len(), lat).expect("whole positive packets"))
 }
@@ -885,6 +875,38 @@ fn report_written(out: &mut dyn Write, written: &[PathBuf], wall: f64, jobs: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lost copies are skipped, retransmissions used, duplicates ignored; the path is the
+    /// longest passage even when the first packet's first copy was lost.
+    #[test]
+    fn flow_trace_uses_first_whole_passages() {
+        use dcsim_core::units::{Duration, Time};
+        let (a, b, c) = (NodeId(10), NodeId(11), NodeId(12));
+        let mut v = Vec::new();
+        let mut add = |seq: u64, origin: u64, nodes: &[NodeId], lat: &[u64]| {
+            for (i, (n, l)) in nodes.iter().zip(lat).enumerate() {
+                v.push(HopSample {
+                    flow: FlowId(0),
+                    seq,
+                    origin: Time::from_ns(origin),
+                    node: *n,
+                    sent: Time::from_ns(origin + 10 * i as u64),
+                    latency: Duration::from_ns(*l),
+                });
+            }
+        };
+        add(0, 10, &[a], &[99]);
+        add(0, 30, &[a, b, c], &[1, 2, 3]);
+        add(1000, 12, &[a, b, c], &[4, 5, 6]);
+        add(1000, 40, &[a, b, c], &[7, 8, 9]);
+        add(2000, 14, &[a, b], &[98, 97]);
+        add(2000, 50, &[a, b, c], &[10, 11, 12]);
+        let t = flow_trace(&v, 3).unwrap();
+        assert_eq!(t.hops(), 3);
+        let got: Vec<&[f64]> = (0..3).map(|p| t.packet(p)).collect();
+        assert_eq!(got, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [10.0, 11.0, 12.0]]);
+        assert!(flow_trace(&v, 4).is_none(), "only three packets crossed");
+    }
 
     #[test]
     fn cells_in_parallel_equal_one_library_call() {

@@ -126,6 +126,10 @@ pub struct FlowTrace {
 impl FlowTrace {
     /// A flow crossing `hops >= 1` hops; `latencies_ns` is packet-major (packet `p`'s latency
     /// at hop `h` is at `p * hops + h`), every value finite and positive, whole packets only.
+    ///
+    /// # Errors
+    /// [`PintError::InvalidPathLength`] for 0 hops, [`PintError::InvalidExperiment`] for a
+    /// partial packet or a latency that is not finite and positive.
     pub fn new(hops: usize, latencies_ns: Vec<f64>) -> Result<Self, PintError> {
         if hops == 0 {
             return Err(PintError::InvalidPathLength(0));
@@ -155,6 +159,9 @@ impl FlowTrace {
     }
 
     /// Packet `p`'s latencies, one per hop.
+    ///
+    /// # Panics
+    /// If `p >= self.packets()`.
     pub fn packet(&self, p: usize) -> &[f64] {
         &self.latencies_ns[p * self.hops..(p + 1) * self.hops]
     }
@@ -251,7 +258,8 @@ pub struct LatencyRow {
     pub p99_err: f64,
     /// Mean over hops and flows of the storage's **rank** error at p50: the distance from 0.5
     /// to the range of normalized ranks, among the digests the sink received for the hop, of
-    /// the code the storage returned (0 for exact storage; a sketch's own error).
+    /// the code the storage returned (0 for exact storage; a sketch's own error; 1 for a hop
+    /// without any digest yet).
     pub p50_rank_err: f64,
     /// Same for p99.
     pub p99_rank_err: f64,
@@ -476,6 +484,10 @@ pub fn latency_table(
 
 /// As [`latency_table`], over recorded flows instead of the synthetic model, with the codec
 /// range `range_ns` (e.g. from [`trace_range`]).
+///
+/// # Errors
+/// As [`latency_experiment`]: among others, a trace shorter than the last checkpoint, or a
+/// range the codec cannot cover with a bit width.
 pub fn latency_table_traced(
     traces: std::sync::Arc<Vec<FlowTrace>>,
     range_ns: (f64, f64),

@@ -540,6 +540,7 @@ impl<F: CcFactory> Shard<F> {
             self.hop_trace.push(HopSample {
                 flow: pk.flow,
                 seq: pk.seq,
+                origin: pk.ts,
                 node: NodeId(sw.node),
                 sent: self.now,
                 latency: done - pk.arrived,

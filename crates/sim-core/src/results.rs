@@ -47,6 +47,9 @@ pub struct HopSample {
     pub flow: FlowId,
     /// The packet's first payload byte (a retransmission repeats it).
     pub seq: u64,
+    /// When the source host started transmitting this copy of the packet: tells a
+    /// retransmission's passage from the original's.
+    pub origin: Time,
     /// The switch.
     pub node: NodeId,
     /// When the switch started transmitting the packet.

@@ -497,7 +497,7 @@ impl<F: CcFactory> Simulation<F> {
     }
 
     /// Records every switch passage of the data packets of `flows` (see [`HopSample`]),
-    /// for [`Self::hop_trace`]. Call before running. Tracing costs memory (about 40 bytes per
+    /// for [`Self::hop_trace`]. Call before running. Tracing costs memory (40 bytes per
     /// packet and switch) but does not change the run.
     ///
     /// # Errors
@@ -512,12 +512,12 @@ impl<F: CcFactory> Simulation<F> {
     }
 
     /// The hop samples recorded so far for the flows chosen with
-    /// [`Self::trace_hop_latency`], ordered by flow, sequence number, transmission time and
-    /// switch: the same for any partitioning and thread count.
+    /// [`Self::trace_hop_latency`], ordered by flow, sequence number, origin (the copy),
+    /// transmission time and switch: the same for any partitioning and thread count.
     pub fn hop_trace(&self) -> Vec<HopSample> {
         let mut v: Vec<HopSample> =
             self.shards.iter().flat_map(|s| s.hop_trace.iter().copied()).collect();
-        v.sort_unstable_by_key(|h| (h.flow, h.seq, h.sent, h.node));
+        v.sort_unstable_by_key(|h| (h.flow, h.seq, h.origin, h.sent, h.node));
         v
     }
 
