@@ -75,6 +75,14 @@ impl<E> BinaryHeapQueue<E> {
     }
 }
 
+impl<E> BinaryHeapQueue<E> {
+    /// The next event, without removing it.
+    #[inline]
+    pub fn peek_event(&self) -> Option<&E> {
+        self.heap.peek().map(|e| &e.ev)
+    }
+}
+
 impl<E> EventQueue<E> for BinaryHeapQueue<E> {
     #[inline]
     fn push(&mut self, time: Time, seq: u64, ev: E) {
