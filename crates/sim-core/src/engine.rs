@@ -24,13 +24,14 @@ use crate::sim::{mix64, murmur3_32};
 use crate::telemetry::{PortUtil, UtilCodec};
 use crate::units::{BitsPerSec, Duration, Time};
 
-/// Events. Compact (16 bytes): packets live in a pool and are named by index.
+/// Events. Compact (at most 16 bytes): packets live in a pool and are named by index.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
-    /// The packet at the head of the link leaving `port` of `node` has been fully received by
-    /// the node at the other end. (Packets on a link arrive in order, so only the head of each
-    /// link's in-flight FIFO sits in the event queue.)
-    Arrive { node: u32, port: u16 },
+    /// The packet at the head of the link leaving `port` of `node`, `pkt`, has been fully
+    /// received by the node at the other end. (Packets on a link arrive in order, so only the
+    /// head of each link's in-flight FIFO sits in the event queue; `pkt` lets the loop
+    /// prefetch it without looking at the link.)
+    Arrive { node: u32, port: u16, pkt: u32 },
     /// A packet that crossed from another shard, `pkt` in this shard's pool, has been fully
     /// received on `port` of `node`.
     Deliver { node: u32, port: u16, pkt: u32 },
@@ -245,12 +246,7 @@ impl<F: CcFactory> Shard<F> {
     #[inline]
     fn prefetch_next(&mut self, sh: &Shared<F>) {
         match self.queue.peek_event() {
-            Some(&Event::Arrive { node, port }) => {
-                let link = self.link_mut(sh, node, port);
-                if let Some(&(_, _, pkt)) = link.flight.front() {
-                    prefetch(&self.pool[pkt as usize]);
-                }
-            }
+            Some(&Event::Arrive { pkt, .. }) => prefetch(&self.pool[pkt as usize]),
             Some(&Event::TxDone { node, port }) => {
                 // Most likely the head of the first non-empty queue goes next.
                 if let Slot::Switch(s) = sh.place[node as usize].slot {
@@ -325,12 +321,13 @@ impl<F: CcFactory> Shard<F> {
                 Slot::Host(h) => self.host_arrive(sh, h as usize, pkt),
                 Slot::Switch(s) => self.switch_arrive(sh, s as usize, port as usize, pkt),
             },
-            Event::Arrive { node, port } => {
+            Event::Arrive { node, port, pkt } => {
                 let link = self.link_mut(sh, node, port);
-                let (_, _, pkt) = link.flight.pop_front().expect("an arrival has a frame");
+                let (_, _, head) = link.flight.pop_front().expect("an arrival has a frame");
+                debug_assert_eq!(head, pkt, "the event names the link's head frame");
                 let (peer, peer_port) = (link.peer, link.peer_port);
-                if let Some(&(t, seq, _)) = link.flight.front() {
-                    self.queue.push(t, seq, Event::Arrive { node, port });
+                if let Some(&(t, seq, next)) = link.flight.front() {
+                    self.queue.push(t, seq, Event::Arrive { node, port, pkt: next });
                 }
                 match sh.place[peer as usize].slot {
                     Slot::Host(h) => self.host_arrive(sh, h as usize, pkt),
@@ -392,7 +389,7 @@ impl<F: CcFactory> Shard<F> {
         let first = link.flight.is_empty();
         link.flight.push_back((at, seq, pkt));
         if first {
-            self.queue.push(at, seq, Event::Arrive { node, port });
+            self.queue.push(at, seq, Event::Arrive { node, port, pkt });
         }
         done
     }
@@ -947,5 +944,16 @@ impl<F: CcFactory> Shard<F> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Event;
+
+    /// Events stay within 16 bytes (the heap moves them on every push and pop).
+    #[test]
+    fn events_are_compact() {
+        assert!(std::mem::size_of::<Event>() <= 16);
     }
 }
