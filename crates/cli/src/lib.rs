@@ -304,15 +304,7 @@ pub fn default_out_dir(scenario: &Path) -> PathBuf {
 fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let valid = scenario::load(&args.scenario, args.seed)?;
     let dir = args.out.clone().unwrap_or_else(|| default_out_dir(&args.scenario));
-    if dir.exists() && !dir.is_dir() {
-        return Err(CliError::Write {
-            path: dir,
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "exists and is not a directory",
-            ),
-        });
-    }
+    output::check_out_dir(&dir)?;
     let headline = format!(
         "{}: {} flow{} on {}, scheme {}",
         valid.path.display(),

@@ -120,6 +120,24 @@ pub fn counters_csv(c: &Counters, s: &RunSummary) -> String {
     csv_text(["name", "value"], counter_rows(c, s).into_iter().map(|(n, v)| [n.to_string(), v]))
 }
 
+/// An existing output folder must be a folder: checked before a command runs, so that a
+/// long run does not end in a failed write.
+///
+/// # Errors
+/// [`CliError::Write`] if `dir` exists and is not a directory.
+pub fn check_out_dir(dir: &Path) -> Result<(), CliError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::Write {
+            path: dir.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "exists and is not a directory",
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Writes `contents` to `dir/name` atomically: `dir/.name.tmp`, then a rename.
 ///
 /// # Errors

@@ -53,7 +53,7 @@ use std::sync::Arc;
 
 use crate::analyze::create_dir;
 use crate::error::CliError;
-use crate::output;
+use crate::output::{self, check_out_dir};
 use crate::scenario::{self, ValidScenario};
 use crate::schemes::{self, SimInput};
 use crate::sweep::{in_pool, progress};
@@ -195,20 +195,6 @@ fn increasing<T: PartialOrd + Display>(option: &'static str, values: &[T]) -> Re
         )),
         None => Ok(()),
     }
-}
-
-/// An existing `--out` must be a folder (checked before running).
-fn check_out_dir(dir: &Path) -> Result<(), CliError> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(CliError::Write {
-            path: dir.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "exists and is not a directory",
-            ),
-        });
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

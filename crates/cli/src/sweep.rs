@@ -788,15 +788,7 @@ pub fn sweep_command(
 ) -> Result<(), CliError> {
     let t0 = Instant::now();
     let plan = plan(sweep, jobs)?;
-    if dir.exists() && !dir.is_dir() {
-        return Err(CliError::Write {
-            path: dir.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "exists and is not a directory",
-            ),
-        });
-    }
+    output::check_out_dir(dir)?;
     let mine: Vec<&CellPlan> = plan.cells.iter().filter(|c| shard.has(c.index)).collect();
     let dims: Vec<String> = plan.axes.iter().map(|a| a.values.len().to_string()).collect();
     let keys: Vec<&str> = plan.axes.iter().map(|a| a.key.as_str()).collect();

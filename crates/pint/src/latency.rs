@@ -288,31 +288,14 @@ impl fmt::Display for LatencyRow {
     }
 }
 
-/// Per-hop digest store.
-enum Store {
-    All(Vec<u32>),
-    Kll(Kll<u32>),
-}
-
-impl Store {
-    fn push(&mut self, code: u32) {
-        match self {
-            Store::All(v) => v.push(code),
-            Store::Kll(s) => s.update(code),
-        }
+/// Exact nearest-rank quantile of the digests `codes`, `None` if there are none.
+fn exact_quantile(codes: &[u32], q: f64) -> Option<u32> {
+    if codes.is_empty() {
+        return None;
     }
-
-    fn quantile(&self, q: f64) -> Option<u32> {
-        match self {
-            Store::All(v) if v.is_empty() => None,
-            Store::All(v) => {
-                let mut c = v.clone();
-                let i = nearest_rank_index(c.len(), q);
-                Some(*c.select_nth_unstable(i).1)
-            }
-            Store::Kll(s) => s.quantile(q),
-        }
-    }
+    let mut c = codes.to_vec();
+    let i = nearest_rank_index(c.len(), q);
+    Some(*c.select_nth_unstable(i).1)
 }
 
 /// Distance from `q` to the normalized rank range `[#{< c}, #{<= c}] / n` of `c` in `codes`
@@ -393,15 +376,15 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
         };
         hop_count += k;
         let mut truth: Vec<Vec<f64>> = vec![Vec::with_capacity(last as usize); k];
-        let mut stores: Vec<Store> = (0..k)
-            .map(|h| match cfg.storage {
-                Storage::All => Store::All(Vec::new()),
-                Storage::Kll(b) => Store::Kll(
-                    Kll::with_budget(b, hash2(flow_seed, h as u64)).expect("budget checked"),
-                ),
-            })
-            .collect();
+        // Every digest the sink received per hop: the exact storage itself, and the reference
+        // for a sketch's rank error.
         let mut received: Vec<Vec<u32>> = vec![Vec::new(); k];
+        let mut sketches: Vec<Kll<u32>> = match cfg.storage {
+            Storage::All => Vec::new(),
+            Storage::Kll(b) => (0..k)
+                .map(|h| Kll::with_budget(b, hash2(flow_seed, h as u64)).expect("budget checked"))
+                .collect(),
+        };
         let mut lat = vec![0.0; k];
         let mut next = 0;
         for pkt in 1..=last {
@@ -424,13 +407,19 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
                 .expect("hop 1 always writes")
                 - 1;
             let code = codec.encode(lat[writer]);
-            stores[writer].push(code);
             received[writer].push(code);
+            if let Some(s) = sketches.get_mut(writer) {
+                s.update(code);
+            }
             if pkt == cfg.checkpoints[next] {
-                for (h, store) in stores.iter().enumerate() {
+                for h in 0..k {
                     for (i, q) in [0.5, 0.99].into_iter().enumerate() {
                         let t = true_quantile(&truth[h], q);
-                        let (value_err, rank_err) = match store.quantile(q) {
+                        let estimate = match sketches.get(h) {
+                            Some(s) => s.quantile(q),
+                            None => exact_quantile(&received[h], q),
+                        };
+                        let (value_err, rank_err) = match estimate {
                             Some(c) => {
                                 ((codec.decode(c) - t).abs() / t, rank_error(&received[h], c, q))
                             }
