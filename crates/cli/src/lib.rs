@@ -13,7 +13,8 @@
 //! dcsim import-ns3 CONFIG.txt --out SCENARIO.toml
 //! dcsim compare-ns3 REF_FCT.txt OUR_FCT.csv [--csv OUT.csv]
 //! dcsim pint path-tracing --out DIR [--k K,..] [--bits B,..] [--instances N,..] [--trials N]
-//! dcsim pint latency --out DIR [--bits B,..] [--sketch N,..] [--checkpoints P,..] [--flows N]
+//! dcsim pint latency --out DIR [--bits B,..] [--sketch N,..] [--hist BYTES,..]
+//!                    [--checkpoints P,..] [--flows N]
 //! ```
 //!
 //! The pipeline is parse → validate → run: [`scenario::load`] reads the scenario (and the flow

@@ -24,7 +24,7 @@
 //!     "--bits, --instances: a budget of 4 bits does not split into 3 instances of 1..=32 bits \
 //!      each (total <= 64); every --bits value must split evenly into every --instances value"
 //! );
-//! let e = LatencyPlan::new(&[4, 8], &[100], &[100, 50], 2, 1).unwrap_err();
+//! let e = LatencyPlan::new(&[4, 8], &[100], &[100], &[100, 50], 2, 1).unwrap_err();
 //! assert_eq!(
 //!     e.to_string(),
 //!     "--checkpoints: values must be strictly increasing, but 50 follows 100"
@@ -41,6 +41,7 @@ use dcsim_analysis::{plot_lines, Axis, Dash, Legend, Line, LineChart, Panel};
 use dcsim_core::config::FlowSpec;
 use dcsim_core::ids::{FlowId, NodeId};
 use dcsim_core::HopSample;
+use dcsim_pint::hist::{CodeHist, COUNT_BITS};
 use dcsim_pint::kll::Kll;
 use dcsim_pint::latency::{LatencyCodec, LatencyModel};
 use dcsim_pint::path::{PathScheme, SchemeKind};
@@ -111,9 +112,13 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "BITS,...", value_delimiter = ',', default_value = "4,8")]
     pub bits: Vec<u32>,
     /// KLL sketch sizes (digests kept per hop), strictly increasing; exact storage (every
-    /// digest) is always run too.
+    /// digest) is always run too. `--sketch ''` for none.
     #[arg(long, value_name = "DIGESTS,...", value_delimiter = ',', default_value = "100")]
     pub sketch: Vec<usize>,
+    /// Code-histogram sizes in bytes per hop (a bucket is a digest code and a 16-bit count;
+    /// the lowest buckets merge when full), strictly increasing. `--hist ''` for none.
+    #[arg(long, value_name = "BYTES,...", value_delimiter = ',', default_value = "100")]
+    pub hist: Vec<usize>,
     /// Packet counts at which the error is measured, strictly increasing [default:
     /// 100,1000,5000,50000; with --scenario 100,1000,5000,20000].
     #[arg(long, value_name = "PACKETS,...", value_delimiter = ',')]
@@ -166,7 +171,8 @@ pub fn execute(cmd: PintCommand, out: &mut dyn Write) -> Result<(), CliError> {
                 Some(_) => vec![100, 1000, 5000, 20_000],
                 None => vec![100, 1000, 5000, 50_000],
             });
-            let mut plan = LatencyPlan::new(&a.bits, &a.sketch, &checkpoints, a.flows, a.seed)?;
+            let mut plan =
+                LatencyPlan::new(&a.bits, &a.sketch, &a.hist, &checkpoints, a.flows, a.seed)?;
             check_out_dir(&a.out)?;
             if let Some(scenario) = &a.scenario {
                 let last = *plan.checkpoints.last().expect("validated non-empty");
@@ -452,7 +458,8 @@ fn path_tracing_command(
 pub struct LatencyPlan {
     /// Digest bits, increasing.
     pub bits: Vec<u32>,
-    /// [`Storage::All`], then a [`Storage::Kll`] per sketch size.
+    /// [`Storage::All`], then a [`Storage::Kll`] per sketch size, then a [`Storage::Hist`]
+    /// per histogram size.
     pub storages: Vec<Storage>,
     /// Packet counts, increasing.
     pub checkpoints: Vec<u64>,
@@ -605,13 +612,15 @@ fn flow_trace(samples: &[HopSample], packets: usize) -> Option<FlowTrace> {
 impl LatencyPlan {
     /// Checks the options: non-empty strictly increasing lists; every bit width usable by the
     /// library's latency codec over its default range (1..=31 bits); every sketch size at
-    /// least 8 digests; checkpoints from 1 to [`MAX_LATENCY_PACKETS`]; `flows >= 1`.
+    /// least 8 digests; every histogram size at least two buckets at every bit width;
+    /// checkpoints from 1 to [`MAX_LATENCY_PACKETS`]; `flows >= 1`.
     ///
     /// # Errors
     /// [`CliError::BadOption`] naming the option and the value.
     pub fn new(
         bits: &[u32],
         sketches: &[usize],
+        hists: &[usize],
         checkpoints: &[u64],
         flows: usize,
         seed: u64,
@@ -628,6 +637,23 @@ impl LatencyPlan {
             Kll::<u32>::with_budget(k, 0).map_err(|_| {
                 bad("--sketch", format!("a sketch of {k} digests: at least 8 are needed"))
             })?;
+        }
+        if !hists.is_empty() {
+            increasing("--hist", hists)?;
+        }
+        for &bytes in hists {
+            for &b in bits {
+                CodeHist::with_budget(bytes, b, 0).map_err(|_| {
+                    bad(
+                        "--hist",
+                        format!(
+                            "a histogram of {bytes} bytes holds fewer than two buckets of \
+                             {b}-bit codes ({} bytes needed)",
+                            (2 * (b + COUNT_BITS)).div_ceil(8)
+                        ),
+                    )
+                })?;
+            }
         }
         increasing("--checkpoints", checkpoints)?;
         if checkpoints[0] == 0 {
@@ -650,6 +676,7 @@ impl LatencyPlan {
         }
         let storages = std::iter::once(Storage::All)
             .chain(sketches.iter().map(|&k| Storage::Kll(k)))
+            .chain(hists.iter().map(|&b| Storage::Hist(b)))
             .collect();
         Ok(LatencyPlan {
             bits: bits.to_vec(),
@@ -697,11 +724,12 @@ impl LatencyPlan {
     }
 }
 
-/// `exact` or `KLL 100`.
+/// `exact`, `KLL 100` or `hist 100B`.
 fn storage_label(s: Storage) -> String {
     match s {
         Storage::All => "exact".into(),
         Storage::Kll(k) => format!("KLL {k}"),
+        Storage::Hist(b) => format!("hist {b}B"),
     }
 }
 
@@ -724,7 +752,8 @@ pub fn latency_text(plan: &LatencyPlan, rows: &[LatencyRow]) -> String {
     let _ = writeln!(
         s,
         "latency quantiles: relative error of the per-hop p50 / p99 estimates (mean over {over}, \
-         seed {}; exact = every digest, KLL N = a sketch of N digests per hop)",
+         seed {}; exact = every digest, KLL N = a sketch of N digests per hop, hist NB = a code \
+         histogram of N bytes per hop)",
         plan.seed
     );
     let cols: Vec<(u32, Storage)> =
@@ -757,7 +786,7 @@ pub fn latency_text(plan: &LatencyPlan, rows: &[LatencyRow]) -> String {
 pub fn latency_chart(plan: &LatencyPlan, rows: &[LatencyRow]) -> LineChart {
     let stats: [Stat<LatencyRow>; 2] =
         [("Median (p50)", |r| r.p50_err), ("99th percentile (p99)", |r| r.p99_err)];
-    let sketches = plan.storages.iter().filter(|s| matches!(s, Storage::Kll(_))).count().max(1);
+    let sketches = plan.storages.iter().filter(|s| !matches!(s, Storage::All)).count().max(1);
     let panels = stats
         .iter()
         .map(|(title, stat)| {
@@ -767,7 +796,7 @@ pub fn latency_chart(plan: &LatencyPlan, rows: &[LatencyRow]) -> LineChart {
                 for &st in &plan.storages {
                     let (color, dash) = match st {
                         Storage::All => (bi * sketches, Dash::Solid),
-                        Storage::Kll(_) => {
+                        Storage::Kll(_) | Storage::Hist(_) => {
                             sketch_index += 1;
                             (bi * sketches + sketch_index - 1, Dash::Dashed)
                         }
@@ -900,7 +929,7 @@ mod tests {
         let whole = path_tracing_table(&plan.ks, &plan.budgets, plan.trials, plan.seed).unwrap();
         assert_eq!(plan.run(2).unwrap(), whole);
 
-        let plan = LatencyPlan::new(&[4, 8], &[8, 16], &[10, 40], 2, 3).unwrap();
+        let plan = LatencyPlan::new(&[4, 8], &[8, 16], &[10], &[10, 40], 2, 3).unwrap();
         let whole =
             latency_table(&plan.bits, &plan.storages, &plan.checkpoints, plan.flows, plan.seed)
                 .unwrap();
@@ -929,7 +958,7 @@ mod tests {
         assert_eq!(p(&[5], &[8], &[1], 0), "--trials: 0 trials: at least 1 is needed");
 
         let l = |bits: &[u32], sk: &[usize], cp: &[u64], flows| {
-            LatencyPlan::new(bits, sk, cp, flows, 1).unwrap_err().to_string()
+            LatencyPlan::new(bits, sk, &[], cp, flows, 1).unwrap_err().to_string()
         };
         assert_eq!(
             l(&[0], &[100], &[10], 1),
@@ -945,7 +974,16 @@ mod tests {
             l(&[4], &[100, 100], &[10], 1),
             "--sketch: values must be strictly increasing, but 100 follows 100"
         );
-        assert_eq!(LatencyPlan::new(&[4], &[], &[10], 1, 1).unwrap().storages, [Storage::All]);
+        assert_eq!(LatencyPlan::new(&[4], &[], &[], &[10], 1, 1).unwrap().storages, [Storage::All]);
+        assert_eq!(
+            LatencyPlan::new(&[4, 8], &[], &[4], &[10], 1, 1).unwrap_err().to_string(),
+            "--hist: a histogram of 4 bytes holds fewer than two buckets of 4-bit codes (5 bytes \
+             needed)"
+        );
+        assert_eq!(
+            LatencyPlan::new(&[4], &[100], &[50, 100], &[10], 1, 1).unwrap().storages,
+            [Storage::All, Storage::Kll(100), Storage::Hist(50), Storage::Hist(100)]
+        );
         assert_eq!(
             l(&[4], &[100], &[0, 10], 1),
             "--checkpoints: 0 packets: checkpoints start at 1"
@@ -986,5 +1024,6 @@ mod tests {
         assert_eq!(budget_label(8, 1), "8 bits");
         assert_eq!(budget_label(16, 2), "16 bits (2x8)");
         assert_eq!(storage_label(Storage::Kll(100)), "KLL 100");
+        assert_eq!(storage_label(Storage::Hist(100)), "hist 100B");
     }
 }

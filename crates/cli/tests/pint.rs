@@ -189,13 +189,15 @@ fn path_tracing_bad_options() {
 // latency
 // ---------------------------------------------------------------------------------------------
 
-const LATENCY_ARGS: [&str; 10] = [
+const LATENCY_ARGS: [&str; 12] = [
     "pint",
     "latency",
     "--bits",
     "4,8",
     "--sketch",
     "8,16",
+    "--hist",
+    "20",
     "--checkpoints",
     "10,50,200",
     "--flows",
@@ -218,14 +220,14 @@ fn latency_writes_the_library_rows_a_figure_and_a_table() {
         csv.lines().skip(1).map(|l| l.split(',').take(3).collect::<Vec<_>>().join(",")).collect();
     let mut expected = Vec::new();
     for b in [4, 8] {
-        for s in ["all", "kll8", "kll16"] {
+        for s in ["all", "kll8", "kll16", "hist20"] {
             for p in [10, 50, 200] {
                 expected.push(format!("{b},{s},{p}"));
             }
         }
     }
     assert_eq!(keys, expected);
-    let storages = [Storage::All, Storage::Kll(8), Storage::Kll(16)];
+    let storages = [Storage::All, Storage::Kll(8), Storage::Kll(16), Storage::Hist(20)];
     let rows = latency_table(&[4, 8], &storages, &[10, 50, 200], 2, 3).unwrap();
     assert_eq!(csv, csv_of(LatencyRow::CSV_HEADER, &rows));
     assert!(rows.iter().all(|r| r.p50_err >= 0.0 && r.p99_err >= 0.0));
@@ -234,7 +236,13 @@ fn latency_writes_the_library_rows_a_figure_and_a_table() {
     assert_figures(
         &c.path("lat"),
         "latency",
-        &["4 bits, exact", "8 bits, KLL 16", "Median (p50)", "99th percentile (p99)"],
+        &[
+            "4 bits, exact",
+            "8 bits, KLL 16",
+            "8 bits, hist 20B",
+            "Median (p50)",
+            "99th percentile (p99)",
+        ],
     );
 
     // The table: a line per checkpoint, a `p50 / p99` column per bits and storage.
@@ -243,8 +251,13 @@ fn latency_writes_the_library_rows_a_figure_and_a_table() {
         &[
             "relative error of the per-hop p50 / p99 estimates (mean over 5 hops x 2 flows, seed 3",
             &format!(
-                "\n{:>8}  {:>15}  {:>15}  {:>15}  {:>15}",
-                "packets", "4 bits exact", "4 bits KLL 8", "4 bits KLL 16", "8 bits exact"
+                "\n{:>8}  {:>15}  {:>15}  {:>15}  {:>15}  {:>15}",
+                "packets",
+                "4 bits exact",
+                "4 bits KLL 8",
+                "4 bits KLL 16",
+                "4 bits hist 20B",
+                "8 bits exact"
             ),
             "wrote lat/latency.csv, lat/latency.png, lat/latency.svg",
         ],
@@ -254,11 +267,12 @@ fn latency_writes_the_library_rows_a_figure_and_a_table() {
         format!("{:.4} / {:.4}", r.p50_err, r.p99_err)
     };
     let line = format!(
-        "\n{:>8}  {:>15}  {:>15}  {:>15}",
+        "\n{:>8}  {:>15}  {:>15}  {:>15}  {:>15}",
         200,
         at(4, Storage::All),
         at(4, Storage::Kll(8)),
-        at(4, Storage::Kll(16))
+        at(4, Storage::Kll(16)),
+        at(4, Storage::Hist(20))
     );
     assert_has(&out, &[&line]);
 }
@@ -297,6 +311,10 @@ fn latency_bad_options() {
     assert_has(
         &bad(&["--sketch", "4"]),
         &["error: --sketch: a sketch of 4 digests: at least 8 are needed"],
+    );
+    assert_has(
+        &bad(&["--hist", "4"]),
+        &["error: --hist: a histogram of 4 bytes holds fewer than two buckets of 4-bit codes"],
     );
     assert_has(
         &bad(&["--checkpoints", "100,50"]),
@@ -384,6 +402,12 @@ fn latency_on_simulated_hop_latencies() {
     let kll = row("kll16", 300);
     assert!(kll[3] > 0.0 && kll[3] < 0.1, "{csv}");
     assert_eq!(row("kll16", 10), row("all", 10));
+    // The 100-byte code histogram (33 buckets of 8-bit codes) is exact until the hops use more
+    // codes; then it coarsens its codes but never errs in rank.
+    assert_eq!(row("hist100", 50), row("all", 50));
+    let hist = row("hist100", 300);
+    assert_eq!((hist[2], hist[3]), (0.0, 0.0), "{csv}");
+    assert!((hist[0] - exact[0]).abs() < 0.05 && (hist[1] - exact[1]).abs() < 0.05, "{csv}");
     // Any thread count gives the same recording.
     c.ok(&args("2", "two"));
     assert_eq!(csv, read(&c.path("two/latency.csv")));

@@ -41,6 +41,14 @@ pub enum PintError {
     NotInUniverse(u32),
     /// A KLL sketch needs `k >= 2` (and a memory budget of at least 8 items).
     InvalidSketch(usize),
+    /// A code histogram's byte budget must hold at least two buckets of `bits + 16` bits, and
+    /// codes have 1 to 31 bits.
+    InvalidHistogram {
+        /// The byte budget asked for.
+        bytes: usize,
+        /// Bits per code.
+        bits: u32,
+    },
     /// A quantile must lie in `[0, 1]`.
     InvalidQuantile(f64),
     /// An experiment parameter is out of range (the message names it).
@@ -74,6 +82,11 @@ impl fmt::Display for PintError {
             PintError::InvalidSketch(k) => {
                 write!(f, "KLL sketch parameter {k} is too small (k >= 2, budget >= 8)")
             }
+            PintError::InvalidHistogram { bytes, bits } => write!(
+                f,
+                "a histogram of {bytes} bytes cannot hold two buckets of {bits}-bit codes \
+                 (each bucket is the code and a 16-bit count; codes have 1..=31 bits)"
+            ),
             PintError::InvalidQuantile(q) => write!(f, "quantile {q} must lie in [0, 1]"),
             PintError::InvalidExperiment(why) => write!(f, "invalid experiment: {why}"),
         }

@@ -4,9 +4,9 @@
 //! global hash (reservoir sampling, as in the Baseline layer of [`crate::path`]: hop `i` writes
 //! with probability `1/i`, so the digest holds a uniformly random hop and the sink knows
 //! which), compressed by a [`LatencyCodec`] — multiplicative approximation with nearest
-//! rounding over a fixed range, `2^b` codes. The sink keeps, per hop, either **all** digests
-//! (the exact baseline over compressed values) or a [`Kll`] sketch of a fixed number of
-//! digests, and answers per-hop quantiles from them.
+//! rounding over a fixed range, `2^b` codes. The sink keeps, per hop, **all** digests (the
+//! exact baseline over compressed values), a [`Kll`] sketch of a fixed number of digests, or a
+//! [`CodeHist`] of a fixed number of bytes, and answers per-hop quantiles from them.
 //!
 //! [`latency_experiment`] measures the relative error of the p50 and p99 estimates against the
 //! exact quantiles of the *true* latencies of all packets of the flow so far (every packet
@@ -34,6 +34,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::approx::Multiplicative;
 use crate::error::PintError;
 use crate::hash::{hash2, reservoir_threshold};
+use crate::hist::{CodeHist, CodeRange};
 use crate::kll::Kll;
 use crate::stats::nearest_rank_index;
 
@@ -78,6 +79,15 @@ impl LatencyCodec {
     /// Latency a code stands for.
     pub fn decode(&self, code: u32) -> f64 {
         self.min * self.mult.decode(code)
+    }
+
+    /// Latency a range of codes stands for: the geometric mean of its ends (the value off by
+    /// the least factor from every code of the range; [`decode`](Self::decode) for one code).
+    pub fn decode_range(&self, r: CodeRange) -> f64 {
+        if r.lo == r.hi {
+            return self.decode(r.lo);
+        }
+        (self.decode(r.lo) * self.decode(r.hi)).sqrt()
     }
 }
 
@@ -197,14 +207,18 @@ pub enum Storage {
     All,
     /// A KLL sketch retaining at most this many digests.
     Kll(usize),
+    /// A [`CodeHist`] of this many bytes (at `b` bits per digest, a 100-digest sketch is
+    /// `100 · b / 8` bytes).
+    Hist(usize),
 }
 
 impl fmt::Display for Storage {
-    /// `all` or `kll<budget>`.
+    /// `all`, `kll<digests>` or `hist<bytes>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Storage::All => write!(f, "all"),
             Storage::Kll(b) => write!(f, "kll{b}"),
+            Storage::Hist(b) => write!(f, "hist{b}"),
         }
     }
 }
@@ -298,12 +312,12 @@ fn exact_quantile(codes: &[u32], q: f64) -> Option<u32> {
     Some(*c.select_nth_unstable(i).1)
 }
 
-/// Distance from `q` to the normalized rank range `[#{< c}, #{<= c}] / n` of `c` in `codes`
-/// (non-empty).
-fn rank_error(codes: &[u32], c: u32, q: f64) -> f64 {
+/// Distance from `q` to the normalized rank range `[#{< lo}, #{<= hi}] / n` of the codes
+/// `r` in `codes` (non-empty).
+fn rank_error(codes: &[u32], r: CodeRange, q: f64) -> f64 {
     let n = codes.len() as f64;
-    let below = codes.iter().filter(|&&x| x < c).count() as f64 / n;
-    let upto = codes.iter().filter(|&&x| x <= c).count() as f64 / n;
+    let below = codes.iter().filter(|&&x| x < r.lo).count() as f64 / n;
+    let upto = codes.iter().filter(|&&x| x <= r.hi).count() as f64 / n;
     if q < below {
         below - q
     } else if q > upto {
@@ -318,6 +332,12 @@ fn true_quantile(xs: &[f64], q: f64) -> f64 {
     let mut c = xs.to_vec();
     let i = nearest_rank_index(c.len(), q);
     *c.select_nth_unstable_by(i, |a, b| a.total_cmp(b)).1
+}
+
+/// A hop's sketch at the sink.
+enum Sketch {
+    Kll(Kll<u32>),
+    Hist(CodeHist),
 }
 
 /// Run one latency experiment: one row per checkpoint. A hop without any digest yet counts as
@@ -359,9 +379,13 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
     if flows == 0 {
         return Err(PintError::InvalidExperiment("need at least one flow".into()));
     }
-    if let Storage::Kll(b) = cfg.storage {
-        if b < 8 {
-            return Err(PintError::InvalidSketch(b));
+    match cfg.storage {
+        Storage::All => {}
+        Storage::Kll(b) => {
+            Kll::<u32>::with_budget(b, 0)?;
+        }
+        Storage::Hist(b) => {
+            CodeHist::with_budget(b, cfg.bits, 0)?;
         }
     }
     let codec = LatencyCodec::new(cfg.bits, cfg.range_ns.0, cfg.range_ns.1)?;
@@ -379,12 +403,20 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
         // Every digest the sink received per hop: the exact storage itself, and the reference
         // for a sketch's rank error.
         let mut received: Vec<Vec<u32>> = vec![Vec::new(); k];
-        let mut sketches: Vec<Kll<u32>> = match cfg.storage {
-            Storage::All => Vec::new(),
-            Storage::Kll(b) => (0..k)
-                .map(|h| Kll::with_budget(b, hash2(flow_seed, h as u64)).expect("budget checked"))
-                .collect(),
-        };
+        let mut sketches: Vec<Sketch> = (0..k)
+            .filter_map(|h| {
+                let seed = hash2(flow_seed, h as u64);
+                match cfg.storage {
+                    Storage::All => None,
+                    Storage::Kll(b) => {
+                        Some(Sketch::Kll(Kll::with_budget(b, seed).expect("budget checked")))
+                    }
+                    Storage::Hist(b) => Some(Sketch::Hist(
+                        CodeHist::with_budget(b, cfg.bits, seed).expect("budget checked"),
+                    )),
+                }
+            })
+            .collect();
         let mut lat = vec![0.0; k];
         let mut next = 0;
         for pkt in 1..=last {
@@ -408,21 +440,25 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
                 - 1;
             let code = codec.encode(lat[writer]);
             received[writer].push(code);
-            if let Some(s) = sketches.get_mut(writer) {
-                s.update(code);
+            match sketches.get_mut(writer) {
+                Some(Sketch::Kll(s)) => s.update(code),
+                Some(Sketch::Hist(s)) => s.update(code),
+                None => {}
             }
             if pkt == cfg.checkpoints[next] {
                 for h in 0..k {
                     for (i, q) in [0.5, 0.99].into_iter().enumerate() {
                         let t = true_quantile(&truth[h], q);
                         let estimate = match sketches.get(h) {
-                            Some(s) => s.quantile(q),
-                            None => exact_quantile(&received[h], q),
+                            Some(Sketch::Kll(s)) => s.quantile(q).map(CodeRange::one),
+                            Some(Sketch::Hist(s)) => s.quantile(q),
+                            None => exact_quantile(&received[h], q).map(CodeRange::one),
                         };
                         let (value_err, rank_err) = match estimate {
-                            Some(c) => {
-                                ((codec.decode(c) - t).abs() / t, rank_error(&received[h], c, q))
-                            }
+                            Some(r) => (
+                                (codec.decode_range(r) - t).abs() / t,
+                                rank_error(&received[h], r, q),
+                            ),
                             None => (1.0, 1.0),
                         };
                         sums[next][i] += value_err;
@@ -528,6 +564,7 @@ mod tests {
     fn storage_names() {
         assert_eq!(Storage::All.to_string(), "all");
         assert_eq!(Storage::Kll(100).to_string(), "kll100");
+        assert_eq!(Storage::Hist(100).to_string(), "hist100");
         let r = LatencyRow {
             bits: 4,
             storage: Storage::Kll(100),
@@ -590,9 +627,11 @@ mod tests {
     #[test]
     fn rank_error_of_ties() {
         let codes = [1, 2, 2, 2, 3];
-        assert_eq!(rank_error(&codes, 2, 0.5), 0.0);
-        assert!((rank_error(&codes, 3, 0.5) - 0.3).abs() < 1e-12);
-        assert!((rank_error(&codes, 1, 0.99) - 0.79).abs() < 1e-12);
+        let one = CodeRange::one;
+        assert_eq!(rank_error(&codes, one(2), 0.5), 0.0);
+        assert!((rank_error(&codes, one(3), 0.5) - 0.3).abs() < 1e-12);
+        assert!((rank_error(&codes, one(1), 0.99) - 0.79).abs() < 1e-12);
+        assert_eq!(rank_error(&codes, CodeRange { lo: 2, hi: 3 }, 0.99), 0.0);
     }
 
     #[test]

@@ -14,8 +14,11 @@
 //!   and XOR layers, multiple instances; a peeling [`Decoder`](path::Decoder) that returns the
 //!   exact path once it is determined and never a wrong one; [`path_tracing_table`].
 //! - [`latency`] — latency quantiles (dynamic per-flow aggregation): compressed per-hop
-//!   latencies, collected exactly or in a [`kll::Kll`] sketch; [`latency_table`].
+//!   latencies, collected exactly, in a [`kll::Kll`] sketch or in a [`hist::CodeHist`];
+//!   [`latency_table`].
 //! - [`kll`] — a KLL quantile sketch with a tracked rank-error bound.
+//! - [`hist`] — a fixed-size histogram of digest codes (DDSketch-style, collapsing the lowest
+//!   buckets): exact quantiles while the codes in use fit, high quantiles exact beyond.
 //! - [`stats`] — mean and nearest-rank percentiles for the experiment tables.
 //!
 //! Both tables are CSV-ready: each row type has a `CSV_HEADER` and a `Display` that prints one
@@ -47,6 +50,7 @@
 pub mod approx;
 pub mod error;
 mod hash;
+pub mod hist;
 pub mod hpcc_pint;
 pub mod kll;
 pub mod latency;

@@ -62,6 +62,30 @@ fn sketch_matches_exact_until_it_compacts_and_is_deterministic() {
     assert_eq!(latency_experiment(&cfg).unwrap(), kll);
 }
 
+#[test]
+fn histogram_is_exact_while_codes_fit_and_never_errs_in_rank() {
+    let checkpoints = [100, 1000, 20_000];
+    let strip = |rows: Vec<LatencyRow>| -> Vec<[f64; 4]> {
+        rows.iter().map(|r| [r.p50_err, r.p99_err, r.p50_rank_err, r.p99_rank_err]).collect()
+    };
+    let run = |bits, st| latency_experiment(&LatencyConfig::new(bits, st, &checkpoints, 3, 4));
+    // 4-bit codes: all 16 fit the 20 buckets of 50 bytes, so the histogram is the exact storage.
+    assert_eq!(strip(run(4, Storage::Hist(50)).unwrap()), strip(run(4, Storage::All).unwrap()));
+    // 8-bit codes over the default range (β = 65536^(1/255) ≈ 1.0445): a log-normal hop uses
+    // ~130 codes, 100 bytes hold 33 buckets, so up to 3 halvings; the answer is then within
+    // β^4 ≈ 1.19 of the truth plus sampling error, and never off in rank.
+    let hist = run(8, Storage::Hist(100)).unwrap();
+    let beta4 = (65_536f64).powf(4.0 / 255.0) - 1.0;
+    for r in &hist {
+        assert_eq!((r.p50_rank_err, r.p99_rank_err), (0.0, 0.0), "{r}");
+    }
+    let last = at(&hist, 20_000);
+    assert!(last.p50_err <= beta4 + 0.02 && last.p99_err <= beta4 + 0.06, "{last}");
+    // 200 bytes (66 buckets): one halving fewer, so closer to the 8-bit exact storage.
+    let finer = run(8, Storage::Hist(200)).unwrap();
+    assert!(at(&finer, 20_000).p50_err < last.p50_err, "{:?}", at(&finer, 20_000));
+}
+
 /// Heavier run (release): the latency table for 4/8 bits, all digests vs a 100-digest KLL
 /// sketch, averaged over 20 flows.
 #[test]
