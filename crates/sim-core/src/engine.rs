@@ -192,7 +192,6 @@ pub(crate) struct Shared<F: CcFactory> {
 
 /// A packet leaving a shard: delivered to `node`'s `port` at `at` with key `seq`.
 pub(crate) struct Crossing {
-    pub(crate) shard: u32,
     pub(crate) at: Time,
     pub(crate) seq: u64,
     pub(crate) node: u32,
@@ -221,7 +220,8 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) pending_starts: Vec<(Time, u64, u32)>,
     pub(crate) counters: Counters,
     pub(crate) done: usize,
-    pub(crate) outbox: Vec<Crossing>,
+    /// Packets for other shards, by target shard, sent during the current window.
+    pub(crate) outbox: Vec<Vec<Crossing>>,
     /// Hop samples of traced flows, in the order this shard recorded them.
     pub(crate) hop_trace: Vec<HopSample>,
 }
@@ -264,6 +264,11 @@ impl<F: CcFactory> Shard<F> {
     pub(crate) fn ingest(&mut self, c: Crossing) {
         let pkt = self.alloc(c.pkt);
         self.queue.push(c.at, c.seq, Event::Deliver { node: c.node, port: c.port, pkt });
+    }
+
+    /// Packets sent to other shards and not yet delivered.
+    pub(crate) fn outgoing(&self) -> impl Iterator<Item = &Crossing> {
+        self.outbox.iter().flatten()
     }
 
     // ----- scheduling ------------------------------------------------------------------
@@ -382,7 +387,8 @@ impl<F: CcFactory> Shard<F> {
             // The far end belongs to another shard: hand the packet over at the next window.
             let p = self.pool[pkt as usize];
             self.release(pkt);
-            self.outbox.push(Crossing { shard, at, seq, node: peer, port: peer_port, pkt: p });
+            let c = Crossing { at, seq, node: peer, port: peer_port, pkt: p };
+            self.outbox[shard as usize].push(c);
             return done;
         }
         let link = self.link_mut(sh, node, port);

@@ -3,7 +3,10 @@
 //! Each step: every thread ingests the packets other shards sent it, publishes the time of its
 //! next event, and waits at a barrier; all threads then compute the same window end
 //! (`min + lookahead`) and process their shards' events before it, hand packets for other
-//! shards to those shards' inboxes, and wait at the barrier again. The barrier spins briefly
+//! shards over, and wait at the barrier again. Packets travel through one mailbox per
+//! (sender, receiver) pair of shards without being copied: the sender swaps its full outbox
+//! for the mailbox's empty vector, and the receiver drains the mailbox in place, so both
+//! vectors keep their capacity from window to window. The barrier spins briefly
 //! (windows are short) and then yields. Scoped OS threads rather than a work-stealing pool:
 //! the threads must all be running at once to meet at the barrier.
 
@@ -55,8 +58,9 @@ pub(crate) fn run<F: CcFactory>(
     stop: Time,
 ) {
     let threads = threads.min(shards.len()).max(1);
-    let inboxes: Vec<Mutex<Vec<Crossing>>> =
-        shards.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let n = shards.len();
+    // mailboxes[from * n + to]: packets shard `from` sent to shard `to` in the last window.
+    let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n * n).map(|_| Mutex::new(Vec::new())).collect();
     let next: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect();
     let barrier = Barrier::new(threads);
     let mut groups: Vec<Vec<&mut Shard<F>>> = (0..threads).map(|_| Vec::new()).collect();
@@ -64,17 +68,19 @@ pub(crate) fn run<F: CcFactory>(
         groups[i % threads].push(s);
     }
     std::thread::scope(|scope| {
-        let (inboxes, next, barrier) = (&inboxes, &next, &barrier);
+        let (mailboxes, next, barrier) = (&mailboxes, &next, &barrier);
         let mut handles = Vec::new();
         for (t, mut group) in groups.into_iter().enumerate() {
             let mut work = move || loop {
                 // Take in what other shards sent during the previous window.
                 let mut earliest = u64::MAX;
                 for s in group.iter_mut() {
-                    let incoming =
-                        std::mem::take(&mut *inboxes[s.id as usize].lock().expect("inbox"));
-                    for c in incoming {
-                        s.ingest(c);
+                    let to = s.id as usize;
+                    for from in (0..n).filter(|&from| from != to) {
+                        let mut mailbox = mailboxes[from * n + to].lock().expect("mailbox");
+                        for c in mailbox.drain(..) {
+                            s.ingest(c);
+                        }
                     }
                     if let Some(at) = s.queue.peek_time() {
                         earliest = earliest.min(at.0);
@@ -91,15 +97,13 @@ pub(crate) fn run<F: CcFactory>(
                 let end = Time(min) + lookahead;
                 for s in group.iter_mut() {
                     s.run_window(sh, end, stop);
-                    let mut out = std::mem::take(&mut s.outbox);
-                    out.sort_by_key(|c| c.shard);
-                    let mut it = out.into_iter().peekable();
-                    while let Some(c) = it.next() {
-                        let target = c.shard;
-                        let mut inbox = inboxes[target as usize].lock().expect("inbox");
-                        inbox.push(c);
-                        while let Some(c) = it.next_if(|c| c.shard == target) {
-                            inbox.push(c);
+                    let from = s.id as usize;
+                    for (to, out) in s.outbox.iter_mut().enumerate() {
+                        if !out.is_empty() {
+                            // The receiver emptied the mailbox before this window began.
+                            let mut mailbox = mailboxes[from * n + to].lock().expect("mailbox");
+                            debug_assert!(mailbox.is_empty());
+                            std::mem::swap(&mut *mailbox, out);
                         }
                     }
                 }
@@ -115,10 +119,10 @@ pub(crate) fn run<F: CcFactory>(
             h.join().expect("shard thread panicked");
         }
     });
-    // Packets sent in the last window stay in the inboxes; hand them back to their shards.
-    for (s, inbox) in shards.iter_mut().zip(inboxes) {
-        for c in inbox.into_inner().expect("inbox") {
-            s.ingest(c);
+    // Packets sent in the last window stay in the mailboxes; hand them to their shards.
+    for (i, mailbox) in mailboxes.into_iter().enumerate() {
+        for c in mailbox.into_inner().expect("mailbox") {
+            shards[i % n].ingest(c);
         }
     }
 }

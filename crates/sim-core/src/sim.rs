@@ -455,7 +455,7 @@ impl<F: CcFactory> Simulation<F> {
                     pending_starts: Vec::new(),
                     counters: Counters::default(),
                     done: 0,
-                    outbox: Vec::new(),
+                    outbox: (0..nshards).map(|_| Vec::new()).collect(),
                     hop_trace: Vec::new(),
                 }
             })
@@ -562,13 +562,14 @@ impl<F: CcFactory> Simulation<F> {
                     s.run_window(sh, end, stop);
                 }
                 // Deliver packets that crossed shards (their keys fix their order).
-                let mut crossings = Vec::new();
-                for s in &mut self.shards {
-                    crossings.append(&mut s.outbox);
-                }
-                for c in crossings {
-                    let target = c.shard as usize;
-                    self.shards[target].ingest(c);
+                for from in 0..self.shards.len() {
+                    for to in 0..self.shards.len() {
+                        let mut out = std::mem::take(&mut self.shards[from].outbox[to]);
+                        for c in out.drain(..) {
+                            self.shards[to].ingest(c);
+                        }
+                        self.shards[from].outbox[to] = out; // keep the capacity
+                    }
                 }
             }
         } else {
@@ -596,7 +597,7 @@ impl<F: CcFactory> Simulation<F> {
 
     /// Whether events remain (the run is not over).
     pub fn has_events(&self) -> bool {
-        self.shards.iter().any(|s| !s.queue.is_empty() || !s.outbox.is_empty())
+        self.shards.iter().any(|s| !s.queue.is_empty() || s.outgoing().next().is_some())
     }
 
     /// The current simulated time.
@@ -684,7 +685,7 @@ impl<F: CcFactory> Simulation<F> {
 
     /// Packets currently in flight or queued anywhere.
     pub fn packets_in_flight(&self) -> usize {
-        self.shards.iter().map(|s| s.pool.len() - s.free.len() + s.outbox.len()).sum()
+        self.shards.iter().map(|s| s.pool.len() - s.free.len() + s.outgoing().count()).sum()
     }
 
     /// Payload bytes of data packets currently in flight or queued.
@@ -703,8 +704,7 @@ impl<F: CcFactory> Simulation<F> {
                 .map(|(p, _)| p.payload as u64)
                 .sum::<u64>();
             total += s
-                .outbox
-                .iter()
+                .outgoing()
                 .filter(|c| c.pkt.kind == PacketKind::Data)
                 .map(|c| c.pkt.payload as u64)
                 .sum::<u64>();
