@@ -1,0 +1,151 @@
+//! Whole-scenario benchmarks on the inputs the speed targets are stated for, through the same
+//! path as `dcsim run` (scenario loading, `schemes::run_with_scheme`):
+//!
+//! - `calibration_{hpcc,dcqcn,none}`: the reference's calibration scenario
+//!   (`../shared/reference/calibration/small-ws30`: 64 hosts, 1952 web-search flows at 30%),
+//!   imported from its `config-hpcc.txt` / `config-dcqcn.txt` as `dcsim import-ns3` does;
+//!   `none` is the HPCC import with congestion control off. Skipped, with a message, when the
+//!   calibration folder is absent (set `DCSIM_SHARED` to the `shared` folder if it is not
+//!   beside the checkout).
+//! - `fattree2ms_hpcc_{1,2}thread(s)`: the HPCC paper's 320-host fat tree with 2 ms of web-search
+//!   arrivals at 30% (a sixth of `examples/perf/fattree-12ms.toml`), on one and two threads.
+//!
+//! Only the simulation is timed (`RunOutput::wall`, as in the run summary), not the loading.
+//! Two groups report the same runs in two units: `reference_events` in simulated events per
+//! second of wall time, `reference_frames` in frames put on a link (packet-hops) per second.
+//! A calibration run takes ~8 s here, so a full pass takes a while; filter, e.g.
+//! `cargo bench --bench reference -- events/calibration_hpcc`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use dcsim_cli::scenario::{self, Source, ValidScenario};
+use dcsim_cli::schemes::{run_with_scheme, RunOutput, SimInput};
+
+const FATTREE_2MS: &str = r#"
+[simulation]
+stop_time = "20ms"
+seed = 1
+[topology]
+kind = "paper-fat-tree"
+[flows]
+workload = { cdf = "websearch", load = 0.3, duration = "2ms" }
+[cc]
+name = "hpcc"
+rate_ai = "50Mbps"
+"#;
+
+/// One benchmarked scenario: how to load it afresh for every run.
+struct Case {
+    name: String,
+    path: PathBuf,
+    toml: String,
+    threads: usize,
+}
+
+impl Case {
+    fn load(&self) -> ValidScenario {
+        let base = self.path.parent().expect("a file path").to_path_buf();
+        let src = Source::with_base_dir(self.path.clone(), self.toml.clone(), base);
+        scenario::validate(&src, None).unwrap_or_else(|e| panic!("{}: {e}", self.name))
+    }
+
+    fn run(&self) -> RunOutput {
+        let v = self.load();
+        let input = SimInput {
+            net: v.net,
+            routes: v.routes,
+            cfg: v.cfg,
+            flows: v.flows,
+            threads: self.threads,
+            trace: Vec::new(),
+        };
+        run_with_scheme(v.cc, input).expect("a valid scenario runs")
+    }
+}
+
+fn shared_dir() -> PathBuf {
+    match std::env::var_os("DCSIM_SHARED") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    let cal = shared_dir().join("reference/calibration/small-ws30");
+    if cal.is_dir() {
+        for scheme in ["hpcc", "dcqcn"] {
+            let config = cal.join(format!("config-{scheme}.txt"));
+            let text = std::fs::read_to_string(&config).expect("readable calibration config");
+            // Where `dcsim import-ns3 --out` would put the scenario: paths in it are absolute.
+            let path = std::env::temp_dir().join(format!("dcsim-bench-{scheme}.toml"));
+            let imported = dcsim_cli::ns3import::convert(&config, &text, &path)
+                .unwrap_or_else(|e| panic!("{}: {e}", config.display()));
+            if scheme == "hpcc" {
+                cases.push(Case {
+                    name: "calibration_none".into(),
+                    path: path.clone(),
+                    toml: imported.toml_without_cc.clone(),
+                    threads: 1,
+                });
+            }
+            cases.push(Case {
+                name: format!("calibration_{scheme}"),
+                path,
+                toml: imported.toml,
+                threads: 1,
+            });
+        }
+    } else {
+        eprintln!(
+            "reference bench: no calibration data at {} (set DCSIM_SHARED); skipping those cases",
+            cal.display()
+        );
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fattree-2ms.toml");
+    for (threads, suffix) in [(1, "1thread"), (2, "2threads")] {
+        cases.push(Case {
+            name: format!("fattree2ms_hpcc_{suffix}"),
+            path: path.clone(),
+            toml: FATTREE_2MS.into(),
+            threads,
+        });
+    }
+    cases
+}
+
+fn bench(c: &mut Criterion) {
+    let cases = cases();
+    // One run of each to learn its size (and to check that every case loads and runs).
+    let sizes: Vec<(u64, u64)> = cases
+        .iter()
+        .map(|case| {
+            let out = case.run();
+            let (events, frames) = (out.summary.events, out.counters.frames_transmitted);
+            eprintln!(
+                "{}: {} flows, {events} events, {frames} frames per run, {:.2} s",
+                case.name,
+                out.results.len(),
+                out.wall.as_secs_f64()
+            );
+            (events, frames)
+        })
+        .collect();
+    for (group, unit) in [("reference_events", 0), ("reference_frames", 1)] {
+        let mut g = c.benchmark_group(group);
+        g.sample_size(10);
+        g.warm_up_time(Duration::from_millis(1));
+        for (case, &(events, frames)) in cases.iter().zip(&sizes) {
+            g.throughput(Throughput::Elements(if unit == 0 { events } else { frames }));
+            g.bench_function(&case.name, |b| {
+                b.iter_custom(|iters| (0..iters).map(|_| case.run().wall).sum())
+            });
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
