@@ -113,12 +113,13 @@ pub struct LatencyArgs {
     pub bits: Vec<u32>,
     /// KLL sketch sizes (digests kept per hop), strictly increasing; exact storage (every
     /// digest) is always run too. `--sketch ''` for none.
-    #[arg(long, value_name = "DIGESTS,...", value_delimiter = ',', default_value = "100")]
-    pub sketch: Vec<usize>,
+    #[arg(long, value_name = "DIGESTS,...", default_value = "100", value_parser = parse_sizes)]
+    pub sketch: Sizes,
     /// Code-histogram sizes in bytes per hop (a bucket is a digest code and a 16-bit count;
-    /// the lowest buckets merge when full), strictly increasing. `--hist ''` for none.
-    #[arg(long, value_name = "BYTES,...", value_delimiter = ',', default_value = "100")]
-    pub hist: Vec<usize>,
+    /// when full, pairs of adjacent codes share a bucket), strictly increasing. `--hist ''`
+    /// for none.
+    #[arg(long, value_name = "BYTES,...", default_value = "100", value_parser = parse_sizes)]
+    pub hist: Sizes,
     /// Packet counts at which the error is measured, strictly increasing [default:
     /// 100,1000,5000,50000; with --scenario 100,1000,5000,20000].
     #[arg(long, value_name = "PACKETS,...", value_delimiter = ',')]
@@ -147,6 +148,21 @@ pub struct LatencyArgs {
     pub jobs: Option<u32>,
 }
 
+/// A comma-separated list of sizes that may be empty (`--sketch ''`: none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sizes(pub Vec<usize>);
+
+/// Parses [`Sizes`]: `""` is the empty list, otherwise comma-separated non-negative integers.
+fn parse_sizes(s: &str) -> Result<Sizes, String> {
+    if s.trim().is_empty() {
+        return Ok(Sizes(Vec::new()));
+    }
+    s.split(',')
+        .map(|v| v.trim().parse::<usize>().map_err(|e| format!("{:?}: {e}", v.trim())))
+        .collect::<Result<_, _>>()
+        .map(Sizes)
+}
+
 /// The largest latency checkpoint: the experiment keeps every true latency of a flow in
 /// memory (8 bytes per packet and hop), so 10⁷ packets over 5 hops take 400 MB per cell.
 pub const MAX_LATENCY_PACKETS: u64 = 10_000_000;
@@ -172,7 +188,7 @@ pub fn execute(cmd: PintCommand, out: &mut dyn Write) -> Result<(), CliError> {
                 None => vec![100, 1000, 5000, 50_000],
             });
             let mut plan =
-                LatencyPlan::new(&a.bits, &a.sketch, &a.hist, &checkpoints, a.flows, a.seed)?;
+                LatencyPlan::new(&a.bits, &a.sketch.0, &a.hist.0, &checkpoints, a.flows, a.seed)?;
             check_out_dir(&a.out)?;
             if let Some(scenario) = &a.scenario {
                 let last = *plan.checkpoints.last().expect("validated non-empty");
@@ -1017,6 +1033,14 @@ mod tests {
         );
         assert!(text.contains("note: 2 trial(s) were not decoded within the packet cap"), "{text}");
         assert!(!text.contains("warning"), "{text}");
+    }
+
+    #[test]
+    fn size_lists() {
+        assert_eq!(parse_sizes(""), Ok(Sizes(vec![])));
+        assert_eq!(parse_sizes("100, 200"), Ok(Sizes(vec![100, 200])));
+        assert!(parse_sizes("100,x").unwrap_err().contains("\"x\""));
+        assert!(parse_sizes("100,").is_err());
     }
 
     #[test]

@@ -278,6 +278,31 @@ fn latency_writes_the_library_rows_a_figure_and_a_table() {
 }
 
 #[test]
+fn latency_with_empty_storage_lists_runs_exact_storage_only() {
+    let c = Case::new();
+    let args = [
+        "pint",
+        "latency",
+        "--bits",
+        "8",
+        "--sketch",
+        "",
+        "--hist",
+        "",
+        "--checkpoints",
+        "10,20",
+        "--flows",
+        "1",
+        "--out",
+        "lat",
+    ];
+    c.ok(&args);
+    let csv = read(&c.path("lat/latency.csv"));
+    let storages: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(1).unwrap()).collect();
+    assert_eq!(storages, ["all", "all"], "{csv}");
+}
+
+#[test]
 fn latency_is_deterministic_and_independent_of_jobs() {
     let c = Case::new();
     let run = |dir: &str, seed: &str, jobs: &str| {
@@ -330,6 +355,7 @@ fn latency_bad_options() {
     );
     assert_has(&bad(&["--flows", "0"]), &["error: --flows: 0 flows: at least 1 is needed"]);
     bad(&["--sketch", "x"]);
+    bad(&["--hist", "100,"]);
     bad(&["--checkpoints", ""]);
 }
 

@@ -19,10 +19,11 @@
 //! the median off by several times its value, so it is not used.)
 //!
 //! **Memory.** A bucket is a `b`-bit code and a 16-bit count, so a budget of `B` bytes holds
-//! `⌊8B / (b + 16)⌋` buckets (33 for 100 bytes of 8-bit codes; 40 for 4-bit). When a count
-//! would overflow, every count is halved (rounding up, so no bucket empties) and later
-//! insertions are counted with probability `2^-h` after `h` halvings (an unbiased, seeded
-//! coin), so the histogram's proportions stay unbiased for streams of any length.
+//! `⌊8B / (b + 16)⌋` buckets (33 for 100 bytes of 8-bit codes; 40 for 4-bit, of which 16
+//! are used), and never more than `2^b`. When a count would overflow (65 535 digests in one bucket), every count is
+//! halved, an odd one rounded up or down on a fair coin, and later insertions are counted with
+//! probability `2^-h` after `h` halvings; each stored count stays an unbiased estimate of its
+//! share, at the price of some rank error in streams that long (seeded coins: deterministic).
 //!
 //! ```
 //! use dcsim_pint::hist::{CodeHist, CodeRange};
@@ -74,6 +75,7 @@ impl CodeRange {
 #[derive(Debug, Clone)]
 pub struct CodeHist {
     max_buckets: usize,
+    bits: u32,
     /// `(code >> res_shift, count)`, by increasing key.
     buckets: Vec<(u32, u16)>,
     /// Resolution halvings so far: a bucket holds `2^res_shift` adjacent codes.
@@ -88,13 +90,18 @@ impl CodeHist {
     /// A histogram of `bits`-bit codes (`1..=31`) in `bytes` bytes; at least two buckets must
     /// fit. `seed` drives the counting coin after a count overflow.
     pub fn with_budget(bytes: usize, bits: u32, seed: u64) -> Result<Self, PintError> {
+        if !(1..=31).contains(&bits) {
+            return Err(PintError::InvalidHistogram { bytes, bits });
+        }
         let max_buckets = bytes.saturating_mul(8) / (bits + COUNT_BITS) as usize;
-        if !(1..=31).contains(&bits) || max_buckets < 2 {
+        if max_buckets < 2 {
             return Err(PintError::InvalidHistogram { bytes, bits });
         }
         Ok(CodeHist {
-            max_buckets,
-            buckets: Vec::with_capacity(max_buckets + 1),
+            // More buckets than codes are never used.
+            max_buckets: max_buckets.min(1 << bits),
+            bits,
+            buckets: Vec::new(),
             res_shift: 0,
             count_shift: 0,
             n: 0,
@@ -102,7 +109,7 @@ impl CodeHist {
         })
     }
 
-    /// Buckets the budget holds.
+    /// Buckets the budget holds (at most one per code).
     pub fn max_buckets(&self) -> usize {
         self.max_buckets
     }
@@ -136,8 +143,13 @@ impl CodeHist {
         mix64(self.rng) >> (64 - self.count_shift.min(63)) == 0
     }
 
-    /// Insert one code.
+    /// Insert one code (`< 2^bits`).
     pub fn update(&mut self, code: u32) {
+        debug_assert!(
+            u64::from(code) < 1u64 << self.bits,
+            "code {code} has more than {} bits",
+            self.bits
+        );
         self.n += 1;
         if !self.counted() {
             return;
@@ -166,23 +178,40 @@ impl CodeHist {
             }
         }
         if merged.iter().any(|m| m.1 > u32::from(u16::MAX)) {
-            for m in &mut merged {
-                m.1 = m.1.div_ceil(2);
-            }
-            self.count_shift += 1;
+            self.halve(&mut merged);
         }
         self.buckets.clear();
         self.buckets.extend(merged.into_iter().map(|(k, c)| (k, c as u16)));
     }
 
     fn add_one(&mut self, i: usize) {
-        if self.buckets[i].1 == u16::MAX {
-            for b in &mut self.buckets {
-                b.1 = b.1.div_ceil(2);
-            }
-            self.count_shift += 1;
+        if self.buckets[i].1 < u16::MAX {
+            self.buckets[i].1 += 1;
+            return;
         }
-        self.buckets[i].1 += 1;
+        let mut counts: Vec<(u32, u32)> = self
+            .buckets
+            .iter()
+            .map(|&(k, c)| (k, u32::from(c) + u32::from(k == self.buckets[i].0)))
+            .collect();
+        self.halve(&mut counts);
+        self.buckets.clear();
+        self.buckets.extend(counts.into_iter().map(|(k, c)| (k, c as u16)));
+    }
+
+    /// Halves every count, rounding an odd one up or down on a fair coin (so each count stays
+    /// unbiased), and drops buckets left empty.
+    fn halve(&mut self, counts: &mut Vec<(u32, u32)>) {
+        for c in counts.iter_mut() {
+            c.1 = c.1 / 2 + (c.1 % 2 == 1 && self.coin()) as u32;
+        }
+        counts.retain(|c| c.1 > 0);
+        self.count_shift += 1;
+    }
+
+    fn coin(&mut self) -> bool {
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix64(self.rng) >> 63 == 1
     }
 
     /// Nearest-rank `q`-quantile over the stored counts, as the codes of its bucket (`None` if
@@ -225,7 +254,10 @@ mod tests {
     #[test]
     fn budget_arithmetic() {
         assert_eq!(CodeHist::with_budget(100, 8, 0).unwrap().max_buckets(), 33);
-        assert_eq!(CodeHist::with_budget(100, 4, 0).unwrap().max_buckets(), 40);
+        assert_eq!(CodeHist::with_budget(100, 4, 0).unwrap().max_buckets(), 16); // 40 > 2^4
+        assert_eq!(CodeHist::with_budget(usize::MAX, 8, 0).unwrap().max_buckets(), 256);
+        assert!(CodeHist::with_budget(100, u32::MAX - 15, 0).is_err());
+        assert!(CodeHist::with_budget(100, 32, 0).is_err());
         assert_eq!(CodeHist::with_budget(6, 8, 0).unwrap().max_buckets(), 2);
         assert!(CodeHist::with_budget(5, 8, 0).is_err());
         assert!(CodeHist::with_budget(100, 0, 0).is_err());
@@ -270,6 +302,24 @@ mod tests {
         let total: u64 = h.buckets.iter().map(|b| u64::from(b.1)).sum();
         let share = f64::from(h.buckets[2].1) / total as f64;
         assert!((share - 0.1).abs() < 0.01, "{share}");
+    }
+
+    /// One heavy code and rare tail codes: halving keeps the tail's share unbiased (rounding
+    /// every odd count up would keep each rare bucket at 1 and inflate the tail 2^h-fold).
+    #[test]
+    fn halving_keeps_rare_codes_unbiased() {
+        let mut tail_share = 0.0;
+        for seed in 0..20 {
+            let mut h = CodeHist::with_budget(100, 8, seed).unwrap();
+            for i in 0..400_000u32 {
+                h.update(if i % 1000 == 999 { 100 + (i / 1000) % 30 } else { 10 });
+            }
+            assert!(h.count_shift >= 2);
+            let total: u64 = h.buckets.iter().map(|b| u64::from(b.1)).sum();
+            let tail: u64 = h.buckets.iter().filter(|b| b.0 >= 100).map(|b| u64::from(b.1)).sum();
+            tail_share += tail as f64 / total as f64 / 20.0;
+        }
+        assert!((tail_share - 0.001).abs() < 0.0003, "{tail_share}");
     }
 
     proptest! {

@@ -17,8 +17,8 @@
 //!   latencies, collected exactly, in a [`kll::Kll`] sketch or in a [`hist::CodeHist`];
 //!   [`latency_table`].
 //! - [`kll`] — a KLL quantile sketch with a tracked rank-error bound.
-//! - [`hist`] — a fixed-size histogram of digest codes (DDSketch-style, collapsing the lowest
-//!   buckets): exact quantiles while the codes in use fit, high quantiles exact beyond.
+//! - [`hist`] — a fixed-size histogram of digest codes (DDSketch's log buckets, UDDSketch's
+//!   uniform collapse): exact quantiles while the codes in use fit, coarser codes beyond.
 //! - [`stats`] — mean and nearest-rank percentiles for the experiment tables.
 //!
 //! Both tables are CSV-ready: each row type has a `CSV_HEADER` and a `Display` that prints one

@@ -119,7 +119,8 @@ pub(crate) fn run<F: CcFactory>(
             h.join().expect("shard thread panicked");
         }
     });
-    // Packets sent in the last window stay in the mailboxes; hand them to their shards.
+    // Every window's packets were taken in before the loop could end, so the mailboxes are
+    // empty; hand anything left to its shard all the same rather than lose it.
     for (i, mailbox) in mailboxes.into_iter().enumerate() {
         for c in mailbox.into_inner().expect("mailbox") {
             shards[i % n].ingest(c);
