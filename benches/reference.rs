@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dcsim_cli::scenario::{self, Source, ValidScenario};
-use dcsim_cli::schemes::{run_with_scheme, RunOutput, SimInput};
+use dcsim_cli::schemes::RunOutput;
 
 const FATTREE_2MS: &str = r#"
 [simulation]
@@ -52,16 +52,7 @@ impl Case {
     }
 
     fn run(&self) -> RunOutput {
-        let v = self.load();
-        let input = SimInput {
-            net: v.net,
-            routes: v.routes,
-            cfg: v.cfg,
-            flows: v.flows,
-            threads: self.threads,
-            trace: Vec::new(),
-        };
-        run_with_scheme(v.cc, input).expect("a valid scenario runs")
+        self.load().run(self.threads, Vec::new()).expect("a valid scenario runs")
     }
 }
 

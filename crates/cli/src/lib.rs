@@ -88,7 +88,7 @@ use dcsim_core::units::Duration;
 use analyze::{BucketSpec, FctInput};
 pub use error::CliError;
 use scenario::ValidScenario;
-use schemes::{RunOutput, SimInput};
+use schemes::RunOutput;
 use sweep::Shard;
 use units::HumanDuration;
 
@@ -316,13 +316,9 @@ fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     );
     let path = valid.path.clone();
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
-    let ValidScenario { net, routes, cfg, flows, cc, .. } = valid;
-    let threads = args.threads as usize;
-    let result = schemes::run_with_scheme(
-        cc,
-        SimInput { net, routes, cfg, flows, threads, trace: Vec::new() },
-    )
-    .map_err(|source| CliError::Simulation { file: path, source })?;
+    let result = valid
+        .run(args.threads as usize, Vec::new())
+        .map_err(|source| CliError::Simulation { file: path, source })?;
 
     std::fs::create_dir_all(&dir)
         .map_err(|source| CliError::Write { path: dir.clone(), source })?;

@@ -41,7 +41,7 @@ use dcsim_analysis::{plot_lines, Axis, Dash, Legend, Line, LineChart, Panel};
 use dcsim_core::config::FlowSpec;
 use dcsim_core::ids::{FlowId, NodeId};
 use dcsim_core::HopSample;
-use dcsim_pint::hist::{CodeHist, COUNT_BITS};
+use dcsim_pint::hist::CodeHist;
 use dcsim_pint::kll::Kll;
 use dcsim_pint::latency::{LatencyCodec, LatencyModel};
 use dcsim_pint::path::{PathScheme, SchemeKind};
@@ -55,8 +55,7 @@ use std::sync::Arc;
 use crate::analyze::create_dir;
 use crate::error::CliError;
 use crate::output::{self, check_out_dir};
-use crate::scenario::{self, ValidScenario};
-use crate::schemes::{self, SimInput};
+use crate::scenario;
 use crate::sweep::{in_pool, progress};
 
 /// The PINT experiments.
@@ -562,10 +561,8 @@ pub fn record_traces(
     chosen.truncate(flows);
     let ids: Vec<FlowId> = chosen.iter().map(|f| f.id).collect();
     let file = valid.path.clone();
-    let ValidScenario { net, routes, cfg, flows: specs, cc, .. } = valid;
-    let input = SimInput { net, routes, cfg, flows: specs, threads, trace: ids.clone() };
-    let run = schemes::run_with_scheme(cc, input)
-        .map_err(|source| CliError::Simulation { file, source })?;
+    let run =
+        valid.run(threads, ids.clone()).map_err(|source| CliError::Simulation { file, source })?;
     let mut kept = Vec::new();
     let mut traces = Vec::new();
     for &id in &ids {
@@ -659,16 +656,7 @@ impl LatencyPlan {
         }
         for &bytes in hists {
             for &b in bits {
-                CodeHist::with_budget(bytes, b, 0).map_err(|_| {
-                    bad(
-                        "--hist",
-                        format!(
-                            "a histogram of {bytes} bytes holds fewer than two buckets of \
-                             {b}-bit codes ({} bytes needed)",
-                            (2 * (b + COUNT_BITS)).div_ceil(8)
-                        ),
-                    )
-                })?;
+                CodeHist::with_budget(bytes, b, 0).map_err(|e| bad("--hist", e.to_string()))?;
             }
         }
         increasing("--checkpoints", checkpoints)?;

@@ -418,6 +418,22 @@ pub struct ValidScenario {
     pub workload: Option<WorkloadInfo>,
 }
 
+impl ValidScenario {
+    /// Runs the scenario on `threads` threads (results do not depend on it), recording every
+    /// switch passage of the data packets of the flows in `trace`.
+    ///
+    /// # Errors
+    /// The simulator's own validation ([`schemes::run_with_scheme`]).
+    pub fn run(
+        self,
+        threads: usize,
+        trace: Vec<FlowId>,
+    ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
+        let ValidScenario { net, routes, cfg, flows, cc, .. } = self;
+        schemes::run_with_scheme(cc, schemes::SimInput { net, routes, cfg, flows, threads, trace })
+    }
+}
+
 /// Where a link rate of the built topology came from, to point ECN-map errors at it.
 struct RateOrigin {
     rate: BitsPerSec,

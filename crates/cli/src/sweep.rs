@@ -38,8 +38,7 @@ use toml::{Spanned, Table, Value};
 use crate::analyze::{create_dir, plot_atomic, summary, BucketSpec, DEFAULT_BUCKETS};
 use crate::error::CliError;
 use crate::output;
-use crate::scenario::{self, Source, ValidScenario};
-use crate::schemes::{self, SimInput};
+use crate::scenario::{self, Source};
 
 /// The manifest every sweep output folder gets: what the sweep is and which cells the folder
 /// holds.
@@ -703,12 +702,9 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
     let valid = scenario::validate(&src, None)
         .map_err(|e| cell_error(&plan.sweep, &cell.name, values(), e))?;
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
-    let ValidScenario { net, routes, cfg, flows, cc, .. } = valid;
-    let result = schemes::run_with_scheme(
-        cc,
-        SimInput { net, routes, cfg, flows, threads: 1, trace: Vec::new() },
-    )
-    .map_err(|source| CliError::Simulation { file: plan.base.clone(), source })?;
+    let result = valid
+        .run(1, Vec::new())
+        .map_err(|source| CliError::Simulation { file: plan.base.clone(), source })?;
     let cdir = dir.join("cells").join(&cell.name);
     create_dir(&cdir)?;
     crate::write_run_outputs(&cdir, &result, &dports)?;

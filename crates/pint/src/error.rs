@@ -82,11 +82,15 @@ impl fmt::Display for PintError {
             PintError::InvalidSketch(k) => {
                 write!(f, "KLL sketch parameter {k} is too small (k >= 2, budget >= 8)")
             }
-            PintError::InvalidHistogram { bytes, bits } => write!(
+            PintError::InvalidHistogram { bytes, bits } if (1..=31).contains(bits) => write!(
                 f,
-                "a histogram of {bytes} bytes cannot hold two buckets of {bits}-bit codes \
-                 (each bucket is the code and a 16-bit count; codes have 1..=31 bits)"
+                "a histogram of {bytes} bytes holds fewer than two buckets of {bits}-bit codes \
+                 ({} bytes needed)",
+                crate::hist::min_bytes(*bits)
             ),
+            PintError::InvalidHistogram { bits, .. } => {
+                write!(f, "{bits}-bit codes: a histogram's codes have 1..=31 bits")
+            }
             PintError::InvalidQuantile(q) => write!(f, "quantile {q} must lie in [0, 1]"),
             PintError::InvalidExperiment(why) => write!(f, "invalid experiment: {why}"),
         }

@@ -49,6 +49,11 @@ use crate::stats::nearest_rank_index;
 /// Bits of a bucket's count.
 pub const COUNT_BITS: u32 = 16;
 
+/// The smallest budget, in bytes, that holds two buckets of `bits`-bit codes.
+pub fn min_bytes(bits: u32) -> usize {
+    (2 * (bits as usize + COUNT_BITS as usize)).div_ceil(8)
+}
+
 /// The codes `lo..=hi` of one histogram bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CodeRange {
@@ -260,6 +265,7 @@ mod tests {
         assert!(CodeHist::with_budget(100, 32, 0).is_err());
         assert_eq!(CodeHist::with_budget(6, 8, 0).unwrap().max_buckets(), 2);
         assert!(CodeHist::with_budget(5, 8, 0).is_err());
+        assert_eq!((min_bytes(8), min_bytes(4)), (6, 5));
         assert!(CodeHist::with_budget(100, 0, 0).is_err());
         assert!(CodeHist::with_budget(100, 8, 0).unwrap().quantile(0.5).is_none());
         assert_eq!(CodeRange { lo: 4, hi: 7 }.mid(), 5.5);
@@ -304,8 +310,9 @@ mod tests {
         assert!((share - 0.1).abs() < 0.01, "{share}");
     }
 
-    /// One heavy code and rare tail codes: halving keeps the tail's share unbiased (rounding
-    /// every odd count up would keep each rare bucket at 1 and inflate the tail 2^h-fold).
+    /// One heavy code and rare tail codes over a stream long enough for several halvings: the
+    /// tail's share stays near its true 0.1% (the bias of a rounding rule is checked by
+    /// `halving_rounds_a_singleton_without_bias`).
     #[test]
     fn halving_keeps_rare_codes_unbiased() {
         let mut tail_share = 0.0;
@@ -320,6 +327,26 @@ mod tests {
             tail_share += tail as f64 / total as f64 / 20.0;
         }
         assert!((tail_share - 0.001).abs() < 0.0003, "{tail_share}");
+    }
+
+    /// The first halving with a singleton beside a full bucket: the singleton's expected
+    /// count must halve too (0.5), not stay at 1 as rounding up would keep it.
+    #[test]
+    fn halving_rounds_a_singleton_without_bias() {
+        let runs = 400;
+        let mut kept = 0;
+        for seed in 0..runs {
+            let mut h = CodeHist::with_budget(100, 8, seed).unwrap();
+            h.update(3);
+            for _ in 0..=u32::from(u16::MAX) {
+                h.update(10);
+            }
+            assert_eq!(h.count_shift, 1);
+            assert_eq!(h.buckets.last(), Some(&(10, 32_768)));
+            kept += h.buckets.iter().filter(|b| b.0 == 3).map(|b| u32::from(b.1)).sum::<u32>();
+        }
+        let mean = f64::from(kept) / f64::from(runs as u32);
+        assert!((mean - 0.5).abs() < 0.1, "{mean}");
     }
 
     proptest! {

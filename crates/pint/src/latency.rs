@@ -334,10 +334,35 @@ fn true_quantile(xs: &[f64], q: f64) -> f64 {
     *c.select_nth_unstable_by(i, |a, b| a.total_cmp(b)).1
 }
 
-/// A hop's sketch at the sink.
+/// A hop's fixed-size storage at the sink (exact storage is the list of received digests).
 enum Sketch {
     Kll(Kll<u32>),
     Hist(CodeHist),
+}
+
+impl Sketch {
+    /// The sketch `storage` keeps for one hop, `None` for exact storage.
+    fn new(storage: Storage, bits: u32, seed: u64) -> Result<Option<Sketch>, PintError> {
+        Ok(match storage {
+            Storage::All => None,
+            Storage::Kll(b) => Some(Sketch::Kll(Kll::with_budget(b, seed)?)),
+            Storage::Hist(b) => Some(Sketch::Hist(CodeHist::with_budget(b, bits, seed)?)),
+        })
+    }
+
+    fn update(&mut self, code: u32) {
+        match self {
+            Sketch::Kll(s) => s.update(code),
+            Sketch::Hist(s) => s.update(code),
+        }
+    }
+
+    fn quantile(&self, q: f64) -> Option<CodeRange> {
+        match self {
+            Sketch::Kll(s) => s.quantile(q).map(CodeRange::one),
+            Sketch::Hist(s) => s.quantile(q),
+        }
+    }
 }
 
 /// Run one latency experiment: one row per checkpoint. A hop without any digest yet counts as
@@ -379,15 +404,6 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
     if flows == 0 {
         return Err(PintError::InvalidExperiment("need at least one flow".into()));
     }
-    match cfg.storage {
-        Storage::All => {}
-        Storage::Kll(b) => {
-            Kll::<u32>::with_budget(b, 0)?;
-        }
-        Storage::Hist(b) => {
-            CodeHist::with_budget(b, cfg.bits, 0)?;
-        }
-    }
     let codec = LatencyCodec::new(cfg.bits, cfg.range_ns.0, cfg.range_ns.1)?;
     let mut sums = vec![[0.0f64; 4]; cfg.checkpoints.len()];
     let mut hop_count = 0usize;
@@ -403,20 +419,9 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
         // Every digest the sink received per hop: the exact storage itself, and the reference
         // for a sketch's rank error.
         let mut received: Vec<Vec<u32>> = vec![Vec::new(); k];
-        let mut sketches: Vec<Sketch> = (0..k)
-            .filter_map(|h| {
-                let seed = hash2(flow_seed, h as u64);
-                match cfg.storage {
-                    Storage::All => None,
-                    Storage::Kll(b) => {
-                        Some(Sketch::Kll(Kll::with_budget(b, seed).expect("budget checked")))
-                    }
-                    Storage::Hist(b) => Some(Sketch::Hist(
-                        CodeHist::with_budget(b, cfg.bits, seed).expect("budget checked"),
-                    )),
-                }
-            })
-            .collect();
+        let mut sketches: Vec<Option<Sketch>> = (0..k)
+            .map(|h| Sketch::new(cfg.storage, cfg.bits, hash2(flow_seed, h as u64)))
+            .collect::<Result<_, _>>()?;
         let mut lat = vec![0.0; k];
         let mut next = 0;
         for pkt in 1..=last {
@@ -440,18 +445,15 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
                 - 1;
             let code = codec.encode(lat[writer]);
             received[writer].push(code);
-            match sketches.get_mut(writer) {
-                Some(Sketch::Kll(s)) => s.update(code),
-                Some(Sketch::Hist(s)) => s.update(code),
-                None => {}
+            if let Some(s) = &mut sketches[writer] {
+                s.update(code);
             }
             if pkt == cfg.checkpoints[next] {
                 for h in 0..k {
                     for (i, q) in [0.5, 0.99].into_iter().enumerate() {
                         let t = true_quantile(&truth[h], q);
-                        let estimate = match sketches.get(h) {
-                            Some(Sketch::Kll(s)) => s.quantile(q).map(CodeRange::one),
-                            Some(Sketch::Hist(s)) => s.quantile(q),
+                        let estimate = match &sketches[h] {
+                            Some(s) => s.quantile(q),
                             None => exact_quantile(&received[h], q).map(CodeRange::one),
                         };
                         let (value_err, rank_err) = match estimate {

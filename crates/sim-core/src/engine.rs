@@ -578,23 +578,18 @@ impl<F: CcFactory> Shard<F> {
             port.util.last_ts = self.now.0;
             port.util.last_size = wire;
         }
-        if sh.tracing && pk.kind == PacketKind::Data && sh.meta[pk.flow.idx()].traced {
-            let done = self.now + port.link.rate.tx_time(wire);
-            self.hop_trace.push(HopSample {
-                flow: pk.flow,
-                seq: pk.seq,
-                origin: pk.ts,
-                node: NodeId(sw.node),
-                sent: self.now,
-                latency: done - pk.arrived,
-            });
-        }
+        let traced = sh.tracing && pk.kind == PacketKind::Data && sh.meta[pk.flow.idx()].traced;
+        let trace = traced.then_some((pk.flow, pk.seq, pk.ts, pk.arrived));
         port.link.tx_bytes += wire;
         port.link.tx_frames += 1;
         port.link.tx_data_frames += (pk.kind == PacketKind::Data) as u64;
         let backlog = port.queued > 0 && !port.link.txdone_pending;
         let node = sw.node;
         let done = self.transmit(sh, node, out as u16, pkt);
+        if let Some((flow, seq, origin, arrived)) = trace {
+            let (node, sent, latency) = (NodeId(node), self.now, done - arrived);
+            self.hop_trace.push(HopSample { flow, seq, origin, node, sent, latency });
+        }
         if backlog {
             self.switches[s].ports[out].link.txdone_pending = true;
             self.schedule(node, done, Event::TxDone { node, port: out as u16 });

@@ -73,9 +73,7 @@ impl<E> BinaryHeapQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
         BinaryHeapQueue { heap: BinaryHeap::with_capacity(n) }
     }
-}
 
-impl<E> BinaryHeapQueue<E> {
     /// The next event, without removing it.
     #[inline]
     pub fn peek_event(&self) -> Option<&E> {
