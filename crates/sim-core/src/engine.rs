@@ -579,7 +579,8 @@ impl<F: CcFactory> Shard<F> {
             port.util.last_size = wire;
         }
         let traced = sh.tracing && pk.kind == PacketKind::Data && sh.meta[pk.flow.idx()].traced;
-        let trace = traced.then(|| (pk.flow, pk.seq, pk.ts, pk.arrived));
+        // Read the trace fields (another cache line of the packet) only for traced flows.
+        let trace = if traced { Some((pk.flow, pk.seq, pk.ts, pk.arrived)) } else { None };
         port.link.tx_bytes += wire;
         port.link.tx_frames += 1;
         port.link.tx_data_frames += (pk.kind == PacketKind::Data) as u64;
