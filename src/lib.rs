@@ -17,10 +17,12 @@
 #![warn(missing_docs)]
 
 pub use dcsim_analysis as analysis;
+pub use dcsim_aqm as aqm;
 pub use dcsim_baselines as baselines;
 pub use dcsim_cli as cli;
 pub use dcsim_core as core;
 pub use dcsim_hpcc as hpcc;
 pub use dcsim_pint as pint;
+pub use dcsim_tcp as tcp;
 pub use dcsim_topology as topology;
 pub use dcsim_workload as workload;

@@ -7,7 +7,9 @@
 //! → [`buckets_table`] / [`summary_table`] for a terminal, [`buckets_csv`] / [`summary_csv`]
 //! for files, [`plot_slowdown_by_size`] / [`plot_cdf`] / [`plot_all`] for figures.
 //! [`plot_lines`] draws generic line charts (panels of solid and dashed lines, linear or log
-//! axes) for the other experiment figures.
+//! axes) for the other experiment figures. The FCT-harm experiment (ccafct) has its own
+//! statistics, tables and figures: [`FctStats`], [`harm`], [`harm_table`], [`aggregate_seeds`],
+//! [`plot_harm_all`].
 //!
 //! Definitions (HPCC, spec §8): slowdown = `max(1, FCT / ideal FCT)`; the p-th percentile of
 //! `n` sorted values is the element at index `floor(n · p)` ([`percentile`]).
@@ -30,6 +32,7 @@
 mod chart;
 mod error;
 mod fct;
+mod harm;
 mod plot;
 mod report;
 mod stats;
@@ -38,6 +41,11 @@ pub use chart::{plot_lines, Axis, Dash, Legend, Line, LineChart, Panel};
 pub use error::AnalysisError;
 pub use fct::{
     parse_fct_csv, read_fct_csv, use_reference_ideal, FctRow, OPTIONAL_COLUMNS, REQUIRED_COLUMNS,
+};
+pub use harm::{
+    aggregate_seeds, geomean, harm, harm_ci_table, harm_csv, harm_more_is_better, harm_summary_csv,
+    harm_table, plot_fct_vs_rtt, plot_harm_all, plot_harm_vs_rtt, quantile_empirical, FctHarm,
+    FctStats, HarmRow, HarmStatistic, HarmSummary, MeanCi, CI_LEVEL, HARM_CSV_COLUMNS, SOLO_CCA,
 };
 pub use plot::{plot_all, plot_cdf, plot_slowdown_by_size, CdfMetric, SlowdownPercentile};
 pub use report::{buckets_csv, buckets_table, reference_table, summary_csv, summary_table};

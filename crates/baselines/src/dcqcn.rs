@@ -29,8 +29,77 @@
 use dcsim_core::cc::{CcCtx, CcFactory, CongestionControl, Feedback, FlowInit, TimerOp};
 use dcsim_core::packet::HeaderMode;
 use dcsim_core::units::{BitsPerSec, Duration, Time, PS_PER_US};
+use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 
-use crate::{bw_gbps, check_unit_interval, mul_rate, Actions};
+use crate::{bw_gbps, check_unit_interval, mul_rate, sentence, Actions};
+
+/// The parameters of `dcqcn` and `dcqcn-w` (the same algorithm), in the order front ends list
+/// them, with their defaults as a scenario writes them (`docs/schemes.md` documents each).
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "alpha_resume_interval",
+        Kind::Duration,
+        "1us",
+        "t_alpha: the period of the alpha update, > 0 (ALPHA_RESUME_INTERVAL)",
+    ),
+    ParamSpec::new(
+        "rate_decrease_interval",
+        Kind::Duration,
+        "4us",
+        "t_dec: the period of the rate-decrease check, > 0 (RATE_DECREASE_INTERVAL)",
+    ),
+    ParamSpec::new(
+        "rp_timer",
+        Kind::Duration,
+        "300us",
+        "t_inc: the period of the rate-increase timer, > 0 (RP_TIMER)",
+    ),
+    ParamSpec::new(
+        "ewma_gain",
+        Kind::Number,
+        "0.00390625",
+        "g: the gain of the alpha EWMA, in (0, 1] (EWMA_GAIN)",
+    ),
+    ParamSpec::new(
+        "fast_recovery_times",
+        Kind::Integer,
+        "1",
+        "F: the number of fast-recovery stages before additive increase (FAST_RECOVERY_TIMES)",
+    ),
+    ParamSpec::new(
+        "rate_ai",
+        Kind::Rate,
+        "5*bw/25 Mbps (20Mbps at 100Gbps)",
+        "the additive increase of the target rate (RATE_AI); by default it scales with the \
+         line rate",
+    ),
+    ParamSpec::new(
+        "rate_hai",
+        Kind::Rate,
+        "50*bw/25 Mbps (200Mbps at 100Gbps)",
+        "the hyper-additive increase, used after stage F (RATE_HAI); by default it scales with \
+         the line rate",
+    ),
+    ParamSpec::new("min_rate", Kind::Rate, "1000Mbps", "the floor of a decreased rate (MIN_RATE)"),
+    ParamSpec::new(
+        "clamp_target_rate",
+        Kind::Bool,
+        "false",
+        "a decrease in stage 0 also sets the target rate to the current rate (CLAMP_TARGET_RATE)",
+    ),
+];
+
+/// The `dcqcn` scheme: DCQCN with pure rate pacing.
+pub const SPEC: PluginSpec = PluginSpec {
+    name: "dcqcn",
+    summary: "DCQCN, Mellanox variant, pure rate pacing",
+    params: PARAMS,
+};
+
+/// The `dcqcn-w` scheme: the same algorithm and parameters as [`SPEC`], with a variable window
+/// (a NIC profile, not another algorithm).
+pub const SPEC_W: PluginSpec =
+    PluginSpec { name: "dcqcn-w", summary: "DCQCN with a variable window", params: PARAMS };
 
 /// DCQCN parameters (reference config keys in parentheses). [`Default`] is the reference run
 /// script's `dcqcn` profile (spec §5.1).
@@ -89,24 +158,60 @@ impl DcqcnParams {
         }
     }
 
-    /// Checks the values; the message names the offending field. Intervals must be positive
-    /// (a zero interval would make its timer fire forever at one instant, spec §4.3), the gain
-    /// in (0, 1] and the minimum rate positive.
-    pub fn validate(&self) -> Result<(), String> {
+    /// The parameters [`PARAMS`] describes, read from `p`; absent ones take
+    /// [`DcqcnParams::default`]'s values. The result is checked ([`DcqcnParams::check`]).
+    ///
+    /// # Errors
+    /// A `fast_recovery_times` above `u32::MAX`, or what [`DcqcnParams::check`] rejects.
+    pub fn from_params(p: &Params) -> Result<DcqcnParams, ParamError> {
+        let d = DcqcnParams::default();
+        let params = DcqcnParams {
+            alpha_resume_interval: p.duration("alpha_resume_interval", d.alpha_resume_interval),
+            rate_decrease_interval: p.duration("rate_decrease_interval", d.rate_decrease_interval),
+            rp_timer: p.duration("rp_timer", d.rp_timer),
+            ewma_gain: p.f64("ewma_gain", d.ewma_gain),
+            fast_recovery_times: p.u32("fast_recovery_times", d.fast_recovery_times)?,
+            rate_ai: p.opt_rate("rate_ai", d.rate_ai),
+            rate_hai: p.opt_rate("rate_hai", d.rate_hai),
+            min_rate: p.rate("min_rate", d.min_rate),
+            clamp_target_rate: p.bool("clamp_target_rate", d.clamp_target_rate),
+        };
+        params.check()?;
+        Ok(params)
+    }
+
+    /// Checks the values. Intervals must be positive (a zero interval would make its timer
+    /// fire forever at one instant, spec §4.3), the gain in (0, 1] and the minimum rate
+    /// positive.
+    ///
+    /// # Errors
+    /// The first offending field and what is wrong with it.
+    pub fn check(&self) -> Result<(), ParamError> {
         for (name, d) in [
             ("alpha_resume_interval", self.alpha_resume_interval),
             ("rate_decrease_interval", self.rate_decrease_interval),
             ("rp_timer", self.rp_timer),
         ] {
             if d == Duration::ZERO {
-                return Err(format!("{name} must be positive (a zero period never advances time)"));
+                return Err(ParamError::new(
+                    name,
+                    "must be positive (a zero period never advances time)",
+                ));
             }
         }
         check_unit_interval("ewma_gain", self.ewma_gain)?;
         if self.min_rate.0 == 0 {
-            return Err("min_rate must be positive".to_string());
+            return Err(ParamError::new("min_rate", "must be positive"));
         }
         Ok(())
+    }
+
+    /// [`DcqcnParams::check`] as one sentence that starts with the field's name.
+    ///
+    /// # Errors
+    /// As [`DcqcnParams::check`].
+    pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(sentence)
     }
 
     /// The three intervals truncated to whole microseconds, as the reference does with its
@@ -400,6 +505,42 @@ mod tests {
         assert_eq!(bad(|p| p.ewma_gain = 1.5), "ewma_gain must be in (0, 1], got 1.5");
         assert!(bad(|p| p.ewma_gain = f64::NAN).starts_with("ewma_gain"));
         assert_eq!(bad(|p| p.min_rate = BitsPerSec(0)), "min_rate must be positive");
+    }
+
+    #[test]
+    fn from_params_reads_every_parameter() {
+        use dcsim_types::params::Value;
+        assert_eq!(DcqcnParams::from_params(&Params::default()), Ok(DcqcnParams::default()));
+        let given = vec![
+            ("alpha_resume_interval", Value::Duration(Duration::from_us(50))),
+            ("rate_decrease_interval", Value::Duration(Duration::from_us(51))),
+            ("rp_timer", Value::Duration(Duration::from_us(55))),
+            ("ewma_gain", Value::Number(0.5)),
+            ("fast_recovery_times", Value::Integer(3)),
+            ("rate_ai", Value::Rate(BitsPerSec::mbps(7))),
+            ("rate_hai", Value::Rate(BitsPerSec::mbps(70))),
+            ("min_rate", Value::Rate(BitsPerSec::mbps(10))),
+            ("clamp_target_rate", Value::Bool(true)),
+        ];
+        assert_eq!(given.len(), PARAMS.len());
+        let p = DcqcnParams::from_params(&Params::from_values(PARAMS, given)).unwrap();
+        assert_eq!(
+            p,
+            DcqcnParams {
+                alpha_resume_interval: Duration::from_us(50),
+                rate_decrease_interval: Duration::from_us(51),
+                rp_timer: Duration::from_us(55),
+                ewma_gain: 0.5,
+                fast_recovery_times: 3,
+                rate_ai: Some(BitsPerSec::mbps(7)),
+                rate_hai: Some(BitsPerSec::mbps(70)),
+                min_rate: BitsPerSec::mbps(10),
+                clamp_target_rate: true,
+            }
+        );
+        let bad = Params::from_values(PARAMS, vec![("rp_timer", Value::Duration(Duration::ZERO))]);
+        assert_eq!(DcqcnParams::from_params(&bad).unwrap_err().field, "rp_timer");
+        assert_eq!((SPEC.params, SPEC_W.params), (PARAMS, PARAMS));
     }
 
     #[test]

@@ -35,8 +35,42 @@
 use dcsim_core::cc::{CcCtx, CcFactory, CongestionControl, Feedback, FlowInit};
 use dcsim_core::packet::HeaderMode;
 use dcsim_core::units::BitsPerSec;
+use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 
-use crate::{check_unit_interval, mul_rate};
+use crate::{check_unit_interval, mul_rate, sentence};
+
+/// The `dctcp` scheme and its parameters, in the order front ends list them, with their
+/// defaults as a scenario writes them (`docs/schemes.md` documents each).
+pub const SPEC: PluginSpec = PluginSpec {
+    name: "dctcp",
+    summary: "DCTCP, hardware style: rate based, starts at line rate",
+    params: &[
+        ParamSpec::new(
+            "ewma_gain",
+            Kind::Number,
+            "0.0625",
+            "g: the gain of the alpha EWMA, in (0, 1] (EWMA_GAIN)",
+        ),
+        ParamSpec::new(
+            "rate_ai",
+            Kind::Rate,
+            "615Mbps",
+            "the additive increase per batch (DCTCP_RATE_AI); does not scale with the line rate",
+        ),
+        ParamSpec::new(
+            "min_rate",
+            Kind::Rate,
+            "1000Mbps",
+            "the floor of a decreased rate (MIN_RATE)",
+        ),
+        ParamSpec::new(
+            "reset_ecn_count_after_first_batch",
+            Kind::Bool,
+            "false",
+            "fix the reference's quirk 14: reset the ECN count when the first batch ends",
+        ),
+    ],
+};
 
 /// DCTCP parameters. [`Default`] is the reference run script's `dctcp` profile (spec §5.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,14 +99,42 @@ impl Default for DctcpParams {
 }
 
 impl DctcpParams {
-    /// Checks the values; the message names the offending field: `ewma_gain` in (0, 1],
-    /// `min_rate` positive.
-    pub fn validate(&self) -> Result<(), String> {
+    /// The parameters [`SPEC`] describes, read from `p`; absent ones take
+    /// [`DctcpParams::default`]'s values. The result is checked ([`DctcpParams::check`]).
+    ///
+    /// # Errors
+    /// What [`DctcpParams::check`] rejects.
+    pub fn from_params(p: &Params) -> Result<DctcpParams, ParamError> {
+        let d = DctcpParams::default();
+        let params = DctcpParams {
+            ewma_gain: p.f64("ewma_gain", d.ewma_gain),
+            rate_ai: p.rate("rate_ai", d.rate_ai),
+            min_rate: p.rate("min_rate", d.min_rate),
+            reset_ecn_count_after_first_batch: p
+                .bool("reset_ecn_count_after_first_batch", d.reset_ecn_count_after_first_batch),
+        };
+        params.check()?;
+        Ok(params)
+    }
+
+    /// Checks the values: `ewma_gain` in (0, 1], `min_rate` positive.
+    ///
+    /// # Errors
+    /// The first offending field and what is wrong with it.
+    pub fn check(&self) -> Result<(), ParamError> {
         check_unit_interval("ewma_gain", self.ewma_gain)?;
         if self.min_rate.0 == 0 {
-            return Err("min_rate must be positive".to_string());
+            return Err(ParamError::new("min_rate", "must be positive"));
         }
         Ok(())
+    }
+
+    /// [`DctcpParams::check`] as one sentence that starts with the field's name.
+    ///
+    /// # Errors
+    /// As [`DctcpParams::check`].
+    pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(sentence)
     }
 }
 
@@ -261,6 +323,34 @@ mod tests {
             seed: 0,
         });
         assert_eq!((d.rate(), d.alpha(), d.in_cwr()), (BitsPerSec::gbps(25), 1.0, false));
+    }
+
+    #[test]
+    fn from_params_reads_every_parameter() {
+        use dcsim_types::params::Value;
+        assert_eq!(DctcpParams::from_params(&Params::default()), Ok(DctcpParams::default()));
+        let given = vec![
+            ("ewma_gain", Value::Number(0.125)),
+            ("rate_ai", Value::Rate(BitsPerSec::gbps(1))),
+            ("min_rate", Value::Rate(BitsPerSec::mbps(2))),
+            ("reset_ecn_count_after_first_batch", Value::Bool(true)),
+        ];
+        assert_eq!(given.len(), SPEC.params.len());
+        let p = DctcpParams::from_params(&Params::from_values(SPEC.params, given)).unwrap();
+        assert_eq!(
+            p,
+            DctcpParams {
+                ewma_gain: 0.125,
+                rate_ai: BitsPerSec::gbps(1),
+                min_rate: BitsPerSec::mbps(2),
+                reset_ecn_count_after_first_batch: true,
+            }
+        );
+        let bad = Params::from_values(SPEC.params, vec![("ewma_gain", Value::Integer(2))]);
+        assert_eq!(
+            DctcpParams::from_params(&bad),
+            Err(ParamError::new("ewma_gain", "must be in (0, 1], got 2"))
+        );
     }
 
     #[test]

@@ -7,8 +7,13 @@
 //!
 //! One file per algorithm. Each has
 //! - a `…Params` struct with public fields, a [`Default`] equal to the reference run script's
-//!   values (spec §5.1) and a `validate()` that names the offending field (the CLI calls it;
-//!   the factories themselves validate nothing at run time);
+//!   values (spec §5.1), a typed `check()` that returns a [`ParamError`] naming the offending
+//!   field, and `validate()`, the same as one sentence (the factories themselves validate
+//!   nothing at run time);
+//! - the scheme's [`PluginSpec`](dcsim_types::params::PluginSpec) (`SPEC`, and `SPEC_W` for
+//!   the windowed variant) and `…Params::from_params`, which reads the parameters from typed
+//!   [`Params`](dcsim_types::params::Params) with the defaults above and checks them (the
+//!   CLI's scheme registry calls both);
 //! - a per-flow state struct whose logic lives in **pure methods** (`on_cnp`, `on_ack`,
 //!   `on_*_timer`) taking plain numbers and returning what to do ([`Actions`] or a new rate), so
 //!   that it can be tested without a simulation;
@@ -110,6 +115,7 @@
 
 use dcsim_core::cc::{CcCtx, TimerOp, MAX_TIMERS};
 use dcsim_core::units::BitsPerSec;
+use dcsim_types::params::ParamError;
 
 pub mod dcqcn;
 pub mod dctcp;
@@ -166,13 +172,19 @@ pub(crate) fn bw_gbps(line_rate: BitsPerSec) -> u64 {
     line_rate.0 / 1_000_000_000
 }
 
-/// Checks that a gain/weight is in (0, 1].
-pub(crate) fn check_unit_interval(name: &str, v: f64) -> Result<(), String> {
+/// Checks that a gain/weight is in (0, 1] (NaN is not).
+pub(crate) fn check_unit_interval(name: &'static str, v: f64) -> Result<(), ParamError> {
     if v > 0.0 && v <= 1.0 {
         Ok(())
     } else {
-        Err(format!("{name} must be in (0, 1], got {v}"))
+        Err(ParamError::new(name, format!("must be in (0, 1], got {v}")))
     }
+}
+
+/// A [`ParamError`] as one sentence starting with the parameter's name: what the
+/// `validate()` methods return.
+pub(crate) fn sentence(e: ParamError) -> String {
+    format!("{} {}", e.field, e.message)
 }
 
 #[cfg(test)]
@@ -204,9 +216,11 @@ mod tests {
 
     #[test]
     fn unit_interval_messages_name_the_field() {
+        let err = |v| sentence(check_unit_interval("g", v).unwrap_err());
         assert!(check_unit_interval("g", 1.0).is_ok());
-        assert_eq!(check_unit_interval("g", 0.0).unwrap_err(), "g must be in (0, 1], got 0");
-        assert!(check_unit_interval("g", f64::NAN).unwrap_err().starts_with("g must be"));
+        assert_eq!(check_unit_interval("g", 0.0).unwrap_err().field, "g");
+        assert_eq!(err(0.0), "g must be in (0, 1], got 0");
+        assert!(err(f64::NAN).starts_with("g must be"));
         assert!(check_unit_interval("g", 1.5).is_err());
     }
 }

@@ -32,8 +32,58 @@
 use dcsim_core::cc::{CcCtx, CcFactory, CongestionControl, Feedback, FlowInit};
 use dcsim_core::packet::HeaderMode;
 use dcsim_core::units::{BitsPerSec, Duration, PS_PER_NS};
+use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 
-use crate::{bw_gbps, check_unit_interval, mul_rate};
+use crate::{bw_gbps, check_unit_interval, mul_rate, sentence};
+
+/// The parameters of `timely` and `timely-w` (the same algorithm), in the order front ends
+/// list them, with their defaults as a scenario writes them (`docs/schemes.md` documents each).
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::new(
+        "rate_ai",
+        Kind::Rate,
+        "10*bw/10 Mbps (100Mbps at 100Gbps)",
+        "the additive increase (RATE_AI); by default it scales with the line rate",
+    ),
+    ParamSpec::new(
+        "rate_hai",
+        Kind::Rate,
+        "50*bw/10 Mbps (500Mbps at 100Gbps)",
+        "the increase used after hai_after increases in a row (RATE_HAI); by default it scales \
+         with the line rate",
+    ),
+    ParamSpec::new("min_rate", Kind::Rate, "1000Mbps", "the floor of a decreased rate (MIN_RATE)"),
+    ParamSpec::new(
+        "alpha",
+        Kind::Number,
+        "0.875",
+        "the EWMA weight of the new RTT-difference sample, in (0, 1]",
+    ),
+    ParamSpec::new("beta", Kind::Number, "0.8", "the multiplicative-decrease factor, in (0, 1]"),
+    ParamSpec::new(
+        "t_low",
+        Kind::Duration,
+        "50us",
+        "below this RTT the rate always increases; at most t_high",
+    ),
+    ParamSpec::new("t_high", Kind::Duration, "500us", "above this RTT the rate always decreases"),
+    ParamSpec::new("min_rtt", Kind::Duration, "20us", "the normalizer of the RTT gradient, > 0"),
+    ParamSpec::new(
+        "hai_after",
+        Kind::Integer,
+        "5",
+        "how many increases in a row before the step becomes rate_hai",
+    ),
+];
+
+/// The `timely` scheme: TIMELY with pure rate pacing.
+pub const SPEC: PluginSpec =
+    PluginSpec { name: "timely", summary: "TIMELY, pure rate pacing", params: PARAMS };
+
+/// The `timely-w` scheme: the same algorithm and parameters as [`SPEC`], with a variable
+/// window (a NIC profile, not another algorithm).
+pub const SPEC_W: PluginSpec =
+    PluginSpec { name: "timely-w", summary: "TIMELY with a variable window", params: PARAMS };
 
 /// TIMELY parameters. [`Default`] is the reference's: its constants (`alpha`, `beta`, the
 /// thresholds and `hai_after` are not configurable there) and the run script's `timely` rates
@@ -80,21 +130,57 @@ impl Default for TimelyParams {
 }
 
 impl TimelyParams {
-    /// Checks the values; the message names the offending field: `alpha` and `beta` in (0, 1],
-    /// `min_rtt` and `min_rate` positive, `t_low <= t_high`.
-    pub fn validate(&self) -> Result<(), String> {
+    /// The parameters [`PARAMS`] describes, read from `p`; absent ones take
+    /// [`TimelyParams::default`]'s values. The result is checked ([`TimelyParams::check`]).
+    ///
+    /// # Errors
+    /// A `hai_after` above `u32::MAX`, or what [`TimelyParams::check`] rejects.
+    pub fn from_params(p: &Params) -> Result<TimelyParams, ParamError> {
+        let d = TimelyParams::default();
+        let params = TimelyParams {
+            rate_ai: p.opt_rate("rate_ai", d.rate_ai),
+            rate_hai: p.opt_rate("rate_hai", d.rate_hai),
+            min_rate: p.rate("min_rate", d.min_rate),
+            alpha: p.f64("alpha", d.alpha),
+            beta: p.f64("beta", d.beta),
+            t_low: p.duration("t_low", d.t_low),
+            t_high: p.duration("t_high", d.t_high),
+            min_rtt: p.duration("min_rtt", d.min_rtt),
+            hai_after: p.u32("hai_after", d.hai_after)?,
+        };
+        params.check()?;
+        Ok(params)
+    }
+
+    /// Checks the values: `alpha` and `beta` in (0, 1], `min_rtt` and `min_rate` positive,
+    /// `t_low <= t_high` (reported on `t_low`).
+    ///
+    /// # Errors
+    /// The first offending field and what is wrong with it.
+    pub fn check(&self) -> Result<(), ParamError> {
         check_unit_interval("alpha", self.alpha)?;
         check_unit_interval("beta", self.beta)?;
         if self.min_rtt == Duration::ZERO {
-            return Err("min_rtt must be positive".to_string());
+            return Err(ParamError::new("min_rtt", "must be positive"));
         }
         if self.t_low > self.t_high {
-            return Err(format!("t_low ({}) must not exceed t_high ({})", self.t_low, self.t_high));
+            return Err(ParamError::new(
+                "t_low",
+                format!("({}) must not exceed t_high ({})", self.t_low, self.t_high),
+            ));
         }
         if self.min_rate.0 == 0 {
-            return Err("min_rate must be positive".to_string());
+            return Err(ParamError::new("min_rate", "must be positive"));
         }
         Ok(())
+    }
+
+    /// [`TimelyParams::check`] as one sentence that starts with the field's name.
+    ///
+    /// # Errors
+    /// As [`TimelyParams::check`].
+    pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(sentence)
     }
 
     /// The additive-increase step in force for a NIC of rate `line_rate`.
@@ -338,6 +424,47 @@ mod tests {
             "t_low (600000ns) must not exceed t_high (500000ns)"
         );
         assert_eq!(bad(|p| p.min_rate = BitsPerSec(0)), "min_rate must be positive");
+    }
+
+    #[test]
+    fn from_params_reads_every_parameter() {
+        use dcsim_types::params::Value;
+        assert_eq!(TimelyParams::from_params(&Params::default()), Ok(TimelyParams::default()));
+        let given = vec![
+            ("rate_ai", Value::Rate(BitsPerSec::mbps(7))),
+            ("rate_hai", Value::Rate(BitsPerSec::mbps(70))),
+            ("min_rate", Value::Rate(BitsPerSec::mbps(10))),
+            ("alpha", Value::Number(0.5)),
+            ("beta", Value::Number(0.25)),
+            ("t_low", Value::Duration(us(10))),
+            ("t_high", Value::Duration(us(100))),
+            ("min_rtt", Value::Duration(us(5))),
+            ("hai_after", Value::Integer(2)),
+        ];
+        assert_eq!(given.len(), PARAMS.len());
+        let p = TimelyParams::from_params(&Params::from_values(PARAMS, given)).unwrap();
+        assert_eq!(
+            p,
+            TimelyParams {
+                rate_ai: Some(BitsPerSec::mbps(7)),
+                rate_hai: Some(BitsPerSec::mbps(70)),
+                min_rate: BitsPerSec::mbps(10),
+                alpha: 0.5,
+                beta: 0.25,
+                t_low: us(10),
+                t_high: us(100),
+                min_rtt: us(5),
+                hai_after: 2,
+            }
+        );
+        // t_high below the default t_low: reported on t_low, whose value is the other side.
+        let bad = Params::from_values(PARAMS, vec![("t_high", Value::Duration(us(10)))]);
+        let e = TimelyParams::from_params(&bad).unwrap_err();
+        assert_eq!(
+            (e.field, e.message.as_str()),
+            ("t_low", "(50000ns) must not exceed t_high (10000ns)")
+        );
+        assert_eq!((SPEC.params, SPEC_W.params), (PARAMS, PARAMS));
     }
 
     #[test]

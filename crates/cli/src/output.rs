@@ -105,19 +105,41 @@ pub fn unfinished_csv(results: &[FlowResult], dports: &[u16]) -> Option<String> 
 }
 
 /// Every counter as `(name, value)`, followed by `end_time_ns`, `flows_done` and
-/// `flows_unfinished`.
+/// `flows_unfinished`. The counters after [`Counters::BASE`] (queue disciplines, TCP) are
+/// listed only where non-zero; [`counter_rows_all`] lists them all.
 pub fn counter_rows(c: &Counters, s: &RunSummary) -> Vec<(&'static str, String)> {
-    let mut rows: Vec<(&'static str, String)> =
-        c.named().into_iter().map(|(n, v)| (n, v.to_string())).collect();
+    counter_rows_with(c, s, false)
+}
+
+/// Like [`counter_rows`], but every counter, for runs that use TCP or queue disciplines (so
+/// that their `counters.csv` always has the same rows).
+pub fn counter_rows_all(c: &Counters, s: &RunSummary) -> Vec<(&'static str, String)> {
+    counter_rows_with(c, s, true)
+}
+
+fn counter_rows_with(c: &Counters, s: &RunSummary, all: bool) -> Vec<(&'static str, String)> {
+    let mut rows: Vec<(&'static str, String)> = c
+        .named()
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, (_, v))| all || i < Counters::BASE || v != 0)
+        .map(|(_, (n, v))| (n, v.to_string()))
+        .collect();
     rows.push(("end_time_ns", format_ps_as_ns(s.end_time.as_ps())));
     rows.push(("flows_done", s.flows_done.to_string()));
     rows.push(("flows_unfinished", s.flows_unfinished.to_string()));
     rows
 }
 
-/// `counters.csv`: `name,value` rows.
+/// `counters.csv`: `name,value` rows ([`counter_rows`]).
 pub fn counters_csv(c: &Counters, s: &RunSummary) -> String {
     csv_text(["name", "value"], counter_rows(c, s).into_iter().map(|(n, v)| [n.to_string(), v]))
+}
+
+/// `counters.csv` with every counter ([`counter_rows_all`]).
+pub fn counters_csv_all(c: &Counters, s: &RunSummary) -> String {
+    let rows = counter_rows_all(c, s).into_iter().map(|(n, v)| [n.to_string(), v]);
+    csv_text(["name", "value"], rows)
 }
 
 /// An existing output folder must be a folder: checked before a command runs, so that a

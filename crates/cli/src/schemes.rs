@@ -2,6 +2,12 @@
 //! parameters, their profiles (the defaults they bring to `[nic]` and `[switch]`), and the
 //! static dispatch from a [`CcChoice`] to the generic [`run`].
 //!
+//! Every scheme is one line of the registry below, naming its [`CcChoice`] variant, its
+//! factory and how the factory is built from checked parameters, the plugin's
+//! [`PluginSpec`] (its name and parameters) and its [`Profile`]. [`SCHEMES`], [`spec_of`],
+//! [`params_of`], [`profile`], [`CcChoice::name`], `CcChoice::from_params` and
+//! [`run_with_scheme`] are all derived from it.
+//!
 //! | name | algorithm | window | ACK high priority | default ECN map |
 //! |---|---|---|---|---|
 //! | `none` | line rate, no reaction | none | no | RED |
@@ -14,78 +20,166 @@
 //! | `dctcp` | DCTCP | variable | no | DCTCP |
 //!
 //! No name is reserved at present ([`RESERVED`]). The parameters of every scheme are listed in
-//! [`params_of`] and documented in `docs/schemes.md`.
+//! its spec ([`spec_of`]) and documented in `docs/schemes.md`.
+//!
+//! # From `[cc]` to a factory
+//! Every key of the `[cc]` table but `name` must be a parameter of the scheme's spec (else
+//! "unknown parameter"). Each value is converted by its [`Kind`] (units through
+//! [`crate::units`]; integers must fit in 32 bits, as every scheme's counts are `u32`), and the
+//! plugin's `from_params` builds and checks the parameters. A [`ParamError`] points at the
+//! key of the parameter it names. If the scenario did not write that parameter, its default
+//! conflicts with something written: the error points at the first written parameter
+//! without which it disappears, and failing that at `cc.name`.
 //!
 //! # Adding a scheme
-//! 1. add its name to [`SCHEMES`] and its parameter names to [`params_of`];
-//! 2. add a variant holding its factory to [`CcChoice`] and its name to [`CcChoice::name`];
-//! 3. add a match arm to `CcChoice::from_params` that reads its parameters with
-//!    [`CcParams`] (each getter takes the default), checks them with [`CcParams::check`] and
-//!    ends with [`CcParams::finish`];
-//! 4. add a match arm to [`run_with_scheme`] calling [`run`] with the factory;
-//! 5. give it a [`profile`] if it differs from `none`'s, and document it in `docs/schemes.md`.
+//! 1. In the plugin crate, one file: the algorithm, its factory, and its parameters with a
+//!    `pub const SPEC: PluginSpec`, `XxxParams::from_params(&Params)` (typed getters taking
+//!    the defaults) and `XxxParams::check` (a [`ParamError`] naming the field).
+//! 2. Here, one line in the `registry!` list; then document the scheme in `docs/schemes.md`.
 
 use std::ops::Range;
 use std::time::Instant;
 
 use dcsim_baselines::{
-    DcqcnFactory, DcqcnParams, DctcpFactory, DctcpParams, TimelyFactory, TimelyParams,
+    dcqcn, dctcp, timely, DcqcnFactory, DcqcnParams, DctcpFactory, DctcpParams, TimelyFactory,
+    TimelyParams,
 };
-use dcsim_core::cc::{CcFactory, NoCcFactory};
+use dcsim_core::cc::{CcFactory, NoCcFactory, NONE_SPEC};
 use dcsim_core::config::{EcnParams, FlowSpec, SimConfig, WindowMode};
 use dcsim_core::ids::FlowId;
 use dcsim_core::network::{Network, RoutingTable};
-use dcsim_core::units::{BitsPerSec, Bytes, Duration};
+use dcsim_core::units::{BitsPerSec, Bytes};
 use dcsim_core::{Counters, FlowResult, HopSample, Partition, RunSummary, SimError, Simulation};
 use dcsim_hpcc::{HpccFactory, HpccParams};
-use dcsim_pint::{HpccPintFactory, HpccPintParams};
+use dcsim_pint::{hpcc_pint, HpccPintFactory, HpccPintParams};
+use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec, Value};
 
 use crate::error::CliError;
 use crate::scenario::Source;
 use crate::units;
 
-/// Every scheme name `[cc] name` accepts.
-pub const SCHEMES: &[&str] =
-    &["none", "hpcc", "hpcc-pint", "dcqcn", "dcqcn-w", "timely", "timely-w", "dctcp"];
+/// Defines [`CcChoice`], [`run_with_scheme`] and the registry table from one line per scheme:
+///
+/// ```text
+/// Variant: Factory [{ params: XxxParams::from_params }], SPEC, window, ack_high_prio, ecn
+///          [, setup];
+/// ```
+///
+/// `Factory { params: XxxParams::from_params }` builds the factory from its checked
+/// parameters; a bare `Factory` is a unit struct without parameters. `window` is a [`WindowMode`] variant,
+/// `ecn` an [`EcnDefault`] variant. `setup`, if given, is a `fn(&Factory, &mut SimConfig)`
+/// run before the simulation is built (for settings the switches must share with the scheme).
+macro_rules! registry {
+    ($(
+        $variant:ident: $factory:ident $({ params: $from:path })?, $spec:path,
+        $window:ident, $ack:literal, $ecn:ident $(, $setup:path)?;
+    )*) => {
+        /// A congestion-control scheme chosen by a scenario, with its parameters applied.
+        #[derive(Clone, Debug)]
+        pub enum CcChoice {
+            $(
+                #[doc = concat!("The scheme of [`", stringify!($spec), "`].")]
+                $variant($factory),
+            )*
+        }
 
-const HPCC_PARAMS: &[&str] =
-    &["eta", "max_stage", "rate_ai", "min_rate", "fast_react", "multi_rate", "sample_feedback"];
-const HPCC_PINT_PARAMS: &[&str] = &["eta", "max_stage", "rate_ai", "min_rate", "log_base", "prob"];
-const DCQCN_PARAMS: &[&str] = &[
-    "alpha_resume_interval",
-    "rate_decrease_interval",
-    "rp_timer",
-    "ewma_gain",
-    "fast_recovery_times",
-    "rate_ai",
-    "rate_hai",
-    "min_rate",
-    "clamp_target_rate",
-];
-const TIMELY_PARAMS: &[&str] = &[
-    "rate_ai",
-    "rate_hai",
-    "min_rate",
-    "alpha",
-    "beta",
-    "t_low",
-    "t_high",
-    "min_rtt",
-    "hai_after",
-];
-const DCTCP_PARAMS: &[&str] =
-    &["ewma_gain", "rate_ai", "min_rate", "reset_ecn_count_after_first_batch"];
+        /// Every registered scheme, in registry order.
+        const REGISTRY: &[Scheme] = &[$(
+            Scheme {
+                spec: &$spec,
+                build: |p| Ok(CcChoice::$variant(registry!(@build p, $factory $(, $from)?))),
+                profile: Profile {
+                    window: WindowMode::$window,
+                    ack_high_prio: $ack,
+                    ecn: EcnDefault::$ecn,
+                },
+            },
+        )*];
 
-/// The `[cc]` parameters of scheme `name` (empty for `none` and for unknown names).
-pub fn params_of(name: &str) -> &'static [&'static str] {
-    match name {
-        "hpcc" => HPCC_PARAMS,
-        "hpcc-pint" => HPCC_PINT_PARAMS,
-        "dcqcn" | "dcqcn-w" => DCQCN_PARAMS,
-        "timely" | "timely-w" => TIMELY_PARAMS,
-        "dctcp" => DCTCP_PARAMS,
-        _ => &[],
-    }
+        /// Every scheme name `[cc] name` accepts, in registry order.
+        pub const SCHEMES: &[&str] = &[$($spec.name),*];
+
+        impl CcChoice {
+            /// The scheme's name as written in scenarios.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(CcChoice::$variant(_) => $spec.name,)*
+                }
+            }
+
+            /// The name the factory itself reports ([`CcFactory::name`]).
+            #[cfg(test)]
+            fn factory_name(&self) -> &str {
+                match self {
+                    $(CcChoice::$variant(f) => f.name(),)*
+                }
+            }
+        }
+
+        /// Runs the scenario with the chosen scheme (one match arm per registered scheme).
+        ///
+        /// # Errors
+        /// The simulator's own validation ([`Simulation::new`]); a scenario that passed the
+        /// loader's validation should not trigger it.
+        pub fn run_with_scheme(choice: CcChoice, input: SimInput) -> Result<RunOutput, SimError> {
+            match choice {
+                $(CcChoice::$variant(f) => {
+                    let setup: fn(&$factory, &mut SimConfig) = registry!(@setup $($setup)?);
+                    let mut input = input;
+                    setup(&f, &mut input.cfg);
+                    run(f, input)
+                })*
+            }
+        }
+    };
+    (@build $p:ident, $factory:ident, $from:path) => { $factory { params: $from($p)? } };
+    (@build $p:ident, $factory:ident) => {{ let _ = $p; $factory }};
+    (@setup $setup:path) => { $setup };
+    (@setup) => { |_, _| {} };
+}
+
+registry! {
+    // Variant: factory [{ params: its constructor from `Params` }], spec, nic.window,
+    // nic.ack_high_prio, default ECN map [, setup];
+    None:     NoCcFactory,                                             NONE_SPEC,        None,     false,  Red;
+    Hpcc:     HpccFactory { params: HpccParams::from_params },         dcsim_hpcc::SPEC, Variable, false,  Red;
+    HpccPint: HpccPintFactory { params: HpccPintParams::from_params }, hpcc_pint::SPEC,  Variable, false,  Red, pint_switches;
+    Dcqcn:    DcqcnFactory { params: DcqcnParams::from_params },       dcqcn::SPEC,      None,     true,   Red;
+    DcqcnW:   DcqcnFactory { params: DcqcnParams::from_params },       dcqcn::SPEC_W,    Variable, false,  Red;
+    Timely:   TimelyFactory { params: TimelyParams::from_params },     timely::SPEC,     None,     true,   Red;
+    TimelyW:  TimelyFactory { params: TimelyParams::from_params },     timely::SPEC_W,   Variable, true,   Red;
+    Dctcp:    DctcpFactory { params: DctcpParams::from_params },       dctcp::SPEC,      Variable, false,  Dctcp;
+}
+
+/// HPCC-PINT's setup: the switches encode utilisation with the log base the senders decode.
+fn pint_switches(f: &HpccPintFactory, cfg: &mut SimConfig) {
+    cfg.pint_log_base = f.params.log_base;
+}
+
+/// One line of the registry.
+struct Scheme {
+    /// The plugin's name and parameters.
+    spec: &'static PluginSpec,
+    /// The factory from parameters already converted to their kinds.
+    build: fn(&Params) -> Result<CcChoice, ParamError>,
+    /// The defaults it brings to `[nic]` and `[switch]`.
+    profile: Profile,
+}
+
+/// The registry line of scheme `name`.
+fn scheme(name: &str) -> Option<&'static Scheme> {
+    REGISTRY.iter().find(|s| s.spec.name == name)
+}
+
+/// The spec (name, summary, parameters) of scheme `name`, if it is registered.
+pub fn spec_of(name: &str) -> Option<&'static PluginSpec> {
+    scheme(name).map(|s| s.spec)
+}
+
+/// The `[cc]` parameter names of scheme `name`, in the spec's order (empty for `none` and for
+/// unknown names).
+pub fn params_of(name: &str) -> Vec<&'static str> {
+    spec_of(name).map_or_else(Vec::new, PluginSpec::param_names)
 }
 
 /// Scheme names reserved for schemes that are not available yet: `[cc] name` rejects them
@@ -128,148 +222,31 @@ pub struct Profile {
 
 /// The profile of scheme `name` (any name; unknown names get `none`'s).
 pub fn profile(name: &str) -> Profile {
-    let (window, ack_high_prio, ecn) = match name {
-        "hpcc" | "hpcc-pint" => (WindowMode::Variable, false, EcnDefault::Red),
-        "dcqcn" => (WindowMode::None, true, EcnDefault::Red),
-        "dcqcn-w" => (WindowMode::Variable, false, EcnDefault::Red),
-        "timely" => (WindowMode::None, true, EcnDefault::Red),
-        "timely-w" => (WindowMode::Variable, true, EcnDefault::Red),
-        "dctcp" => (WindowMode::Variable, false, EcnDefault::Dctcp),
-        _ => (WindowMode::None, false, EcnDefault::Red),
-    };
-    Profile { window, ack_high_prio, ecn }
-}
-
-/// A congestion-control scheme chosen by a scenario, with its parameters applied.
-#[derive(Clone, Debug)]
-pub enum CcChoice {
-    /// `none`: line rate, no reaction to congestion.
-    None(NoCcFactory),
-    /// `hpcc`.
-    Hpcc(HpccFactory),
-    /// `hpcc-pint`: HPCC driven by PINT digests (`dcsim-pint`).
-    HpccPint(HpccPintFactory),
-    /// `dcqcn`: DCQCN, pure rate pacing.
-    Dcqcn(DcqcnFactory),
-    /// `dcqcn-w`: DCQCN with a variable window.
-    DcqcnW(DcqcnFactory),
-    /// `timely`: TIMELY, pure rate pacing.
-    Timely(TimelyFactory),
-    /// `timely-w`: TIMELY with a variable window.
-    TimelyW(TimelyFactory),
-    /// `dctcp`.
-    Dctcp(DctcpFactory),
+    scheme(name)
+        .or_else(|| scheme(NONE_SPEC.name))
+        .map(|s| s.profile)
+        .expect("`none` is registered")
 }
 
 impl CcChoice {
-    /// The scheme's name as written in scenarios.
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcChoice::None(_) => "none",
-            CcChoice::Hpcc(_) => "hpcc",
-            CcChoice::HpccPint(_) => "hpcc-pint",
-            CcChoice::Dcqcn(_) => "dcqcn",
-            CcChoice::DcqcnW(_) => "dcqcn-w",
-            CcChoice::Timely(_) => "timely",
-            CcChoice::TimelyW(_) => "timely-w",
-            CcChoice::Dctcp(_) => "dctcp",
+    /// Builds the scheme `name` from the `[cc]` table `p`. `name` must be one of [`SCHEMES`].
+    ///
+    /// Unknown keys are rejected first (in key order), then each value is converted to its
+    /// parameter's kind (in the spec's order), then the plugin builds and checks the parameters.
+    pub(crate) fn from_params(name: &str, p: CcParams<'_>) -> Result<CcChoice, CliError> {
+        let Some(scheme) = scheme(name) else { return Err(p.unknown_scheme(name)) };
+        let spec = scheme.spec;
+        if let Some(key) = p.table.keys().find(|k| *k != "name" && spec.param(k).is_none()) {
+            return Err(p.unknown_parameter(spec, key));
         }
-    }
-
-    /// Builds the scheme `name` from its parameters. `name` must be one of [`SCHEMES`].
-    pub(crate) fn from_params(name: &str, mut p: CcParams<'_>) -> Result<CcChoice, CliError> {
-        let valid = params_of(name);
-        let choice = match name {
-            "none" => CcChoice::None(NoCcFactory),
-            "hpcc" => {
-                let d = HpccParams::default();
-                let params = HpccParams {
-                    eta: p.f64("eta", d.eta)?,
-                    max_stage: p.u32("max_stage", d.max_stage)?,
-                    rate_ai: p.opt_rate("rate_ai", d.rate_ai)?,
-                    min_rate: p.rate("min_rate", d.min_rate)?,
-                    fast_react: p.bool("fast_react", d.fast_react)?,
-                    multi_rate: p.bool("multi_rate", d.multi_rate)?,
-                    sample_feedback: p.bool("sample_feedback", d.sample_feedback)?,
-                };
-                p.check(params.validate(), valid)?;
-                CcChoice::Hpcc(HpccFactory { params })
+        let mut given = Vec::new();
+        for param in spec.params {
+            if let Some(v) = p.table.get(param.name) {
+                given.push((param.name, p.convert(param, v)?));
             }
-            "hpcc-pint" => {
-                let d = HpccPintParams::default();
-                let params = HpccPintParams {
-                    eta: p.f64("eta", d.eta)?,
-                    max_stage: p.u32("max_stage", d.max_stage)?,
-                    rate_ai: p.opt_rate("rate_ai", d.rate_ai)?,
-                    min_rate: p.rate("min_rate", d.min_rate)?,
-                    log_base: p.f64("log_base", d.log_base)?,
-                    prob: p.f64("prob", d.prob)?,
-                };
-                p.check(params.validate(), valid)?;
-                CcChoice::HpccPint(HpccPintFactory { params })
-            }
-            "dcqcn" | "dcqcn-w" => {
-                let d = DcqcnParams::default();
-                let params = DcqcnParams {
-                    alpha_resume_interval: p
-                        .duration("alpha_resume_interval", d.alpha_resume_interval)?,
-                    rate_decrease_interval: p
-                        .duration("rate_decrease_interval", d.rate_decrease_interval)?,
-                    rp_timer: p.duration("rp_timer", d.rp_timer)?,
-                    ewma_gain: p.f64("ewma_gain", d.ewma_gain)?,
-                    fast_recovery_times: p.u32("fast_recovery_times", d.fast_recovery_times)?,
-                    rate_ai: p.opt_rate("rate_ai", d.rate_ai)?,
-                    rate_hai: p.opt_rate("rate_hai", d.rate_hai)?,
-                    min_rate: p.rate("min_rate", d.min_rate)?,
-                    clamp_target_rate: p.bool("clamp_target_rate", d.clamp_target_rate)?,
-                };
-                p.check(params.validate(), valid)?;
-                let f = DcqcnFactory { params };
-                if name == "dcqcn" {
-                    CcChoice::Dcqcn(f)
-                } else {
-                    CcChoice::DcqcnW(f)
-                }
-            }
-            "timely" | "timely-w" => {
-                let d = TimelyParams::default();
-                let params = TimelyParams {
-                    rate_ai: p.opt_rate("rate_ai", d.rate_ai)?,
-                    rate_hai: p.opt_rate("rate_hai", d.rate_hai)?,
-                    min_rate: p.rate("min_rate", d.min_rate)?,
-                    alpha: p.f64("alpha", d.alpha)?,
-                    beta: p.f64("beta", d.beta)?,
-                    t_low: p.duration("t_low", d.t_low)?,
-                    t_high: p.duration("t_high", d.t_high)?,
-                    min_rtt: p.duration("min_rtt", d.min_rtt)?,
-                    hai_after: p.u32("hai_after", d.hai_after)?,
-                };
-                p.check(params.validate(), valid)?;
-                let f = TimelyFactory { params };
-                if name == "timely" {
-                    CcChoice::Timely(f)
-                } else {
-                    CcChoice::TimelyW(f)
-                }
-            }
-            "dctcp" => {
-                let d = DctcpParams::default();
-                let params = DctcpParams {
-                    ewma_gain: p.f64("ewma_gain", d.ewma_gain)?,
-                    rate_ai: p.rate("rate_ai", d.rate_ai)?,
-                    min_rate: p.rate("min_rate", d.min_rate)?,
-                    reset_ecn_count_after_first_batch: p.bool(
-                        "reset_ecn_count_after_first_batch",
-                        d.reset_ecn_count_after_first_batch,
-                    )?,
-                };
-                p.check(params.validate(), valid)?;
-                CcChoice::Dctcp(DctcpFactory { params })
-            }
-            other => return Err(p.unknown_scheme(other)),
-        };
-        p.finish(valid)?;
-        Ok(choice)
+        }
+        (scheme.build)(&Params::from_values(spec.params, given.clone()))
+            .map_err(|e| p.param_error(scheme, &given, &e))
     }
 }
 
@@ -310,27 +287,6 @@ pub struct RunOutput {
     pub hop_trace: Vec<HopSample>,
 }
 
-/// Runs the scenario with the chosen scheme (one match arm per scheme).
-///
-/// # Errors
-/// The simulator's own validation ([`Simulation::new`]); a scenario that passed the loader's
-/// validation should not trigger it.
-pub fn run_with_scheme(choice: CcChoice, input: SimInput) -> Result<RunOutput, SimError> {
-    match choice {
-        CcChoice::None(f) => run(f, input),
-        CcChoice::Hpcc(f) => run(f, input),
-        CcChoice::HpccPint(f) => {
-            // The switches encode utilisation with the same log base the senders decode.
-            let mut input = input;
-            input.cfg.pint_log_base = f.params.log_base;
-            run(f, input)
-        }
-        CcChoice::Dcqcn(f) | CcChoice::DcqcnW(f) => run(f, input),
-        CcChoice::Timely(f) | CcChoice::TimelyW(f) => run(f, input),
-        CcChoice::Dctcp(f) => run(f, input),
-    }
-}
-
 /// Builds and runs a simulation with `factory`.
 ///
 /// # Errors
@@ -359,36 +315,19 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     })
 }
 
-/// One `key = value` of the `[cc]` table besides `name`.
-#[derive(Debug)]
-struct Param {
-    key: String,
-    value: toml::Value,
-    used: bool,
-}
-
-/// The parameters of the `[cc]` table (every key but `name`), read by a scheme's arm of
-/// `CcChoice::from_params`. Each getter marks its key as used and returns the default when
-/// the key is absent; [`CcParams::finish`] rejects whatever was not used.
+/// The `[cc]` table of a scenario, for `CcChoice::from_params`: converts its values to typed
+/// [`Params`] and points errors at their keys.
 #[derive(Debug)]
 pub struct CcParams<'a> {
     src: &'a Source,
     scheme: String,
-    params: Vec<Param>,
+    table: &'a toml::Table,
 }
 
 impl<'a> CcParams<'a> {
-    pub(crate) fn new(src: &'a Source, scheme: &str, table: &toml::Table) -> CcParams<'a> {
-        let params = table
-            .iter()
-            .filter(|(k, _)| k.as_str() != "name")
-            .map(|(k, v)| Param { key: k.clone(), value: v.clone(), used: false })
-            .collect();
-        CcParams { src, scheme: scheme.to_string(), params }
-    }
-
-    fn field(key: &str) -> String {
-        format!("cc.{key}")
+    /// The `[cc]` table `table` of `src`, for scheme `scheme`.
+    pub(crate) fn new(src: &'a Source, scheme: &str, table: &'a toml::Table) -> CcParams<'a> {
+        CcParams { src, scheme: scheme.to_string(), table }
     }
 
     fn span(&self, key: &str) -> Option<Range<usize>> {
@@ -396,167 +335,107 @@ impl<'a> CcParams<'a> {
     }
 
     fn error(&self, key: &str, message: String) -> CliError {
-        self.src.error_at(self.span(key), Self::field(key), message)
+        self.src.error_at(self.span(key), format!("cc.{key}"), message)
     }
 
-    fn take(&mut self, key: &str) -> Option<toml::Value> {
-        let p = self.params.iter_mut().find(|p| p.key == key)?;
-        p.used = true;
-        Some(p.value.clone())
-    }
-
-    /// A floating-point parameter (integers are accepted too).
-    ///
-    /// # Errors
-    /// A value of another type.
-    pub fn f64(&mut self, key: &str, default: f64) -> Result<f64, CliError> {
-        match self.take(key) {
-            None => Ok(default),
-            Some(toml::Value::Float(v)) => Ok(v),
-            Some(toml::Value::Integer(v)) => Ok(v as f64),
-            Some(v) => Err(self.error(key, format!("expected a number, found {}", v.type_str()))),
-        }
-    }
-
-    /// A non-negative integer parameter.
-    ///
-    /// # Errors
-    /// A value of another type, or a negative one.
-    pub fn u64(&mut self, key: &str, default: u64) -> Result<u64, CliError> {
-        match self.take(key) {
-            None => Ok(default),
-            Some(toml::Value::Integer(v)) => u64::try_from(v).map_err(|_| {
+    /// `value` as a value of `param`'s kind. The messages follow "field `cc.x`: ".
+    fn convert(&self, param: &ParamSpec, value: &toml::Value) -> Result<Value, CliError> {
+        use toml::Value as T;
+        let key = param.name;
+        let found = value.type_str();
+        let unit =
+            |r: Result<Value, units::UnitError>| r.map_err(|e| self.error(key, e.to_string()));
+        let non_negative = |v: i64| {
+            u64::try_from(v).map_err(|_| {
                 self.error(key, format!("{v} is negative; expected a non-negative integer"))
-            }),
-            Some(v) => {
-                Err(self
-                    .error(key, format!("expected a non-negative integer, found {}", v.type_str())))
-            }
-        }
-    }
-
-    /// A non-negative integer parameter that fits in 32 bits.
-    ///
-    /// # Errors
-    /// A value of another type, a negative one or one above 4 294 967 295.
-    pub fn u32(&mut self, key: &str, default: u32) -> Result<u32, CliError> {
-        let v = self.u64(key, u64::from(default))?;
-        u32::try_from(v).map_err(|_| self.error(key, format!("{v} is larger than {}", u32::MAX)))
-    }
-
-    /// A boolean parameter.
-    ///
-    /// # Errors
-    /// A value of another type.
-    pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, CliError> {
-        match self.take(key) {
-            None => Ok(default),
-            Some(toml::Value::Boolean(v)) => Ok(v),
-            Some(v) => {
-                Err(self.error(key, format!("expected true or false, found {}", v.type_str())))
-            }
-        }
-    }
-
-    /// A rate parameter written with a unit (`"40Mbps"`).
-    ///
-    /// # Errors
-    /// A value that is not a string with a rate unit.
-    pub fn rate(&mut self, key: &str, default: BitsPerSec) -> Result<BitsPerSec, CliError> {
-        match self.take(key) {
-            None => Ok(default),
-            Some(toml::Value::String(s)) => {
-                units::parse_rate(&s).map_err(|e| self.error(key, e.to_string()))
-            }
-            Some(v) => Err(self.error(
-                key,
-                format!("expected a rate with a unit such as \"40Mbps\", found {}", v.type_str()),
-            )),
-        }
-    }
-
-    /// A rate parameter whose default depends on the NIC line rate (`None`).
-    ///
-    /// # Errors
-    /// As [`CcParams::rate`].
-    pub fn opt_rate(
-        &mut self,
-        key: &str,
-        default: Option<BitsPerSec>,
-    ) -> Result<Option<BitsPerSec>, CliError> {
-        if self.params.iter().any(|p| p.key == key) {
-            self.rate(key, BitsPerSec(0)).map(Some)
-        } else {
-            Ok(default)
-        }
-    }
-
-    /// A duration parameter written with a unit (`"55us"`).
-    ///
-    /// # Errors
-    /// A value that is not a string with a time unit.
-    pub fn duration(&mut self, key: &str, default: Duration) -> Result<Duration, CliError> {
-        match self.take(key) {
-            None => Ok(default),
-            Some(toml::Value::String(s)) => {
-                units::parse_duration(&s).map_err(|e| self.error(key, e.to_string()))
-            }
-            Some(v) => {
-                Err(self.error(key, format!("needs a unit, e.g. \"1us\" (found {})", v.type_str())))
-            }
-        }
-    }
-
-    /// Turns a scheme's own validation error into one that points at the parameter: the
-    /// first of the scheme's `valid` parameter names that the message mentions and the
-    /// scenario sets (the plugins' messages start with the field's name), else `cc.name`.
-    ///
-    /// # Errors
-    /// `result`'s error, with file, line and field.
-    pub fn check(&self, result: Result<(), String>, valid: &[&str]) -> Result<(), CliError> {
-        let Err(message) = result else { return Ok(()) };
-        let mentioned = |name: &str| {
-            message.match_indices(name).any(|(i, _)| {
-                let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-                let before = message[..i].chars().next_back().is_none_or(|c| !ident(c));
-                let after = message[i + name.len()..].chars().next().is_none_or(|c| !ident(c));
-                before && after
             })
         };
-        let set = valid
-            .iter()
-            .filter(|n| mentioned(n))
-            .find(|n| self.params.iter().any(|p| p.key == **n));
-        Err(match set {
+        match (param.kind, value) {
+            (Kind::Number, T::Float(v)) => Ok(Value::Number(*v)),
+            (Kind::Number, T::Integer(v)) => Ok(Value::Number(*v as f64)),
+            (Kind::Number, _) => Err(self.error(key, format!("expected a number, found {found}"))),
+            (Kind::Integer, T::Integer(v)) => {
+                let v = non_negative(*v)?;
+                if v > u64::from(u32::MAX) {
+                    return Err(self.error(key, format!("{v} is larger than {}", u32::MAX)));
+                }
+                Ok(Value::Integer(v))
+            }
+            (Kind::Integer, _) => {
+                Err(self.error(key, format!("expected a non-negative integer, found {found}")))
+            }
+            (Kind::Bool, T::Boolean(v)) => Ok(Value::Bool(*v)),
+            (Kind::Bool, _) => {
+                Err(self.error(key, format!("expected true or false, found {found}")))
+            }
+            (Kind::Rate, T::String(s)) => unit(units::parse_rate(s).map(Value::Rate)),
+            (Kind::Rate, _) => Err(self.error(
+                key,
+                format!("expected a rate with a unit such as \"40Mbps\", found {found}"),
+            )),
+            (Kind::Duration, T::String(s)) => unit(units::parse_duration(s).map(Value::Duration)),
+            (Kind::Duration, _) => {
+                Err(self.error(key, format!("needs a unit, e.g. \"1us\" (found {found})")))
+            }
+            (Kind::Size, T::Integer(v)) => Ok(Value::Size(Bytes(non_negative(*v)?))),
+            (Kind::Size, T::String(s)) => unit(units::parse_size(s).map(Value::Size)),
+            (Kind::Size, _) => Err(self.error(
+                key,
+                format!("expected a size in bytes such as 1514 or \"32MiB\", found {found}"),
+            )),
+            (Kind::Choice(words), T::String(s)) => match words.iter().find(|w| **w == s.as_str()) {
+                Some(w) => Ok(Value::Choice(w)),
+                None => {
+                    Err(self
+                        .error(key, format!("unknown value \"{s}\" (valid: {})", words.join(", "))))
+                }
+            },
+            (Kind::Choice(words), _) => {
+                Err(self.error(key, format!("expected one of {}, found {found}", words.join(", "))))
+            }
+        }
+    }
+
+    /// Locates the plugin's error `e` about the parameters `given` (see the module docs): at
+    /// its field if written, else at the first written parameter without which the error
+    /// disappears, else at `cc.name`.
+    fn param_error(
+        &self,
+        scheme: &Scheme,
+        given: &[(&'static str, Value)],
+        e: &ParamError,
+    ) -> CliError {
+        let message = format!("{} {}", e.field, e.message);
+        if given.iter().any(|(k, _)| *k == e.field) {
+            return self.error(e.field, message);
+        }
+        let culprit = given.iter().map(|(k, _)| *k).find(|k| {
+            let rest = given.iter().filter(|(n, _)| n != k).copied().collect();
+            (scheme.build)(&Params::from_values(scheme.spec.params, rest)).err().as_ref() != Some(e)
+        });
+        match culprit {
             Some(key) => self.error(key, message),
             None => self.src.error_at(
                 self.span("name"),
                 "cc.name",
                 format!("scheme \"{}\": {message}", self.scheme),
             ),
-        })
+        }
     }
 
-    /// Rejects every parameter no getter asked for, listing the scheme's `valid` parameters.
-    ///
-    /// # Errors
-    /// The first unused parameter (in key order).
-    pub fn finish(&self, valid: &[&str]) -> Result<(), CliError> {
-        if let Some(p) = self.params.iter().find(|p| !p.used) {
-            let list = if valid.is_empty() {
-                "none".to_string()
-            } else {
-                valid.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
-            };
-            return Err(self.error(
-                &p.key,
-                format!(
-                    "unknown parameter `{}` for scheme \"{}\" (its parameters: {list})",
-                    p.key, self.scheme
-                ),
-            ));
-        }
-        Ok(())
+    fn unknown_parameter(&self, spec: &PluginSpec, key: &str) -> CliError {
+        let list = if spec.params.is_empty() {
+            "none".to_string()
+        } else {
+            spec.params.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ")
+        };
+        self.error(
+            key,
+            format!(
+                "unknown parameter `{key}` for scheme \"{}\" (its parameters: {list})",
+                self.scheme
+            ),
+        )
     }
 
     fn unknown_scheme(&self, name: &str) -> CliError {
@@ -571,5 +450,119 @@ pub(crate) fn unknown_scheme_message(name: &str) -> String {
         format!("scheme \"{name}\" is not available yet (valid schemes: {})", SCHEMES.join(", "))
     } else {
         format!("unknown scheme \"{name}\" (valid schemes: {})", SCHEMES.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::validate;
+
+    const MINIMAL: &str =
+        "[topology]\nkind = \"star\"\nsenders = 2\n\n[[flows.list]]\nsrc = 0\ndst = 2\nsize = 1\n";
+
+    /// The `[cc]` table `body` (line 10 on) loaded in a minimal scenario.
+    fn load(body: &str) -> Result<CcChoice, String> {
+        let text = format!("{MINIMAL}[cc]\n{body}");
+        validate(&Source::new("t.toml", text), None).map(|v| v.cc).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_registry_is_consistent() {
+        assert_eq!(
+            SCHEMES,
+            ["none", "hpcc", "hpcc-pint", "dcqcn", "dcqcn-w", "timely", "timely-w", "dctcp"]
+        );
+        for (i, s) in REGISTRY.iter().enumerate() {
+            assert!(REGISTRY[..i].iter().all(|t| t.spec.name != s.spec.name), "{}", s.spec.name);
+            let choice = (s.build)(&Params::default()).unwrap();
+            assert_eq!(choice.name(), s.spec.name);
+            // The "-w" variants are the plain scheme's factory with another profile.
+            assert_eq!(choice.factory_name(), s.spec.name.trim_end_matches("-w"));
+            assert_eq!(profile(s.spec.name), s.profile);
+            assert_eq!(params_of(s.spec.name), s.spec.param_names());
+        }
+        assert_eq!(profile("no-such-scheme"), profile("none"));
+        assert!(params_of("none").is_empty() && params_of("no-such-scheme").is_empty());
+        assert_eq!(profile("dctcp").ecn, EcnDefault::Dctcp);
+        assert!(profile("timely-w").ack_high_prio && !profile("dcqcn-w").ack_high_prio);
+    }
+
+    /// Each spec's default, written in a scenario, gives the plugin's default (defaults that
+    /// scale with the line rate cannot be written and are skipped).
+    #[test]
+    fn spec_defaults_are_the_plugins_defaults() {
+        let mut checked = 0;
+        for s in REGISTRY {
+            let default = format!("{:?}", (s.build)(&Params::default()).unwrap());
+            for p in s.spec.params {
+                let value = match p.kind {
+                    Kind::Rate | Kind::Duration | Kind::Size | Kind::Choice(_) => {
+                        format!("\"{}\"", p.default)
+                    }
+                    _ => p.default.to_string(),
+                };
+                if p.default.contains("bw") || p.default.contains("line rate") {
+                    continue;
+                }
+                let body = format!("name = \"{}\"\n{} = {value}\n", s.spec.name, p.name);
+                let c = load(&body).unwrap_or_else(|e| panic!("{}.{}: {e}", s.spec.name, p.name));
+                assert_eq!(format!("{c:?}"), default, "{}.{}", s.spec.name, p.name);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 25, "{checked}");
+    }
+
+    #[test]
+    fn values_are_converted_by_kind() {
+        let CcChoice::Timely(f) =
+            load("name = \"timely\"\nalpha = 1\nt_low = \"1.5us\"\nrate_ai = \"1Gbps\"\n").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(f.params.alpha, 1.0);
+        assert_eq!(f.params.t_low, dcsim_core::units::Duration::from_ns(1500));
+        assert_eq!(f.params.rate_ai, Some(BitsPerSec::gbps(1)));
+        assert_eq!(
+            load("name = \"hpcc\"\nfast_react = 1\n").unwrap_err(),
+            "t.toml:11:14: field `cc.fast_react`: expected true or false, found integer"
+        );
+        assert_eq!(
+            load("name = \"hpcc\"\neta = \"high\"\n").unwrap_err(),
+            "t.toml:11:7: field `cc.eta`: expected a number, found string"
+        );
+        assert_eq!(
+            load("name = \"dcqcn\"\nfast_recovery_times = 1.5\n").unwrap_err(),
+            "t.toml:11:23: field `cc.fast_recovery_times`: expected a non-negative integer, \
+             found float"
+        );
+        let e = load("name = \"dcqcn\"\nrp_timer = \"300\"\n").unwrap_err();
+        assert_eq!(e, "t.toml:11:12: field `cc.rp_timer`: `300` needs a unit, e.g. \"1us\"");
+    }
+
+    #[test]
+    fn errors_point_at_what_was_written() {
+        // Unknown keys come first, whatever else is wrong.
+        assert_eq!(
+            load("name = \"dctcp\"\newma_gain = 0\nrp_timer = 1\n").unwrap_err(),
+            "t.toml:12:12: field `cc.rp_timer`: unknown parameter `rp_timer` for scheme \"dctcp\" \
+             (its parameters: `ewma_gain`, `rate_ai`, `min_rate`, \
+             `reset_ecn_count_after_first_batch`)"
+        );
+        assert_eq!(
+            load("name = \"none\"\nx = 1\n").unwrap_err(),
+            "t.toml:11:5: field `cc.x`: unknown parameter `x` for scheme \"none\" \
+             (its parameters: none)"
+        );
+        // A default in conflict with a written value: the written value that causes it.
+        assert_eq!(
+            load("name = \"timely\"\nalpha = 0.5\nt_high = \"10us\"\n").unwrap_err(),
+            "t.toml:12:10: field `cc.t_high`: t_low (50000ns) must not exceed t_high (10000ns)"
+        );
+        assert_eq!(
+            load("name = \"timely\"\nt_high = \"10us\"\nt_low = \"20us\"\n").unwrap_err(),
+            "t.toml:12:9: field `cc.t_low`: t_low (20000ns) must not exceed t_high (10000ns)"
+        );
     }
 }

@@ -4,7 +4,7 @@ use dcsim_core::cc::{CcCtx, CcFactory, CongestionControl, Feedback, FlowInit};
 use dcsim_core::packet::{HeaderMode, IntHop, IntStack, MAX_INT_HOPS};
 use dcsim_core::units::{BitsPerSec, PS_PER_SEC};
 
-use crate::params::HpccParams;
+use crate::params::{rate_ai_for, HpccParams};
 
 /// Multi-rate state of one hop: its own utilisation estimate, reference rate and stage.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,14 +25,10 @@ pub struct HopState {
 #[derive(Clone, Debug)]
 pub struct Hpcc {
     // Fixed per flow.
-    eta: f64,
-    max_stage: u32,
-    rate_ai: BitsPerSec,
-    min_rate: BitsPerSec,
+    rule: RateRule,
     fast_react: bool,
     multi_rate: bool,
     sample_feedback: bool,
-    line_rate: BitsPerSec,
     /// `T`, picoseconds.
     base_rtt_ps: u64,
     /// `W`, bytes, at least 1.
@@ -64,14 +60,16 @@ impl Hpcc {
     pub fn new(params: &HpccParams, init: &FlowInit) -> Hpcc {
         let line_rate = init.line_rate;
         Hpcc {
-            eta: params.eta,
-            max_stage: params.max_stage,
-            rate_ai: params.rate_ai_for(line_rate),
-            min_rate: params.min_rate,
+            rule: RateRule::new(
+                params.eta,
+                params.max_stage,
+                params.rate_ai,
+                params.min_rate,
+                line_rate,
+            ),
             fast_react: params.fast_react,
             multi_rate: params.multi_rate,
             sample_feedback: params.sample_feedback,
-            line_rate,
             base_rtt_ps: init.base_rtt.as_ps(),
             bdp: init.bdp.max(1),
             last_update_seq: 0,
@@ -127,7 +125,7 @@ impl Hpcc {
     }
     /// The additive increase in force for this flow (resolved from the line rate if unset).
     pub fn rate_ai(&self) -> BitsPerSec {
-        self.rate_ai
+        self.rule.rate_ai
     }
 
     /// `UpdateRateHp` of the reference (spec §4.1). `per_rtt == false` is fast reaction.
@@ -164,7 +162,7 @@ impl Hpcc {
                 continue;
             }
             let stored = std::mem::replace(&mut self.hops[i], *hop);
-            let Some(s) = sample(hop, &stored, self.line_rate, self.bdp) else {
+            let Some(s) = sample(hop, &stored, self.rule.line_rate, self.bdp) else {
                 continue;
             };
             used[i] = true;
@@ -183,7 +181,7 @@ impl Hpcc {
             // With no winner (every u' is 0) U = 0 and dt = 0: the EWMA keeps u.
             let (big_u, dt) = winner.map_or((0.0, 0), |w| (w.u, w.tau_ps));
             self.u = ewma(self.u, big_u, dt, t);
-            let (new, stage) = self.next_rate(self.u, self.cur_rate, self.inc_stage);
+            let (new, stage) = self.rule.next_rate(self.u, self.cur_rate, self.inc_stage);
             if per_rtt {
                 self.cur_rate = new;
                 self.inc_stage = stage;
@@ -191,12 +189,12 @@ impl Hpcc {
             return Some(new);
         }
 
-        let mut new = self.line_rate;
+        let mut new = self.rule.line_rate;
         let mut per_hop = [(BitsPerSec(0), 0u32); MAX_INT_HOPS];
         for i in 0..hops.len() {
             let st = self.hop_state[i];
             if used[i] {
-                per_hop[i] = self.next_rate(st.u, st.rc, st.inc_stage);
+                per_hop[i] = self.rule.next_rate(st.u, st.rc, st.inc_stage);
                 new = new.min(per_hop[i].0);
             } else {
                 new = new.min(st.rc);
@@ -215,10 +213,56 @@ impl Hpcc {
         }
         Some(new)
     }
+}
 
-    /// The MI/AI rule with clamping, from utilisation `u`, reference rate `cur` and `stage`:
-    /// returns the new rate and the stage to commit.
-    fn next_rate(&self, u: f64, cur: BitsPerSec, stage: u32) -> (BitsPerSec, u32) {
+/// HPCC's rate rule (spec §4.1, step 5): the multiplicative / additive increase from a
+/// utilisation estimate, with its clamps. Everything in it is fixed per flow; HPCC
+/// ([`Hpcc`]) and HPCC-PINT (`dcsim-pint`) both compute their rates with
+/// [`RateRule::next_rate`].
+///
+/// ```
+/// use dcsim_core::units::BitsPerSec;
+/// use dcsim_hpcc::RateRule;
+/// let rule = RateRule::new(0.95, 0, None, BitsPerSec::mbps(1000), BitsPerSec::gbps(100));
+/// // u = 1.5: c = 1.5 / 0.95, rate = 100G / c + 40 Mb/s (truncated to whole bps), stage 0.
+/// let (rate, stage) = rule.next_rate(1.5, BitsPerSec::gbps(100), 0);
+/// assert_eq!((rate, stage), (BitsPerSec(63_373_333_333), 0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateRule {
+    /// Target utilisation η.
+    pub eta: f64,
+    /// Additive-increase updates allowed in a row before a multiplicative one (maxStage).
+    pub max_stage: u32,
+    /// The additive increase W_AI in force (resolved from the line rate if the scheme's
+    /// parameter was unset).
+    pub rate_ai: BitsPerSec,
+    /// Lower bound of the rate.
+    pub min_rate: BitsPerSec,
+    /// Upper bound of the rate: the NIC line rate.
+    pub line_rate: BitsPerSec,
+}
+
+impl RateRule {
+    /// The rule for a flow on a NIC of `line_rate`. `rate_ai == None` takes the default W_AI,
+    /// `line_rate / 2500` (as [`HpccParams::rate_ai_for`]).
+    pub fn new(
+        eta: f64,
+        max_stage: u32,
+        rate_ai: Option<BitsPerSec>,
+        min_rate: BitsPerSec,
+        line_rate: BitsPerSec,
+    ) -> RateRule {
+        RateRule { eta, max_stage, rate_ai: rate_ai_for(rate_ai, line_rate), min_rate, line_rate }
+    }
+
+    /// The MI/AI rule with clamping, from utilisation `u`, reference rate `cur` (`W_c`) and
+    /// additive-increase stage `stage`: returns the new rate and the stage to commit.
+    ///
+    /// With `c = u / η`: if `c >= 1` or `stage >= max_stage`, `cur / c + W_AI` (the quotient
+    /// in `f64`, truncated toward zero and saturating) and stage 0; else `cur + W_AI` and
+    /// `stage + 1`. Then clamped up to `min_rate`, then down to `line_rate`.
+    pub fn next_rate(&self, u: f64, cur: BitsPerSec, stage: u32) -> (BitsPerSec, u32) {
         let c = u / self.eta;
         let (mut new, stage) = if c >= 1.0 || stage >= self.max_stage {
             // `as` truncates toward zero and saturates (+inf when c == 0 becomes u64::MAX, NaN

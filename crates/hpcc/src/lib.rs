@@ -11,9 +11,13 @@
 //!   row.
 //! - [`HpccFactory`]: the scheme (`name() == "hpcc"`, [`HeaderMode::Int`]: data packets carry
 //!   42 bytes of INT, ACKs are 88 bytes; switches stamp a record per hop).
+//! - [`SPEC`]: the scheme's name and parameters for front ends; [`HpccParams::from_params`]
+//!   reads them from typed [`Params`](dcsim_types::params::Params) and checks them
+//!   ([`HpccParams::check`] names the offending parameter).
 //! - [`Hpcc`]: one flow's state. [`Hpcc::on_ack`] is the whole algorithm as a pure method that
 //!   returns the new rate; the [`CongestionControl`] impl hands that rate to
 //!   [`CcCtx::change_rate`], which also re-times the already scheduled next packet (spec §2.2).
+//! - [`RateRule`]: the MI/AI step with its clamps (step 5 below), shared with HPCC-PINT.
 //!
 //! ```
 //! use dcsim_core::cc::{CcFactory, FlowInit};
@@ -141,5 +145,5 @@ mod params;
 #[cfg(test)]
 mod tests;
 
-pub use hpcc::{HopState, Hpcc, HpccFactory};
-pub use params::HpccParams;
+pub use hpcc::{HopState, Hpcc, HpccFactory, RateRule};
+pub use params::{HpccParams, SPEC};

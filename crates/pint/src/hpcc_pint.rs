@@ -6,7 +6,8 @@
 //! [`HeaderMode::Pint`]). The receiver echoes the digest; the sender decodes `U` and applies
 //! HPCC's multiplicative-increase / additive-increase rule: `c = U / eta`, then
 //! `rate = curRate / c + AI` (or `curRate + AI` in the additive stage), clamped to
-//! `[min_rate, line rate]`, re-timing the next send like HPCC. The reference rate `curRate` and
+//! `[min_rate, line rate]`, re-timing the next send like HPCC. The rule is HPCC's own
+//! ([`dcsim_hpcc::RateRule::next_rate`]), not a copy. The reference rate `curRate` and
 //! the stage are committed once per RTT. There is no sender-side EWMA (the switch keeps it),
 //! and fast reaction is always on. A fraction `1 - prob` of ACKs is ignored, as if only a
 //! fraction `prob` of packets carried the digest.
@@ -14,6 +15,8 @@
 use dcsim_core::cc::{CcCtx, CcFactory, CongestionControl, Feedback, FlowInit};
 use dcsim_core::packet::HeaderMode;
 use dcsim_core::units::BitsPerSec;
+use dcsim_hpcc::RateRule;
+use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -50,55 +53,124 @@ impl Default for HpccPintParams {
     }
 }
 
+/// The `hpcc-pint` scheme and its parameters, in the order front ends list them (defaults as a
+/// scenario writes them; `docs/schemes.md` documents each).
+pub const SPEC: PluginSpec = PluginSpec {
+    name: "hpcc-pint",
+    summary: "HPCC-PINT: HPCC's rate rule on an 8-bit PINT digest of the path's maximum \
+              utilisation (2 bytes on the wire instead of 42)",
+    params: &[
+        ParamSpec::new("eta", Kind::Number, "0.95", "the target utilization, in (0, 1] (U_TARGET)"),
+        ParamSpec::new(
+            "max_stage",
+            Kind::Integer,
+            "0",
+            "additive-increase updates allowed in a row before a multiplicative one (MI_THRESH)",
+        ),
+        ParamSpec::new(
+            "rate_ai",
+            Kind::Rate,
+            "line rate / 2500 (40Mbps at 100Gbps)",
+            "the additive increase per update (RATE_AI); by default it scales with the line rate",
+        ),
+        ParamSpec::new(
+            "min_rate",
+            Kind::Rate,
+            "1000Mbps",
+            "the lower bound of the pacing rate (MIN_RATE)",
+        ),
+        ParamSpec::new(
+            "log_base",
+            Kind::Number,
+            "1.05",
+            "the log base of the switches' utilization encoding, > 1 (PINT_LOG_BASE; 1.05 gives \
+             8-bit digests)",
+        ),
+        ParamSpec::new(
+            "prob",
+            Kind::Number,
+            "1.0",
+            "the fraction of ACKs whose digest is used, in (0, 1] (PINT_PROB)",
+        ),
+    ],
+};
+
 impl HpccPintParams {
-    /// Checks the parameters; the message names the offending one.
-    pub fn validate(&self) -> Result<(), String> {
+    /// The parameters [`SPEC`] describes, read from `p`; absent ones take
+    /// [`HpccPintParams::default`]'s values. The result is checked ([`HpccPintParams::check`]).
+    ///
+    /// # Errors
+    /// A `max_stage` above `u32::MAX`, or what [`HpccPintParams::check`] rejects.
+    pub fn from_params(p: &Params) -> Result<HpccPintParams, ParamError> {
+        let d = HpccPintParams::default();
+        let params = HpccPintParams {
+            eta: p.f64("eta", d.eta),
+            max_stage: p.u32("max_stage", d.max_stage)?,
+            rate_ai: p.opt_rate("rate_ai", d.rate_ai),
+            min_rate: p.rate("min_rate", d.min_rate),
+            log_base: p.f64("log_base", d.log_base),
+            prob: p.f64("prob", d.prob),
+        };
+        params.check()?;
+        Ok(params)
+    }
+
+    /// Checks the parameters: `eta` and `prob` in (0, 1], `rate_ai` (if set) and `min_rate`
+    /// positive, `log_base` finite and above 1.
+    ///
+    /// # Errors
+    /// The first offending parameter and what is wrong with it.
+    pub fn check(&self) -> Result<(), ParamError> {
         if !(self.eta > 0.0 && self.eta <= 1.0) {
-            return Err(format!("eta must be in (0, 1], got {}", self.eta));
+            return Err(ParamError::new("eta", format!("must be in (0, 1], got {}", self.eta)));
         }
         if self.rate_ai == Some(BitsPerSec(0)) {
-            return Err("rate_ai must be > 0 bps, got 0".into());
+            return Err(ParamError::new("rate_ai", "must be > 0 bps, got 0"));
         }
         if self.min_rate.0 == 0 {
-            return Err("min_rate must be > 0 bps, got 0".into());
+            return Err(ParamError::new("min_rate", "must be > 0 bps, got 0"));
         }
         if !(self.log_base.is_finite() && self.log_base > 1.0) {
-            return Err(format!("log_base must be finite and > 1, got {}", self.log_base));
+            return Err(ParamError::new(
+                "log_base",
+                format!("must be finite and > 1, got {}", self.log_base),
+            ));
         }
         if !(self.prob > 0.0 && self.prob <= 1.0) {
-            return Err(format!("prob must be in (0, 1], got {}", self.prob));
+            return Err(ParamError::new("prob", format!("must be in (0, 1], got {}", self.prob)));
         }
         Ok(())
+    }
+
+    /// [`HpccPintParams::check`] as one sentence that starts with the parameter's name.
+    ///
+    /// # Errors
+    /// As [`HpccPintParams::check`].
+    pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(|e| format!("{} {}", e.field, e.message))
     }
 }
 
 /// Per-flow HPCC-PINT state.
 #[derive(Clone, Debug)]
 pub struct HpccPint {
-    eta: f64,
-    max_stage: u32,
-    ai: u64,
-    min_rate: u64,
-    line: u64,
+    /// HPCC's rate rule, with this flow's line rate and additive increase.
+    rule: RateRule,
     /// `floor(65536 * prob)`: an ACK is used if a 16-bit draw is below it.
     threshold: u32,
     codec: UtilCodec,
     rng: ChaCha8Rng,
     last_update_seq: u64,
-    cur_rate: u64,
+    cur_rate: BitsPerSec,
     inc_stage: u32,
 }
 
 impl HpccPint {
     /// State for a new flow.
     pub fn new(p: &HpccPintParams, init: &FlowInit) -> HpccPint {
-        let line = init.line_rate.0;
+        let line = init.line_rate;
         HpccPint {
-            eta: p.eta,
-            max_stage: p.max_stage,
-            ai: p.rate_ai.map_or(line / 2500, |r| r.0),
-            min_rate: p.min_rate.0,
-            line,
+            rule: RateRule::new(p.eta, p.max_stage, p.rate_ai, p.min_rate, line),
             threshold: (65536.0 * p.prob).floor() as u32,
             codec: UtilCodec::new(p.log_base).expect("validated log base"),
             rng: ChaCha8Rng::seed_from_u64(init.seed),
@@ -110,7 +182,7 @@ impl HpccPint {
 
     /// The committed reference rate.
     pub fn cur_rate(&self) -> BitsPerSec {
-        BitsPerSec(self.cur_rate)
+        self.cur_rate
     }
 
     /// The additive-increase stage.
@@ -136,18 +208,7 @@ impl HpccPint {
             return None;
         }
         let u = self.codec.decode(power);
-        let c = u / self.eta;
-        let (mut new, stage) = if c >= 1.0 || self.inc_stage >= self.max_stage {
-            (((self.cur_rate as f64 / c) as u64).saturating_add(self.ai), 0)
-        } else {
-            (self.cur_rate.saturating_add(self.ai), self.inc_stage + 1)
-        };
-        if new < self.min_rate {
-            new = self.min_rate;
-        }
-        if new > self.line {
-            new = self.line;
-        }
+        let (new, stage) = self.rule.next_rate(u, self.cur_rate, self.inc_stage);
         if per_rtt {
             self.cur_rate = new;
             self.inc_stage = stage;
@@ -155,7 +216,7 @@ impl HpccPint {
                 self.last_update_seq = snd_nxt;
             }
         }
-        Some(BitsPerSec(new))
+        Some(new)
     }
 }
 
@@ -236,6 +297,56 @@ mod tests {
         h.on_digest(1000, 5000, 0, true);
         assert_eq!(h.on_digest(6000, 9000, 0, true), Some(BitsPerSec::gbps(100)));
         assert_eq!(h.on_digest(9500, 12000, 200, false), None);
+    }
+
+    #[test]
+    fn the_rate_is_hpccs_rule_on_the_decoded_utilisation() {
+        // Same rule, same numbers: an additive stage, then multiplicative steps.
+        let p = HpccPintParams { max_stage: 2, ..HpccPintParams::default() };
+        let mut h = HpccPint::new(&p, &init());
+        let rule = RateRule::new(0.95, 2, None, BitsPerSec::mbps(1000), BitsPerSec::gbps(100));
+        let codec = UtilCodec::new(1.05).unwrap();
+        h.on_digest(1000, 5000, 0, true);
+        let (mut cur, mut stage) = (BitsPerSec::gbps(100), 0);
+        for (i, power) in [60u16, 70, 128, 150, 90].into_iter().enumerate() {
+            let ack = 6000 + 4000 * i as u64;
+            let expect = rule.next_rate(codec.decode(power), cur, stage);
+            assert_eq!(h.on_digest(ack, ack + 3000, power, true), Some(expect.0), "step {i}");
+            (cur, stage) = expect;
+            assert_eq!((h.cur_rate(), h.inc_stage()), (cur, stage));
+        }
+    }
+
+    #[test]
+    fn from_params_reads_every_parameter_of_the_spec() {
+        use dcsim_types::params::Value;
+        assert_eq!(HpccPintParams::from_params(&Params::default()), Ok(HpccPintParams::default()));
+        let given = vec![
+            ("eta", Value::Number(0.9)),
+            ("max_stage", Value::Integer(3)),
+            ("rate_ai", Value::Rate(BitsPerSec::mbps(50))),
+            ("min_rate", Value::Rate(BitsPerSec::mbps(100))),
+            ("log_base", Value::Number(1.01)),
+            ("prob", Value::Number(0.0625)),
+        ];
+        assert_eq!(given.len(), SPEC.params.len());
+        let p = HpccPintParams::from_params(&Params::from_values(SPEC.params, given)).unwrap();
+        assert_eq!(
+            p,
+            HpccPintParams {
+                eta: 0.9,
+                max_stage: 3,
+                rate_ai: Some(BitsPerSec::mbps(50)),
+                min_rate: BitsPerSec::mbps(100),
+                log_base: 1.01,
+                prob: 0.0625,
+            }
+        );
+        let bad = Params::from_values(SPEC.params, vec![("prob", Value::Integer(0))]);
+        assert_eq!(
+            HpccPintParams::from_params(&bad),
+            Err(ParamError::new("prob", "must be in (0, 1], got 0"))
+        );
     }
 
     #[test]

@@ -20,6 +20,9 @@
 //! - [`hist`] — a fixed-size histogram of digest codes (DDSketch's log buckets, UDDSketch's
 //!   uniform collapse): exact quantiles while the codes in use fit, coarser codes beyond.
 //! - [`stats`] — mean and nearest-rank percentiles for the experiment tables.
+//! - [`hpcc_pint`] — the HPCC-PINT congestion-control plugin (`"hpcc-pint"`): the sender
+//!   decodes the digest with [`approx::UtilCodec`] and applies HPCC's rate rule
+//!   ([`dcsim_hpcc::RateRule`]); [`hpcc_pint::SPEC`] describes its parameters.
 //!
 //! Both tables are CSV-ready: each row type has a `CSV_HEADER` and a `Display` that prints one
 //! CSV line.
@@ -42,8 +45,6 @@
 //!   randomised-counting aggregation (§4.3); only one query runs per bit field here.
 //! - Switch pipelines: `stamp` and `UtilCodec::encode` compute with `f64` and 64-bit hashes,
 //!   not with P4 lookup tables.
-//! - The HPCC-PINT congestion-control plugin itself (a later step; it will use
-//!   [`approx::UtilCodec`]).
 
 #![warn(missing_docs)]
 

@@ -198,3 +198,10 @@ impl CcFactory for NoCcFactory {
         NoCc
     }
 }
+
+/// The `none` scheme as front ends list it: [`NoCcFactory`] takes no parameters.
+pub const NONE_SPEC: dcsim_types::params::PluginSpec = dcsim_types::params::PluginSpec {
+    name: "none",
+    summary: "sends at line rate and never reacts (for fabric tests)",
+    params: &[],
+};

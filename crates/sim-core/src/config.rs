@@ -2,8 +2,11 @@
 //! given to [`crate::Simulation::new`]. Every default equals the reference simulator's run-script
 //! value (spec §5.1) unless its doc says otherwise.
 
-use crate::ids::{FlowId, NodeId};
+use crate::ids::{FlowId, NodeId, PortNo};
+
 use crate::units::{BitsPerSec, Bytes, Duration, Time};
+pub use dcsim_aqm::QdiscConfig;
+pub use dcsim_tcp::{CcaConfig, TcpConfig};
 
 /// RED/ECN marking parameters for ports of one speed (spec §3.3).
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -34,6 +37,27 @@ pub struct SwitchConfig {
     pub headroom_bdp_multiple: u64,
     /// Whether PFC is on. With PFC off, packets that would need headroom are dropped.
     pub pfc_enabled: bool,
+    /// Priority classes that are lossy even when PFC is on (bit `q` for class `q`): their
+    /// packets never pause the upstream and are dropped where they would need headroom, as TCP
+    /// classes are on a production fabric that runs RoCE losslessly beside them.
+    pub lossy_classes: u8,
+    /// Queue disciplines of particular ports and classes, replacing the default (RED/ECN on
+    /// classes 1–7 when ECN is on, else drop-tail without a limit of its own).
+    pub qdiscs: Vec<PortQdisc>,
+}
+
+/// A queue discipline for some priority classes of one switch egress port.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortQdisc {
+    /// The switch.
+    pub node: NodeId,
+    /// Its egress port.
+    pub port: PortNo,
+    /// The classes it applies to (bit `q` for class `q`; class 0 carries control frames and
+    /// cannot be given one).
+    pub classes: u8,
+    /// The discipline.
+    pub qdisc: QdiscConfig,
 }
 
 impl Default for SwitchConfig {
@@ -55,11 +79,19 @@ impl Default for SwitchConfig {
             resume_offset: Bytes(3072),
             headroom_bdp_multiple: 3,
             pfc_enabled: true,
+            lossy_classes: 0,
+            qdiscs: Vec::new(),
         }
     }
 }
 
 impl SwitchConfig {
+    /// Whether class `q` is lossless: PFC is on and the class is not in
+    /// [`SwitchConfig::lossy_classes`].
+    pub fn lossless(&self, q: usize) -> bool {
+        self.pfc_enabled && self.lossy_classes & (1 << q) == 0
+    }
+
     /// ECN parameters for a port of rate `rate`, if configured.
     pub fn ecn_for(&self, rate: BitsPerSec) -> Option<EcnParams> {
         self.ecn.iter().find(|(r, _)| *r == rate).map(|(_, p)| *p)
@@ -132,6 +164,40 @@ pub struct SimConfig {
     pub seed: u64,
     /// Log base of the PINT utilisation encoding at switches (used in [`crate::packet::HeaderMode::Pint`]).
     pub pint_log_base: f64,
+    /// The TCP flow groups of the run: each a transport configuration and a congestion
+    /// controller. Flows choose one in [`SimConfig::flow_transport`].
+    pub tcp_groups: Vec<TcpGroup>,
+    /// The transport of each flow, indexed by flow id; empty means every flow is a RoCE queue
+    /// pair driven by the run's congestion-control scheme.
+    pub flow_transport: Vec<Transport>,
+}
+
+/// Which transport carries a flow.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Transport {
+    /// A RoCE queue pair (go-back-N, paced by the run's congestion-control scheme).
+    #[default]
+    Roce,
+    /// A TCP connection of [`SimConfig::tcp_groups`]`[i]`.
+    Tcp(u16),
+}
+
+/// A group of TCP flows: their transport parameters and congestion controller.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpGroup {
+    /// A name for messages and summaries.
+    pub name: String,
+    /// Transport parameters.
+    pub tcp: TcpConfig,
+    /// Congestion controller.
+    pub cca: CcaConfig,
+}
+
+impl SimConfig {
+    /// The transport of flow `flow`.
+    pub fn transport_of(&self, flow: usize) -> Transport {
+        self.flow_transport.get(flow).copied().unwrap_or_default()
+    }
 }
 
 impl Default for SimConfig {
@@ -142,6 +208,8 @@ impl Default for SimConfig {
             stop_time: Time::from_ns(4_000_000_000),
             seed: 1,
             pint_log_base: 1.05,
+            tcp_groups: Vec::new(),
+            flow_transport: Vec::new(),
         }
     }
 }

@@ -45,6 +45,7 @@ pub mod ids;
 mod mmu;
 pub mod network;
 pub mod packet;
+pub use dcsim_types::params;
 mod parallel;
 pub mod partition;
 pub mod paths;

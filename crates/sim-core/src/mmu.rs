@@ -16,6 +16,8 @@ pub(crate) struct Mmu {
     reserve: u64,
     resume_offset: u64,
     pfc: bool,
+    /// Classes that never pause (PFC off for them).
+    lossy: u8,
     /// `buffer - total headroom - total reserve` (saturating).
     pool: u64,
     shared_used: u64,
@@ -79,6 +81,7 @@ impl Mmu {
             reserve: cfg.reserve.0,
             resume_offset: cfg.resume_offset.0,
             pfc: cfg.pfc_enabled,
+            lossy: cfg.lossy_classes,
             pool: cfg.buffer.0.saturating_sub(total_h).saturating_sub(total_r),
             shared_used: 0,
             headroom,
@@ -105,7 +108,8 @@ impl Mmu {
         let th = self.threshold(inp);
         let s = self.shared(inp, q);
         let shared_full = size + s > th;
-        let headroom_full = !self.pfc || size + self.hdrm[inp][q] > self.headroom[inp];
+        let pfc = self.pfc && self.lossy & (1 << q) == 0;
+        let headroom_full = !pfc || size + self.hdrm[inp][q] > self.headroom[inp];
         if shared_full && headroom_full {
             return Admit::Drop;
         }
@@ -119,7 +123,7 @@ impl Mmu {
             self.shared_used += size.min(n - self.reserve);
         }
         self.egress[out][q] += size;
-        if self.pfc && !self.paused[inp][q] {
+        if pfc && !self.paused[inp][q] {
             let th = self.threshold(inp);
             if self.hdrm[inp][q] > 0 || self.shared(inp, q) >= th {
                 self.paused[inp][q] = true;

@@ -3,6 +3,9 @@
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::units::{BitsPerSec, Time};
 
+pub use dcsim_tcp::{Flags, SackBlocks};
+pub use dcsim_types::Ecn;
+
 /// L2 (14, Ethernet-like) + IPv4 (20) bytes on every packet.
 pub const L2_L3_BYTES: u32 = 34;
 /// UDP (8) + sequence/priority header (6) on data packets.
@@ -102,6 +105,8 @@ pub enum PacketKind {
     Ack,
     /// Negative acknowledgement (go-back-N request).
     Nack,
+    /// A TCP segment (data, pure ACK or handshake; see [`TcpFields`]).
+    Tcp,
     /// PFC pause (`true`) or resume (`false`) for one priority; hop-by-hop only.
     Pfc {
         /// Pause or resume.
@@ -122,8 +127,9 @@ pub struct Packet {
     pub payload: u32,
     /// Priority group / queue index (0 is strict priority).
     pub pg: u8,
-    /// IP ECN CE mark set by a switch.
-    pub ce: bool,
+    /// The IP header's ECN field: set by the sending transport (RoCE sends ECT(0)), turned
+    /// into [`Ecn::Ce`] by a queue that marks.
+    pub ecn: Ecn,
     /// ECN echo flag on ACK/NACK.
     pub ecn_echo: bool,
     /// The flow this packet belongs to (data and ACK/NACK).
@@ -138,12 +144,44 @@ pub struct Packet {
     pub seq: u64,
     /// Sender timestamp (data: set at NIC transmission start; ACK: echoed).
     pub ts: Time,
-    /// INT records (stamped only in [`HeaderMode::Int`]).
+    /// Which telemetry area this packet carries, and so what switches stamp into it: chosen by
+    /// the packet's transport, not for the whole run (a probe may carry INT in a run whose
+    /// data packets carry none). An ACK keeps its data packet's mode to echo the area.
+    pub header: HeaderMode,
+    /// INT records (stamped only on data packets in [`HeaderMode::Int`]).
     pub int: IntStack,
-    /// PINT digest (written only in [`HeaderMode::Pint`]; echoed in the ACK).
+    /// PINT digest (written only on data packets in [`HeaderMode::Pint`]; echoed in the ACK).
     pub pint: u16,
     /// Ingress port at the current switch (for MMU release).
     pub in_port: PortNo,
     /// When the packet was fully received by the current switch (for hop-latency traces).
     pub arrived: Time,
+    /// TCP header fields beyond `seq`, `payload` and `ecn` ([`PacketKind::Tcp`] only).
+    pub tcp: TcpFields,
+}
+
+impl Packet {
+    /// Whether this packet carries application payload (RoCE data or a TCP segment with data).
+    #[inline]
+    pub fn is_data(&self) -> bool {
+        match self.kind {
+            PacketKind::Data => true,
+            PacketKind::Tcp => self.payload > 0,
+            _ => false,
+        }
+    }
+}
+
+/// The TCP header fields a segment carries besides its sequence number, length and ECN
+/// codepoint, which live in [`Packet::seq`], [`Packet::payload`] and [`Packet::ecn`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct TcpFields {
+    /// Cumulative acknowledgement.
+    pub ack: u64,
+    /// Flags.
+    pub flags: Flags,
+    /// SACK blocks.
+    pub sack: SackBlocks,
+    /// The accurate-ECN stand-in: the receiver's CE byte count.
+    pub ace: u32,
 }

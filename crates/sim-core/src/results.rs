@@ -113,6 +113,28 @@ counters! {
     ecn_marks,
     /// Frames of any kind put on any link.
     frames_transmitted,
+    // ----- extended counters (see `Counters::BASE`) -----
+    /// Packets a queue discipline dropped because a limit (bytes, packets, memory) was reached.
+    qdisc_overflow_drops,
+    /// Packets an AQM dropped as its congestion signal (CoDel, RED or PI² on Not-ECT traffic).
+    aqm_drops,
+    /// TCP segments retransmitted (fast retransmit, recovery, RTO and TLP retransmissions).
+    tcp_retransmits,
+    /// TCP loss recoveries entered (fast retransmit).
+    tcp_recoveries,
+    /// Retransmission timeouts that expired.
+    timeouts,
+    /// TCP tail-loss probes sent.
+    tlp_probes,
+    /// TCP pure ACKs sent by receivers.
+    tcp_acks_sent,
+}
+
+impl Counters {
+    /// How many counters, from the first, every run reports; the ones after them (queue
+    /// disciplines, TCP) are reported by front ends when they are non-zero or the run uses
+    /// what they count, so that the output of RoCE-only runs keeps its historical form.
+    pub const BASE: usize = 15;
 }
 
 /// Summary of a finished [`crate::Simulation::run`].

@@ -29,18 +29,24 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::cc::{CcFactory, MAX_TIMERS};
-use crate::config::{FlowSpec, SimConfig, WindowMode};
-use crate::engine::{FlowMeta, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort};
+use crate::config::{EcnParams, FlowSpec, PortQdisc, SimConfig, TcpConfig, Transport, WindowMode};
+use crate::engine::{
+    FlowMeta, FlowRx, FlowTx, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort,
+    TcpRx, TcpTx,
+};
 use crate::event::{BinaryHeapQueue, EventQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Mmu, QUEUES};
 use crate::network::{Network, NodeKind, RoutingTable};
-use crate::packet::{HeaderMode, PacketKind, DATA_BASE_HEADER};
+use crate::packet::{HeaderMode, DATA_BASE_HEADER};
 use crate::partition::Partition;
 use crate::paths::{self, Hop};
 use crate::results::{Counters, FlowResult, HopSample, RunSummary};
 use crate::telemetry::{PortUtil, UtilCodec};
 use crate::units::{BitsPerSec, Duration, Time};
+use dcsim_aqm::fifo::FifoParams;
+use dcsim_aqm::red::RedParams;
+use dcsim_aqm::{Qdisc, QdiscConfig, QueueDisc};
 
 /// A problem with the inputs of [`Simulation::new`].
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
@@ -122,6 +128,60 @@ pub enum SimError {
     /// A flow id that is not one of the run's flows.
     #[error("flow {0} is not one of the run's flows")]
     UnknownFlow(FlowId),
+    /// `flow_transport` does not list one transport per flow.
+    #[error("flow_transport lists {given} transports but there are {flows} flows")]
+    TransportCount {
+        /// Entries given.
+        given: usize,
+        /// Flows.
+        flows: usize,
+    },
+    /// A flow names a TCP group that does not exist.
+    #[error("flow {flow}: TCP group {group} does not exist (there are {groups})")]
+    UnknownTcpGroup {
+        /// The flow.
+        flow: FlowId,
+        /// The group index.
+        group: u16,
+        /// How many groups there are.
+        groups: usize,
+    },
+    /// A TCP group's parameters are invalid.
+    #[error("TCP group {group}: {error}")]
+    TcpGroup {
+        /// The group index.
+        group: usize,
+        /// What is wrong.
+        error: crate::params::ParamError,
+    },
+    /// A queue-discipline rule names a node that is not a switch, or a port it does not have.
+    #[error("queue discipline {rule}: node {node} has no switch port {port}")]
+    QdiscPort {
+        /// The rule's index.
+        rule: usize,
+        /// The node.
+        node: NodeId,
+        /// The port.
+        port: PortNo,
+    },
+    /// A queue-discipline rule covers no class, or class 0 (control frames).
+    #[error(
+        "queue discipline {rule}: classes {classes:#010b} must be a non-empty set of classes 1..=7"
+    )]
+    QdiscClasses {
+        /// The rule's index.
+        rule: usize,
+        /// The class bit set.
+        classes: u8,
+    },
+    /// A queue discipline's parameters are invalid.
+    #[error("queue discipline {rule}: {error}")]
+    Qdisc {
+        /// The rule's index.
+        rule: usize,
+        /// What is wrong.
+        error: crate::params::ParamError,
+    },
     /// The routing table was built for another host count.
     #[error("routing table is for {table} hosts but the network has {network}")]
     RoutingMismatch {
@@ -292,7 +352,7 @@ impl<F: CcFactory> Simulation<F> {
                     for (p, port) in net.ports(node).iter().enumerate() {
                         let ecn = if cfg.switch.ecn_enabled {
                             match cfg.switch.ecn_for(port.rate) {
-                                Some(e) => Some((e.kmin.0, e.kmax.0, e.pmax)),
+                                Some(e) => Some(e),
                                 None => {
                                     let configured = cfg
                                         .switch
@@ -312,13 +372,21 @@ impl<F: CcFactory> Simulation<F> {
                         } else {
                             None
                         };
+                        let classes = std::array::from_fn(|q| {
+                            let here = |r: &&PortQdisc| {
+                                r.node == node && r.port.idx() == p && r.classes & (1 << q) != 0
+                            };
+                            match cfg.switch.qdiscs.iter().rev().find(here) {
+                                Some(r) if q != 0 => Qdisc::new(&r.qdisc),
+                                _ => default_qdisc(q, ecn),
+                            }
+                        });
                         ports.push(SwitchPort {
                             link: link_of(i, p),
-                            queues: Default::default(),
+                            classes,
                             rr_last: 0,
                             queued: 0,
                             util: PortUtil::default(),
-                            ecn,
                         });
                     }
                     let geometry: Vec<(BitsPerSec, u64)> =
@@ -340,6 +408,7 @@ impl<F: CcFactory> Simulation<F> {
         let mut sport_next: std::collections::HashMap<(u32, u32), u16> = Default::default();
         let mut meta = Vec::with_capacity(flows.len());
         let mut qps = Vec::with_capacity(flows.len());
+        let mut rxs = Vec::with_capacity(flows.len());
         let mut results = Vec::with_capacity(flows.len());
         let mut max_rtt = Duration::ZERO;
         let mut max_bdp = 0u64;
@@ -347,6 +416,26 @@ impl<F: CcFactory> Simulation<F> {
             let (r, b) = paths::max_pair_metrics(&net, &routes, mtu);
             max_rtt = r;
             max_bdp = b;
+        }
+        if !cfg.flow_transport.is_empty() && cfg.flow_transport.len() != flows.len() {
+            return Err(SimError::TransportCount {
+                given: cfg.flow_transport.len(),
+                flows: flows.len(),
+            });
+        }
+        for (i, g) in cfg.tcp_groups.iter().enumerate() {
+            g.tcp.validate().map_err(|e| SimError::TcpGroup { group: i, error: e })?;
+        }
+        for (i, r) in cfg.switch.qdiscs.iter().enumerate() {
+            let ok = net.kinds().get(r.node.idx()) == Some(&NodeKind::Switch)
+                && r.port.idx() < net.ports(r.node).len();
+            if !ok {
+                return Err(SimError::QdiscPort { rule: i, node: r.node, port: r.port });
+            }
+            if r.classes & 1 != 0 || r.classes == 0 {
+                return Err(SimError::QdiscClasses { rule: i, classes: r.classes });
+            }
+            r.qdisc.validate().map_err(|e| SimError::Qdisc { rule: i, error: e })?;
         }
         for (pos, f) in flows.iter().enumerate() {
             if f.id.idx() != pos {
@@ -386,11 +475,41 @@ impl<F: CcFactory> Simulation<F> {
                 .expect("a routed pair has metrics");
             let (base_rtt, bdp) =
                 if cfg.nic.global_t { (max_rtt, max_bdp) } else { (pair.rtt, pair.bdp) };
-            let ideal = ideal_fct(&fwd, &rev, f.size, mtu);
+            let transport = cfg.transport_of(pos);
+            let tcp = match transport {
+                Transport::Roce => None,
+                Transport::Tcp(g) => {
+                    Some(cfg.tcp_groups.get(g as usize).ok_or(SimError::UnknownTcpGroup {
+                        flow: f.id,
+                        group: g,
+                        groups: cfg.tcp_groups.len(),
+                    })?)
+                }
+            };
+            let ideal = match tcp {
+                None => ideal_fct(&fwd, &rev, f.size, mtu),
+                Some(g) => ideal_fct_tcp(&fwd, &rev, f.size, &g.tcp),
+            };
             let ref_ideal = ref_ideal_fct(&fwd, f.size, mtu);
             let line = net.nic_rate(f.src);
             meta.push(FlowMeta { hash_fwd, hash_rev, base_rtt, bdp, traced: false });
-            qps.push(Qp {
+            results.push(FlowResult {
+                id: f.id,
+                src: f.src,
+                dst: f.dst,
+                size: f.size,
+                start: f.start,
+                fct: None,
+                ideal_fct: ideal,
+                ref_ideal_fct: ref_ideal,
+            });
+            if let Transport::Tcp(g) = transport {
+                qps.push(FlowTx::Tcp(Box::new(TcpTx::new(g, f.pg))));
+                rxs.push(FlowRx::Tcp(Box::new(TcpRx::new(g))));
+                continue;
+            }
+            rxs.push(FlowRx::Roce(Rx::default()));
+            qps.push(FlowTx::Roce(Qp {
                 size: f.size,
                 snd_nxt: 0,
                 snd_una: 0,
@@ -404,17 +523,7 @@ impl<F: CcFactory> Simulation<F> {
                 done: false,
                 cc: None,
                 timer_version: [0; MAX_TIMERS],
-            });
-            results.push(FlowResult {
-                id: f.id,
-                src: f.src,
-                dst: f.dst,
-                size: f.size,
-                start: f.start,
-                fct: None,
-                ideal_fct: ideal,
-                ref_ideal_fct: ref_ideal,
-            });
+            }));
         }
         let nflows = flows.len();
         let pint = if header == HeaderMode::Pint {
@@ -438,7 +547,11 @@ impl<F: CcFactory> Simulation<F> {
                 let qps = if id + 1 == nshards {
                     qps.take().expect("moved once")
                 } else {
-                    qps.as_ref().expect("not yet moved").iter().map(Qp::unstarted_copy).collect()
+                    qps.as_ref()
+                        .expect("not yet moved")
+                        .iter()
+                        .map(FlowTx::unstarted_copy)
+                        .collect()
                 };
                 Shard {
                     id: id as u32,
@@ -449,14 +562,15 @@ impl<F: CcFactory> Simulation<F> {
                     switches,
                     pool: Vec::new(),
                     free: Vec::new(),
-                    qps,
-                    rx: vec![Rx::default(); nflows],
+                    tx: qps,
+                    rx: rxs.clone(),
                     fct: vec![None; nflows],
                     pending_starts: Vec::new(),
                     counters: Counters::default(),
                     done: 0,
                     outbox: (0..nshards).map(|_| Vec::new()).collect(),
                     hop_trace: Vec::new(),
+                    dropped: Vec::new(),
                 }
             })
             .collect();
@@ -464,8 +578,15 @@ impl<F: CcFactory> Simulation<F> {
         // the earliest of each shard sits in its event queue; the next is pushed when it fires.
         let mut starts: Vec<Vec<(Time, u64, u32)>> = vec![Vec::new(); nshards];
         for (i, f) in shared.flows.iter().enumerate() {
-            let s = shared.place[f.src.idx()].shard as usize;
-            let seq = shards[s].next_seq(f.src.0);
+            // A flow starts at its source, or at its destination when that is a TCP client
+            // that opens the connection with a handshake.
+            let client = match shared.cfg.transport_of(i) {
+                Transport::Tcp(g) => shared.cfg.tcp_groups[g as usize].tcp.handshake,
+                Transport::Roce => false,
+            };
+            let initiator = if client { f.dst } else { f.src };
+            let s = shared.place[initiator.idx()].shard as usize;
+            let seq = shards[s].next_seq(initiator.0);
             starts[s].push((f.start, seq, i as u32));
         }
         for (shard, mut st) in shards.iter_mut().zip(starts) {
@@ -586,6 +707,17 @@ impl<F: CcFactory> Simulation<F> {
         let mut c = Counters::default();
         for s in &self.shards {
             c.add(&s.counters);
+            // TCP endpoints count for themselves; a shard holds only its own flows' endpoints.
+            for t in &s.tx {
+                if let FlowTx::Tcp(t) = t {
+                    if let Some(st) = t.ep.as_ref().map(dcsim_tcp::Sender::stats) {
+                        c.tcp_retransmits += st.retrans_segments;
+                        c.tcp_recoveries += st.recoveries;
+                        c.timeouts += st.timeouts;
+                        c.tlp_probes += st.tlp_probes;
+                    }
+                }
+            }
             for (r, f) in self.results.iter_mut().zip(&s.fct) {
                 if f.is_some() {
                     r.fct = *f;
@@ -618,19 +750,45 @@ impl<F: CcFactory> Simulation<F> {
         }
     }
 
-    fn qp(&self, flow: FlowId) -> &Qp<F::Cc> {
+    fn flow_tx(&self, flow: FlowId) -> &FlowTx<F::Cc> {
         let src = self.shared.flows[flow.idx()].src;
-        &self.shard_of(src).0.qps[flow.idx()]
+        &self.shard_of(src).0.tx[flow.idx()]
     }
 
     /// Bytes of a flow acknowledged so far (its `snd_una`).
     pub fn flow_acked(&self, flow: FlowId) -> u64 {
-        self.qp(flow).snd_una
+        match self.flow_tx(flow) {
+            FlowTx::Roce(q) => q.snd_una,
+            FlowTx::Tcp(t) => t.ep.as_ref().map_or(0, |e| e.snd_una()),
+        }
     }
 
-    /// The current pacing rate of a flow.
+    /// The current pacing rate of a flow (a TCP flow that does not pace: its NIC's line rate).
     pub fn flow_rate(&self, flow: FlowId) -> BitsPerSec {
-        self.qp(flow).rate
+        match self.flow_tx(flow) {
+            FlowTx::Roce(q) => q.rate,
+            FlowTx::Tcp(t) => match t.ep.as_ref() {
+                Some(e) if e.is_paced() => BitsPerSec(e.pacing_rate()),
+                _ => self.shared.net.nic_rate(self.shared.flows[flow.idx()].src),
+            },
+        }
+    }
+
+    /// The TCP sender of a flow, once it has started (`None` for RoCE flows).
+    pub fn tcp_sender(&self, flow: FlowId) -> Option<&dcsim_tcp::Sender> {
+        match self.flow_tx(flow) {
+            FlowTx::Tcp(t) => t.ep.as_ref(),
+            FlowTx::Roce(_) => None,
+        }
+    }
+
+    /// The TCP receiver of a flow, once it has started (`None` for RoCE flows).
+    pub fn tcp_receiver(&self, flow: FlowId) -> Option<&dcsim_tcp::Receiver> {
+        let dst = self.shared.flows.get(flow.idx())?.dst;
+        match &self.shard_of(dst).0.rx[flow.idx()] {
+            FlowRx::Tcp(r) => r.ep.as_ref(),
+            FlowRx::Roce(_) => None,
+        }
     }
 
     /// Summary of the run so far.
@@ -700,14 +858,11 @@ impl<F: CcFactory> Simulation<F> {
                 .pool
                 .iter()
                 .zip(free)
-                .filter(|(p, f)| !f && p.kind == PacketKind::Data)
+                .filter(|(p, f)| !f && p.is_data())
                 .map(|(p, _)| p.payload as u64)
                 .sum::<u64>();
-            total += s
-                .outgoing()
-                .filter(|c| c.pkt.kind == PacketKind::Data)
-                .map(|c| c.pkt.payload as u64)
-                .sum::<u64>();
+            total +=
+                s.outgoing().filter(|c| c.pkt.is_data()).map(|c| c.pkt.payload as u64).sum::<u64>();
         }
         total
     }
@@ -722,7 +877,7 @@ impl<F: CcFactory> Simulation<F> {
                     sw.mmu.is_idle()
                         && sw.ports.iter().all(|p| {
                             p.queued == 0
-                                && p.queues.iter().all(|q| q.is_empty())
+                                && p.classes.iter().all(|q| q.is_empty())
                                 && p.link.busy_until <= now
                                 && p.link.paused.iter().all(|&x| !x)
                         })
@@ -735,6 +890,21 @@ impl<F: CcFactory> Simulation<F> {
     }
 }
 
+/// The queue discipline of class `q` of a port without an explicit one: control frames and
+/// class 0 in a FIFO; classes 1–7 in RED/ECN with the port speed's parameters when ECN is on
+/// (the reference's marking), else in a FIFO whose only limit is the shared buffer.
+fn default_qdisc(q: usize, ecn: Option<EcnParams>) -> Qdisc {
+    match ecn {
+        Some(e) if q != 0 => Qdisc::new(&QdiscConfig::Red(RedParams {
+            kmin: e.kmin,
+            kmax: e.kmax,
+            pmax: e.pmax,
+            ecn: true,
+        })),
+        _ => Qdisc::new(&QdiscConfig::Fifo(FifoParams::default())),
+    }
+}
+
 /// Ideal FCT: the flow alone, base headers, line rate, no window, on the given paths.
 fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64) -> Duration {
     let npkts = size.div_ceil(mtu);
@@ -744,6 +914,29 @@ fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64) -> Duration {
     let ack_wire = HeaderMode::None.ack_wire() as u64;
     let ack = rev.iter().fold(Duration::ZERO, |a, h| a + h.rate.tx_time(ack_wire) + h.delay);
     data + ack
+}
+
+/// Ideal FCT of a TCP flow: the same lone-flow pipeline with TCP's framing (MSS segments of
+/// `mss + header_bytes`), completed when the last byte reaches the receiver (no ACK
+/// return), plus, with a handshake, the SYN, SYN-ACK and request crossings before the first data
+/// byte. Slow start, delayed ACKs and the initial window are not part of it: a TCP flow's
+/// slowdown includes what its transport costs over an unconstrained transfer.
+fn ideal_fct_tcp(fwd: &[Hop], rev: &[Hop], size: u64, tcp: &TcpConfig) -> Duration {
+    let mss = u64::from(tcp.mss);
+    let npkts = size.div_ceil(mss);
+    let last = size - (npkts - 1) * mss;
+    let hdr = u64::from(tcp.header_bytes);
+    let min = u64::from(tcp.min_frame_bytes);
+    let data = paths::pipeline_time(fwd, npkts, mss + hdr, (last + hdr).max(min));
+    if !tcp.handshake {
+        return data;
+    }
+    let cross = |hops: &[Hop], wire: u64| {
+        hops.iter().fold(Duration::ZERO, |a, h| a + h.rate.tx_time(wire.max(min)) + h.delay)
+    };
+    let syn = u64::from(tcp.syn_frame_bytes);
+    let request = hdr + u64::from(tcp.request_bytes);
+    cross(rev, syn) + cross(fwd, syn) + cross(rev, request) + data
 }
 
 /// The reference's standalone FCT (spec §2.6), in whole nanoseconds like the reference.

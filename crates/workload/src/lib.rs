@@ -51,12 +51,14 @@
 mod cdf;
 mod error;
 mod incast;
+mod lognormal;
 mod poisson;
 
 pub use cdf::Cdf;
 pub use dcsim_core::config::FlowSpec;
 pub use error::WorkloadError;
 pub use incast::{Incast, ReceiverChoice, INCAST_DPORT};
+pub use lognormal::{HarmFlow, HarmWorkload, HarmWorkloadError, Z95};
 pub use poisson::{offered_load, PoissonWorkload, BACKGROUND_DPORT, FLOW_PG, REFERENCE_START};
 
 use dcsim_core::ids::FlowId;

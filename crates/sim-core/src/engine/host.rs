@@ -1,0 +1,166 @@
+//! Hosts: flow starts, the NIC scheduler (control FIFO first, then round robin over the
+//! flows' transports) and packet arrival.
+
+use std::collections::VecDeque;
+
+use super::transport::{tx_finished, tx_wake, FlowTx};
+use super::{Event, Link, Shard, Shared, Slot};
+use crate::cc::{CcFactory, FlowInit};
+use crate::packet::PacketKind;
+use crate::sim::mix64;
+use crate::units::Time;
+
+pub(crate) struct Host<C> {
+    pub(crate) node: u32,
+    pub(crate) link: Link,
+    pub(crate) ack_fifo: VecDeque<u32>,
+    /// Queue pairs in round-robin order (flow ids), including finished ones not yet compacted.
+    pub(crate) active: Vec<u32>,
+    pub(crate) rr_last: usize,
+    pub(crate) wake: Option<Time>,
+    pub(crate) wake_version: u32,
+    pub(crate) _cc: std::marker::PhantomData<C>,
+}
+
+impl<F: CcFactory> Shard<F> {
+    pub(crate) fn flow_start(&mut self, sh: &Shared<F>, flow: usize) {
+        if let FlowTx::Tcp(_) = self.tx[flow] {
+            self.tcp_start(sh, flow);
+            return;
+        }
+        let f = sh.flows[flow];
+        let m = &sh.meta[flow];
+        let init = FlowInit {
+            line_rate: super::transport::qp(&self.tx, flow).max_rate,
+            base_rtt: m.base_rtt,
+            bdp: m.bdp,
+            mtu: sh.cfg.nic.mtu,
+            size: f.size,
+            seed: mix64(sh.cfg.seed ^ mix64(0x5eed_0000_0000 | flow as u64)),
+        };
+        let qp = super::transport::qp_mut(&mut self.tx, flow);
+        qp.cc = Some(sh.factory.new_flow(&init));
+        qp.next_avail = self.now;
+        let Slot::Host(h) = sh.place[f.src.idx()].slot else { unreachable!("validated") };
+        self.hosts[h as usize].active.push(flow as u32);
+        self.host_send(sh, h as usize);
+    }
+
+    /// The NIC scheduler (spec §2.2).
+    pub(crate) fn host_send(&mut self, sh: &Shared<F>, h: usize) {
+        let host = &self.hosts[h];
+        if host.link.busy_until > self.now {
+            return;
+        }
+        let ack_q = if sh.cfg.nic.ack_high_prio { 0 } else { 3 };
+        if !host.ack_fifo.is_empty() && !host.link.paused[ack_q] {
+            let host = &mut self.hosts[h];
+            let pkt = host.ack_fifo.pop_front().expect("non-empty");
+            self.host_transmit(sh, h, pkt);
+            return;
+        }
+        let n = host.active.len();
+        if n == 0 {
+            return;
+        }
+        let start = (host.rr_last + 1) % n;
+        let mut chosen = None;
+        for k in 0..n {
+            let i = (start + k) % n;
+            if self.tx_ready(sh, host, host.active[i]) {
+                chosen = Some((i, k));
+                break;
+            }
+        }
+        // Compaction of finished QPs among those examined before the chosen one (quirk 9).
+        let examined = chosen.map_or(n, |(_, k)| k);
+        let mut m = None;
+        for k in 0..examined {
+            let i = (start + k) % n;
+            if tx_finished(&self.tx[host.active[i] as usize]) {
+                m = Some(m.map_or(i, |x: usize| x.min(i)));
+            }
+        }
+        let host = &mut self.hosts[h];
+        let mut chosen_idx = chosen.map(|(i, _)| i);
+        if let Some(m) = m {
+            let tx = &self.tx;
+            let mut removed_before = 0;
+            let mut j = m;
+            let mut w = m;
+            while j < host.active.len() {
+                let f = host.active[j];
+                if tx_finished(&tx[f as usize]) {
+                    if let Some(c) = chosen_idx {
+                        if j < c {
+                            removed_before += 1;
+                        }
+                    }
+                } else {
+                    host.active[w] = f;
+                    w += 1;
+                }
+                j += 1;
+            }
+            host.active.truncate(w);
+            chosen_idx = chosen_idx.map(|c| c - removed_before);
+        }
+        match chosen_idx {
+            Some(c) => {
+                host.rr_last = c;
+                let flow = host.active[c];
+                self.tx_send(sh, h, flow as usize);
+            }
+            None => {
+                // Wake-up at the earliest nextAvail among QPs with bytes left (quirk 8).
+                let mut t = Time::MAX;
+                for &f in &host.active {
+                    if let Some(at) = tx_wake(&self.tx[f as usize], self.now) {
+                        t = t.min(at);
+                    }
+                }
+                if host.wake.is_none() && t != Time::MAX && t > self.now {
+                    host.wake = Some(t);
+                    host.wake_version = host.wake_version.wrapping_add(1);
+                    let (node, version) = (host.node, host.wake_version);
+                    self.schedule(node, t, Event::NicWake { node, version });
+                }
+            }
+        }
+    }
+
+    pub(crate) fn host_transmit(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
+        let host = &mut self.hosts[h];
+        let p = &self.pool[pkt as usize];
+        host.link.tx_bytes += p.wire as u64;
+        host.link.tx_frames += 1;
+        host.link.tx_data_frames += p.is_data() as u64;
+        let node = host.node;
+        let done = self.transmit(sh, node, 0, pkt);
+        self.hosts[h].link.txdone_pending = true;
+        self.schedule(node, done, Event::TxDone { node, port: 0 });
+    }
+
+    pub(crate) fn host_arrive(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
+        if Self::lost(&mut self.hosts[h].link) {
+            self.counters.link_losses += 1;
+            self.drop_packet(pkt);
+            return;
+        }
+        match self.pool[pkt as usize].kind {
+            PacketKind::Pfc { pause, queue } => {
+                self.release(pkt);
+                self.hosts[h].link.paused[queue as usize] = pause;
+                if !pause {
+                    self.host_send(sh, h);
+                }
+            }
+            PacketKind::Data => self.receive_data(sh, h, pkt),
+            PacketKind::Tcp => self.tcp_arrive(sh, h, pkt),
+            PacketKind::Ack | PacketKind::Nack => {
+                self.receive_ack(sh, h, pkt);
+                self.release(pkt);
+            }
+        }
+    }
+}

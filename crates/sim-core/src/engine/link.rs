@@ -1,0 +1,85 @@
+//! Links: the transmit side of a port, serialization, propagation and the loss model.
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::{Crossing, Event, Shard, Shared};
+use crate::cc::CcFactory;
+use crate::event::EventQueue;
+use crate::mmu::QUEUES;
+use crate::units::{BitsPerSec, Duration, Time};
+
+/// Transmit side of one port, common to hosts and switches.
+pub(crate) struct Link {
+    pub(crate) rate: BitsPerSec,
+    pub(crate) delay: Duration,
+    pub(crate) peer: u32,
+    pub(crate) peer_port: u16,
+    pub(crate) loss: f64,
+    /// The port is transmitting until this time.
+    pub(crate) busy_until: Time,
+    /// A `TxDone` event is pending for this port (switch ports schedule one only when frames
+    /// wait behind the one on the wire).
+    pub(crate) txdone_pending: bool,
+    /// Priorities paused by PFC frames received on this port.
+    pub(crate) paused: [bool; QUEUES],
+    /// Bytes transmitted so far (INT `tx_bytes`).
+    pub(crate) tx_bytes: u64,
+    /// Frames transmitted so far.
+    pub(crate) tx_frames: u64,
+    /// Data frames transmitted so far.
+    pub(crate) tx_data_frames: u64,
+    /// Frames on the wire towards the peer: (arrival time, event seq, packet), in order.
+    pub(crate) flight: VecDeque<(Time, u64, u32)>,
+    pub(crate) rng: ChaCha8Rng,
+}
+
+impl<F: CcFactory> Shard<F> {
+    /// Puts packet `pkt` on the wire of port `port` of `node`, now; returns when the port is
+    /// free again. The caller decides whether it needs a `TxDone` event then.
+    #[inline]
+    pub(crate) fn transmit(&mut self, sh: &Shared<F>, node: u32, port: u16, pkt: u32) -> Time {
+        let wire = self.pool[pkt as usize].wire as u64;
+        let seq = self.next_seq(node);
+        let now = self.now;
+        let id = self.id;
+        let link = self.link_mut(sh, node, port);
+        let done = now + link.rate.tx_time(wire);
+        link.busy_until = done;
+        let at = done + link.delay;
+        let (peer, peer_port) = (link.peer, link.peer_port);
+        self.counters.frames_transmitted += 1;
+        let shard = sh.place[peer as usize].shard;
+        if shard != id {
+            // The far end belongs to another shard: hand the packet over at the next window.
+            let p = self.pool[pkt as usize];
+            self.release(pkt);
+            let c = Crossing { at, seq, node: peer, port: peer_port, pkt: p };
+            self.outbox[shard as usize].push(c);
+            return done;
+        }
+        let link = self.link_mut(sh, node, port);
+        let first = link.flight.is_empty();
+        link.flight.push_back((at, seq, pkt));
+        if first {
+            self.queue.push(at, seq, Event::Arrive { node, port, pkt });
+        }
+        done
+    }
+
+    /// Applies the per-link loss model on arrival; returns true if the frame is lost.
+    #[inline]
+    pub(crate) fn lost(link: &mut Link) -> bool {
+        link.loss > 0.0 && link.rng.gen::<f64>() < link.loss
+    }
+
+    pub(crate) fn drop_packet(&mut self, pkt: u32) {
+        let p = &self.pool[pkt as usize];
+        if p.is_data() {
+            self.counters.data_bytes_dropped += p.payload as u64;
+        }
+        self.release(pkt);
+    }
+}

@@ -1,0 +1,304 @@
+//! The engine: node state, the per-shard event loop and every handler.
+//!
+//! A [`Shard`] owns a group of nodes (all of them in a sequential run) with their event queue,
+//! packet pool, queue pairs and counters; the immutable facts of the run ([`Shared`]) are
+//! shared by all shards. A packet sent over a link whose far end belongs to another shard
+//! leaves through the shard's outbox and is delivered into the other shard's queue at the next
+//! window boundary (see `sim.rs`), with the same `(time, seq)` key it would have had in a
+//! sequential run, so the order of events at every node is the same for any partitioning.
+
+mod host;
+mod link;
+mod roce;
+mod switch;
+mod tcp;
+mod transport;
+
+pub(crate) use host::Host;
+pub(crate) use link::Link;
+pub(crate) use roce::{Qp, Rx};
+pub(crate) use switch::{Switch, SwitchPort};
+pub(crate) use tcp::{TcpRx, TcpTx};
+pub(crate) use transport::{FlowRx, FlowTx};
+
+use crate::cc::CcFactory;
+use crate::config::{FlowSpec, SimConfig};
+use crate::event::{BinaryHeapQueue, EventQueue};
+use crate::network::{Network, RoutingTable};
+use crate::packet::{HeaderMode, Packet};
+use crate::results::{Counters, HopSample};
+use crate::telemetry::UtilCodec;
+use crate::units::{Duration, Time};
+use dcsim_aqm::QueueDisc;
+
+/// Events. Compact (at most 16 bytes): packets live in a pool and are named by index.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Event {
+    /// The packet at the head of the link leaving `port` of `node`, `pkt`, has been fully
+    /// received by the node at the other end. (Packets on a link arrive in order, so only the
+    /// head of each link's in-flight FIFO sits in the event queue; `pkt` lets the loop
+    /// prefetch it without looking at the link.)
+    Arrive { node: u32, port: u16, pkt: u32 },
+    /// A packet that crossed from another shard, `pkt` in this shard's pool, has been fully
+    /// received on `port` of `node`.
+    Deliver { node: u32, port: u16, pkt: u32 },
+    /// `port` of `node` finished transmitting.
+    TxDone { node: u32, port: u16 },
+    /// Flow `flow` starts (at its source host).
+    FlowStart { flow: u32 },
+    /// NIC pacing wake-up at host `node` (stale unless `version` matches).
+    NicWake { node: u32, version: u32 },
+    /// Congestion-control timer `slot` of flow `flow` (stale unless `version` matches).
+    CcTimer { flow: u32, slot: u8, version: u32 },
+}
+
+/// Hints the CPU to load `p`'s cache line.
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults or changes memory, and `p` is a
+    // valid reference anyway. SSE is part of the x86_64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (p as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Static per-flow facts.
+pub(crate) struct FlowMeta {
+    pub(crate) hash_fwd: [u32; 3],
+    pub(crate) hash_rev: [u32; 3],
+    pub(crate) base_rtt: Duration,
+    pub(crate) bdp: u64,
+    /// Record this flow's data packets at every switch ([`HopSample`]).
+    pub(crate) traced: bool,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Slot {
+    Host(u32),
+    Switch(u32),
+}
+
+/// Where a node lives: its shard and its index among that shard's hosts or switches.
+#[derive(Clone, Copy)]
+pub(crate) struct Place {
+    pub(crate) shard: u32,
+    pub(crate) slot: Slot,
+}
+
+/// The immutable facts of a run, shared by every shard.
+pub(crate) struct Shared<F: CcFactory> {
+    pub(crate) cfg: SimConfig,
+    pub(crate) net: Network,
+    pub(crate) routes: RoutingTable,
+    pub(crate) header: HeaderMode,
+    /// PINT codec, the EWMA window (max base RTT, ps) and whether the digest is one byte, in
+    /// [`HeaderMode::Pint`].
+    pub(crate) pint: Option<(UtilCodec, u64, bool)>,
+    pub(crate) factory: F,
+    pub(crate) flows: Vec<FlowSpec>,
+    pub(crate) meta: Vec<FlowMeta>,
+    pub(crate) place: Vec<Place>,
+    /// Some flow is traced ([`FlowMeta::traced`]); spares the per-hop lookup otherwise.
+    pub(crate) tracing: bool,
+}
+
+/// A packet leaving a shard: delivered to `node`'s `port` at `at` with key `seq`.
+pub(crate) struct Crossing {
+    pub(crate) at: Time,
+    pub(crate) seq: u64,
+    pub(crate) node: u32,
+    pub(crate) port: u16,
+    pub(crate) pkt: Packet,
+}
+
+/// The mutable state of a group of nodes and their event loop.
+pub(crate) struct Shard<F: CcFactory> {
+    pub(crate) id: u32,
+    pub(crate) now: Time,
+    pub(crate) queue: BinaryHeapQueue<Event>,
+    /// Per-node scheduling counters (indexed by node id; only this shard's nodes are used).
+    pub(crate) node_seq: Vec<u64>,
+    pub(crate) hosts: Vec<Host<F::Cc>>,
+    pub(crate) switches: Vec<Switch>,
+    pub(crate) pool: Vec<Packet>,
+    pub(crate) free: Vec<u32>,
+    /// Queue pairs by flow id (only flows sourced in this shard are used).
+    pub(crate) tx: Vec<FlowTx<F::Cc>>,
+    /// Receiver states by flow id (only flows destined to this shard are used).
+    pub(crate) rx: Vec<FlowRx>,
+    /// Completion times of this shard's flows.
+    pub(crate) fct: Vec<Option<Duration>>,
+    /// Flow starts not yet in the event queue, latest first: (start, seq, flow).
+    pub(crate) pending_starts: Vec<(Time, u64, u32)>,
+    pub(crate) counters: Counters,
+    pub(crate) done: usize,
+    /// Packets for other shards, by target shard, sent during the current window.
+    pub(crate) outbox: Vec<Vec<Crossing>>,
+    /// Hop samples of traced flows, in the order this shard recorded them.
+    pub(crate) hop_trace: Vec<HopSample>,
+    /// Scratch: the packets a queue discipline dropped during one call.
+    pub(crate) dropped: Vec<dcsim_aqm::Dropped>,
+}
+
+impl<F: CcFactory> Shard<F> {
+    /// Processes this shard's events with time `< end` and `<= stop`.
+    pub(crate) fn run_window(&mut self, sh: &Shared<F>, end: Time, stop: Time) {
+        while let Some(at) = self.queue.peek_time() {
+            if at >= end || at > stop {
+                break;
+            }
+            let (at, _, ev) = self.queue.pop().expect("peeked");
+            self.now = at;
+            self.counters.events += 1;
+            self.prefetch_next(sh);
+            self.dispatch(sh, ev);
+        }
+    }
+
+    /// Starts loading the packet the next event will handle, if it is a link arrival, so that
+    /// the cache miss on the pooled packet overlaps with the current event's work.
+    #[inline]
+    fn prefetch_next(&mut self, sh: &Shared<F>) {
+        match self.queue.peek_event() {
+            Some(&Event::Arrive { pkt, .. }) => prefetch(&self.pool[pkt as usize]),
+            Some(&Event::TxDone { node, port }) => {
+                // Most likely the head of the first non-empty queue goes next.
+                if let Slot::Switch(s) = sh.place[node as usize].slot {
+                    let p = &self.switches[s as usize].ports[port as usize];
+                    if let Some(pkt) = p.classes.iter().find_map(|c| c.peek()) {
+                        prefetch(&self.pool[pkt as usize]);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes in packets other shards sent to this one.
+    pub(crate) fn ingest(&mut self, c: Crossing) {
+        let pkt = self.alloc(c.pkt);
+        self.queue.push(c.at, c.seq, Event::Deliver { node: c.node, port: c.port, pkt });
+    }
+
+    /// Packets sent to other shards and not yet delivered.
+    pub(crate) fn outgoing(&self) -> impl Iterator<Item = &Crossing> {
+        self.outbox.iter().flatten()
+    }
+
+    // ----- scheduling ------------------------------------------------------------------
+
+    #[inline]
+    pub(crate) fn next_seq(&mut self, origin: u32) -> u64 {
+        let c = &mut self.node_seq[origin as usize];
+        let seq = (*c << 24) | origin as u64;
+        *c += 1;
+        seq
+    }
+
+    pub(crate) fn push_next_start(&mut self) {
+        if let Some(&(t, seq, flow)) = self.pending_starts.last() {
+            self.queue.push(t, seq, Event::FlowStart { flow });
+        }
+    }
+
+    #[inline]
+    pub(crate) fn schedule(&mut self, origin: u32, at: Time, ev: Event) {
+        let seq = self.next_seq(origin);
+        self.queue.push(at, seq, ev);
+    }
+
+    #[inline]
+    pub(crate) fn link_mut(&mut self, sh: &Shared<F>, node: u32, port: u16) -> &mut Link {
+        match sh.place[node as usize].slot {
+            Slot::Host(h) => &mut self.hosts[h as usize].link,
+            Slot::Switch(s) => &mut self.switches[s as usize].ports[port as usize].link,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn alloc(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.pool[i as usize] = p;
+                i
+            }
+            None => {
+                self.pool.push(p);
+                (self.pool.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+
+    fn dispatch(&mut self, sh: &Shared<F>, ev: Event) {
+        match ev {
+            Event::Deliver { node, port, pkt } => match sh.place[node as usize].slot {
+                Slot::Host(h) => self.host_arrive(sh, h as usize, pkt),
+                Slot::Switch(s) => self.switch_arrive(sh, s as usize, port as usize, pkt),
+            },
+            Event::Arrive { node, port, pkt } => {
+                let link = self.link_mut(sh, node, port);
+                let (_, _, head) = link.flight.pop_front().expect("an arrival has a frame");
+                debug_assert_eq!(head, pkt, "the event names the link's head frame");
+                let (peer, peer_port) = (link.peer, link.peer_port);
+                if let Some(&(t, seq, next)) = link.flight.front() {
+                    self.queue.push(t, seq, Event::Arrive { node, port, pkt: next });
+                }
+                match sh.place[peer as usize].slot {
+                    Slot::Host(h) => self.host_arrive(sh, h as usize, pkt),
+                    Slot::Switch(s) => self.switch_arrive(sh, s as usize, peer_port as usize, pkt),
+                }
+            }
+            Event::TxDone { node, port } => match sh.place[node as usize].slot {
+                Slot::Host(h) => {
+                    self.hosts[h as usize].link.txdone_pending = false;
+                    self.host_send(sh, h as usize);
+                }
+                Slot::Switch(s) => {
+                    self.switches[s as usize].ports[port as usize].link.txdone_pending = false;
+                    self.switch_send(sh, s as usize, port as usize);
+                }
+            },
+            Event::FlowStart { flow } => {
+                self.pending_starts.pop();
+                self.push_next_start();
+                self.flow_start(sh, flow as usize)
+            }
+            Event::NicWake { node, version } => {
+                let Slot::Host(h) = sh.place[node as usize].slot else { unreachable!() };
+                let host = &mut self.hosts[h as usize];
+                if host.wake_version == version && host.wake.is_some() {
+                    host.wake = None;
+                    self.host_send(sh, h as usize);
+                }
+            }
+            Event::CcTimer { flow, slot, version } => {
+                if slot < tcp::TCP_TX_TIMER {
+                    self.cc_timer(sh, flow as usize, slot, version)
+                } else {
+                    self.tcp_timer(sh, flow as usize, slot, version)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Event;
+
+    /// Events stay within 16 bytes (the heap moves them on every push and pop).
+    #[test]
+    fn events_are_compact() {
+        assert!(std::mem::size_of::<Event>() <= 16);
+    }
+}

@@ -1,0 +1,271 @@
+//! The RoCE transport: go-back-N queue pairs paced at the congestion-control rate, with
+//! an optional window, and receivers that ACK in order and NACK gaps (spec §2).
+
+use super::transport::{qp_mut, rx_mut};
+use super::{Event, Host, Shard, Shared, Slot};
+use crate::cc::{CcCtx, CcFactory, CongestionControl, Feedback, TimerOp, MAX_TIMERS};
+use crate::config::WindowMode;
+use crate::ids::{FlowId, PortNo};
+use crate::packet::{Ecn, HeaderMode, IntStack, Packet, PacketKind, TcpFields};
+use crate::units::{BitsPerSec, Time};
+
+/// Sender state of one flow (queue pair).
+pub(crate) struct Qp<C> {
+    pub(crate) size: u64,
+    pub(crate) snd_nxt: u64,
+    pub(crate) snd_una: u64,
+    /// Highest byte ever sent (for retransmission accounting).
+    pub(crate) high: u64,
+    pub(crate) rate: BitsPerSec,
+    pub(crate) max_rate: BitsPerSec,
+    pub(crate) win: u64,
+    pub(crate) next_avail: Time,
+    pub(crate) last_pkt_size: u32,
+    pub(crate) pg: u8,
+    pub(crate) done: bool,
+    pub(crate) cc: Option<C>,
+    pub(crate) timer_version: [u32; MAX_TIMERS],
+}
+
+impl<C> Qp<C> {
+    /// A copy of a not-yet-started queue pair (no congestion-control state yet).
+    pub(crate) fn unstarted_copy(&self) -> Qp<C> {
+        debug_assert!(self.cc.is_none());
+        Qp { cc: None, ..*self }
+    }
+}
+
+/// Receiver state of one flow.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Rx {
+    pub(crate) expected: u64,
+    pub(crate) nack_timer: Time,
+    pub(crate) last_nack: u64,
+}
+
+impl<F: CcFactory> Shard<F> {
+    pub(crate) fn window_of(&self, sh: &Shared<F>, qp: &Qp<F::Cc>) -> u64 {
+        if qp.win == 0 {
+            return 0;
+        }
+        match sh.cfg.nic.window {
+            WindowMode::Variable => {
+                let w = (qp.win as u128 * qp.rate.0 as u128 / qp.max_rate.0 as u128) as u64;
+                w.max(1)
+            }
+            _ => qp.win,
+        }
+    }
+
+    /// Whether queue pair `qp` may send now: its priority is not paused, bytes are left, its
+    /// pacing time has come and its window is open.
+    #[inline]
+    pub(crate) fn roce_ready(&self, sh: &Shared<F>, host: &Host<F::Cc>, qp: &Qp<F::Cc>) -> bool {
+        if host.link.paused[qp.pg as usize] || qp.snd_nxt >= qp.size || qp.next_avail > self.now {
+            return false;
+        }
+        let w = self.window_of(sh, qp);
+        w == 0 || qp.snd_nxt - qp.snd_una < w
+    }
+
+    /// Sends the queue pair's next data packet (spec §2.2).
+    pub(crate) fn roce_send(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
+        let mtu = sh.cfg.nic.mtu as u64;
+        let f = sh.flows[flow];
+        let qp = qp_mut(&mut self.tx, flow);
+        let payload = mtu.min(qp.size - qp.snd_nxt) as u32;
+        let seq = qp.snd_nxt;
+        qp.snd_nxt += payload as u64;
+        if seq < qp.high {
+            self.counters.data_bytes_retransmitted += payload as u64;
+        }
+        qp.high = qp.high.max(qp.snd_nxt);
+        let wire = sh.header.data_wire(payload);
+        qp.last_pkt_size = wire;
+        let pace = if sh.cfg.nic.rate_bound { qp.rate } else { qp.max_rate };
+        qp.next_avail = self.now + pace.tx_time(wire as u64);
+        self.counters.data_packets_sent += 1;
+        self.counters.data_bytes_sent += payload as u64;
+        let pkt = self.alloc(Packet {
+            kind: PacketKind::Data,
+            wire,
+            payload,
+            pg: f.pg,
+            ecn: Ecn::Ect0,
+            ecn_echo: false,
+            flow: FlowId(flow as u32),
+            src: f.src,
+            dst: f.dst,
+            hash_key: sh.meta[flow].hash_fwd,
+            seq,
+            ts: self.now,
+            header: sh.header,
+            int: IntStack::default(),
+            pint: 0,
+            in_port: PortNo(0),
+            arrived: self.now,
+            tcp: TcpFields::default(),
+        });
+        self.host_transmit(sh, h, pkt);
+    }
+
+    /// Receiver: ACK/NACK generation (spec §2.3). Reuses the data packet's pool slot.
+    pub(crate) fn receive_data(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
+        let p = &self.pool[pkt as usize];
+        let (flow, seq, payload, ce, src, dst) =
+            (p.flow, p.seq, p.payload, p.ecn.is_ce(), p.src, p.dst);
+        self.counters.data_bytes_delivered += payload as u64;
+        let nic = &sh.cfg.nic;
+        let rx = rx_mut(&mut self.rx, flow.idx());
+        let reply = if seq == rx.expected {
+            rx.expected += payload as u64;
+            if rx.expected >= nic.ack_interval || rx.expected.is_multiple_of(nic.chunk) {
+                Some(PacketKind::Ack)
+            } else {
+                None
+            }
+        } else if seq > rx.expected {
+            if self.now >= rx.nack_timer || rx.last_nack != rx.expected {
+                rx.nack_timer = self.now + nic.nack_interval;
+                rx.last_nack = rx.expected;
+                if nic.back_to_chunk {
+                    rx.expected = rx.expected / nic.chunk * nic.chunk;
+                }
+                Some(PacketKind::Nack)
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        let Some(kind) = reply else {
+            self.release(pkt);
+            return;
+        };
+        if kind == PacketKind::Ack {
+            self.counters.acks_sent += 1;
+        } else {
+            self.counters.nacks_sent += 1;
+        }
+        let expected = rx.expected;
+        let hash_rev = sh.meta[flow.idx()].hash_rev;
+        let a = &mut self.pool[pkt as usize];
+        a.kind = kind;
+        a.wire = sh.header.ack_wire();
+        a.payload = 0;
+        a.ecn_echo = ce;
+        // RoCE ACKs are ECN-capable too: a RED queue marks them (harmlessly) rather than
+        // dropping them, as the reference marks every packet of a data queue.
+        a.ecn = Ecn::Ect0;
+        a.src = dst;
+        a.dst = src;
+        a.hash_key = hash_rev;
+        a.seq = expected;
+        self.hosts[h].ack_fifo.push_back(pkt);
+        self.host_send(sh, h);
+    }
+
+    /// Sender: ACK/NACK processing (spec §2.4).
+    pub(crate) fn receive_ack(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
+        let p = &self.pool[pkt as usize];
+        let flow = p.flow.idx();
+        if super::transport::qp(&self.tx, flow).done {
+            return;
+        }
+        let (ack, kind, ecn, ts_echo, pint) = (p.seq, p.kind, p.ecn_echo, p.ts, p.pint);
+        // Only INT-mode ACKs carry records; copy them out of the pool for the callback.
+        let int = if sh.header == HeaderMode::Int { p.int } else { IntStack::default() };
+        let nic = &sh.cfg.nic;
+        let mut seq = ack;
+        if nic.back_to_chunk {
+            seq = seq / nic.chunk * nic.chunk;
+        }
+        let qp = qp_mut(&mut self.tx, flow);
+        qp.snd_una = qp.snd_una.max(seq);
+        if qp.snd_una >= qp.size {
+            qp.done = true;
+            for v in qp.timer_version.iter_mut() {
+                *v = v.wrapping_add(1);
+            }
+            self.fct[flow] = Some(self.now - sh.flows[flow].start);
+            self.done += 1;
+        }
+        let nack = kind == PacketKind::Nack;
+        if nack {
+            qp.snd_nxt = qp.snd_una;
+        }
+        let fb = Feedback { ack, nack, ecn, int: &int, ts_echo, pint };
+        self.with_cc(sh, flow, |cc, ctx| cc.on_feedback(ctx, &fb));
+        self.host_send(sh, h);
+    }
+
+    pub(crate) fn cc_timer(&mut self, sh: &Shared<F>, flow: usize, slot: u8, version: u32) {
+        let qp = super::transport::qp(&self.tx, flow);
+        if qp.done || qp.timer_version[slot as usize] != version {
+            return;
+        }
+        // As in the reference, a timer changes the rate (and timers) but does not kick the NIC
+        // scheduler: the new rate applies from the next packet the scheduler sends anyway.
+        self.with_cc(sh, flow, |cc, ctx| cc.on_timer(ctx, slot as usize));
+    }
+
+    /// Runs a CC callback and applies what it asked for.
+    pub(crate) fn with_cc(
+        &mut self,
+        sh: &Shared<F>,
+        flow: usize,
+        call: impl FnOnce(&mut F::Cc, &mut CcCtx),
+    ) {
+        let qp = qp_mut(&mut self.tx, flow);
+        let mut ctx =
+            CcCtx::new(self.now, qp.snd_nxt, qp.snd_una, qp.size, qp.max_rate, qp.rate, qp.win);
+        let mut cc = qp.cc.take().expect("a started flow has CC state");
+        call(&mut cc, &mut ctx);
+        qp.cc = Some(cc);
+        qp.win = ctx.window;
+        if let Some((r, retime)) = ctx.rate_set {
+            let r = BitsPerSec(r.0.clamp(1, qp.max_rate.0));
+            if retime && qp.last_pkt_size > 0 {
+                let old = qp.rate.tx_time(qp.last_pkt_size as u64).as_ps() as i128;
+                let new = r.tx_time(qp.last_pkt_size as u64).as_ps() as i128;
+                let na = (qp.next_avail.0 as i128 + new - old).max(0) as u64;
+                qp.next_avail = Time(na);
+                let src = sh.flows[flow].src;
+                let Slot::Host(h) = sh.place[src.idx()].slot else { unreachable!() };
+                let host = &mut self.hosts[h as usize];
+                if let Some(w) = host.wake {
+                    if qp.next_avail < w {
+                        let at = qp.next_avail.max(self.now);
+                        host.wake = Some(at);
+                        host.wake_version = host.wake_version.wrapping_add(1);
+                        let (node, version) = (host.node, host.wake_version);
+                        qp.rate = r;
+                        self.schedule(node, at, Event::NicWake { node, version });
+                    }
+                }
+            }
+            qp_mut(&mut self.tx, flow).rate = r;
+        }
+        let src = sh.flows[flow].src.0;
+        for (slot, op) in ctx.timers.iter().enumerate() {
+            match op {
+                TimerOp::Keep => {}
+                TimerOp::Cancel => {
+                    let v = &mut qp_mut(&mut self.tx, flow).timer_version[slot];
+                    *v = v.wrapping_add(1);
+                }
+                TimerOp::Set(at) => {
+                    let v = &mut qp_mut(&mut self.tx, flow).timer_version[slot];
+                    *v = v.wrapping_add(1);
+                    let version = *v;
+                    let at = (*at).max(self.now);
+                    self.schedule(
+                        src,
+                        at,
+                        Event::CcTimer { flow: flow as u32, slot: slot as u8, version },
+                    );
+                }
+            }
+        }
+    }
+}

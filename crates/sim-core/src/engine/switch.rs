@@ -1,0 +1,269 @@
+//! Switches: ingress (loss, PFC frames, ECMP, MMU admission) and egress (priority
+//! scheduling, queue disciplines, MMU release, ECN, INT/PINT stamping).
+
+use dcsim_aqm::{Ctx, DropCause, Entry, Qdisc, QueueDisc};
+
+use super::{Event, Link, Shard, Shared};
+use crate::cc::CcFactory;
+use crate::ids::{FlowId, NodeId, PortNo};
+use crate::mmu::{Admit, Mmu, QUEUES};
+use crate::packet::{Ecn, HeaderMode, IntHop, IntStack, Packet, PacketKind, TcpFields, PFC_FRAME};
+use crate::results::HopSample;
+use crate::sim::murmur3_32;
+use crate::telemetry::PortUtil;
+
+/// A switch egress port: the link, one queue discipline per priority class, and the
+/// scheduler's state (class 0 strictly first, then round robin over unpaused classes 1–7).
+pub(crate) struct SwitchPort {
+    pub(crate) link: Link,
+    /// The queue discipline of each priority class.
+    pub(crate) classes: [Qdisc; QUEUES],
+    pub(crate) rr_last: usize,
+    /// Bytes queued over all priorities (INT `qlen`).
+    pub(crate) queued: u64,
+    /// PINT utilisation EWMA (HPCC-PINT only).
+    pub(crate) util: PortUtil,
+}
+
+pub(crate) struct Switch {
+    pub(crate) node: u32,
+    pub(crate) ports: Vec<SwitchPort>,
+    pub(crate) mmu: Mmu,
+    pub(crate) hash_seed: u32,
+}
+
+impl<F: CcFactory> Shard<F> {
+    pub(crate) fn switch_arrive(&mut self, sh: &Shared<F>, s: usize, inp: usize, pkt: u32) {
+        let sw = &mut self.switches[s];
+        if Self::lost(&mut sw.ports[inp].link) {
+            self.counters.link_losses += 1;
+            self.drop_packet(pkt);
+            return;
+        }
+        let p = &self.pool[pkt as usize];
+        let (kind, dst, hash_key, pg, wire) = (p.kind, p.dst, p.hash_key, p.pg, p.wire);
+        if let PacketKind::Pfc { pause, queue } = kind {
+            self.release(pkt);
+            let link = &mut self.switches[s].ports[inp].link;
+            link.paused[queue as usize] = pause;
+            if !pause {
+                self.switch_send(sh, s, inp);
+            }
+            return;
+        }
+        let node = NodeId(sw.node);
+        let dst = sh.net.host_index(dst).expect("packets are addressed to hosts");
+        let hops = sh.routes.next_hops(node, dst);
+        if hops.is_empty() {
+            self.counters.no_route_drops += 1;
+            self.drop_packet(pkt);
+            return;
+        }
+        let out = if hops.len() == 1 {
+            hops[0].idx()
+        } else {
+            hops[murmur3_32(&hash_key, sw.hash_seed) as usize % hops.len()].idx()
+        };
+        let q = pg as usize;
+        if q != 0 {
+            match sw.mmu.admit(inp, out, q, wire as u64) {
+                Admit::Drop => {
+                    self.counters.mmu_drops += 1;
+                    self.drop_packet(pkt);
+                    return;
+                }
+                Admit::Pause => {
+                    self.counters.pfc_pauses += 1;
+                    self.switch_send_pfc(sh, s, inp, true, q as u8);
+                }
+                Admit::Ok => {}
+            }
+        }
+        let p = &mut self.pool[pkt as usize];
+        p.in_port = PortNo(inp as u16);
+        p.arrived = self.now;
+        let entry = Entry { pkt, wire, ecn: p.ecn, flow: hash_key[2] ^ hash_key[0], enq: self.now };
+        let port = &mut self.switches[s].ports[out];
+        port.queued += wire as u64;
+        let mut cx = Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
+        port.classes[q].enqueue(entry, &mut cx);
+        if !self.dropped.is_empty() {
+            self.qdisc_drops(sh, s, out, q);
+        }
+        self.switch_send(sh, s, out);
+    }
+
+    /// Settles the packets a queue discipline of class `q` at port `out` of switch slot `s`
+    /// just dropped: buffer accounting (which may resume a paused upstream), counters, the
+    /// pool.
+    fn qdisc_drops(&mut self, sh: &Shared<F>, s: usize, out: usize, q: usize) {
+        let mut dropped = std::mem::take(&mut self.dropped);
+        for d in dropped.drain(..) {
+            let wire = d.entry.wire as u64;
+            let sw = &mut self.switches[s];
+            sw.ports[out].queued -= wire;
+            match d.cause {
+                DropCause::Overflow => self.counters.qdisc_overflow_drops += 1,
+                DropCause::Aqm => self.counters.aqm_drops += 1,
+            }
+            let pkt = d.entry.pkt;
+            if q != 0 {
+                let inp = self.pool[pkt as usize].in_port.idx();
+                if sw.mmu.release(inp, out, q, wire) {
+                    self.counters.pfc_resumes += 1;
+                    self.switch_send_pfc(sh, s, inp, false, q as u8);
+                }
+            }
+            self.drop_packet(pkt);
+        }
+        self.dropped = dropped;
+    }
+
+    pub(crate) fn switch_send_pfc(
+        &mut self,
+        sh: &Shared<F>,
+        s: usize,
+        port: usize,
+        pause: bool,
+        queue: u8,
+    ) {
+        let sw_node = NodeId(self.switches[s].node);
+        let pkt = self.alloc(Packet {
+            kind: PacketKind::Pfc { pause, queue },
+            wire: PFC_FRAME,
+            payload: 0,
+            pg: 0,
+            ecn: Ecn::NotEct,
+            ecn_echo: false,
+            flow: FlowId(u32::MAX),
+            src: sw_node,
+            dst: sw_node,
+            hash_key: [0; 3],
+            seq: 0,
+            ts: self.now,
+            header: HeaderMode::None,
+            int: IntStack::default(),
+            pint: 0,
+            in_port: PortNo(port as u16),
+            arrived: self.now,
+            tcp: TcpFields::default(),
+        });
+        let entry = Entry { pkt, wire: PFC_FRAME, ecn: Ecn::NotEct, flow: 0, enq: self.now };
+        let p = &mut self.switches[s].ports[port];
+        p.queued += PFC_FRAME as u64;
+        let mut cx = Ctx { now: self.now, rng: &mut p.link.rng, dropped: &mut self.dropped };
+        p.classes[0].enqueue(entry, &mut cx);
+        debug_assert!(self.dropped.is_empty(), "class 0 holds control frames without limit");
+        self.switch_send(sh, s, port);
+    }
+
+    pub(crate) fn switch_send(&mut self, sh: &Shared<F>, s: usize, out: usize) {
+        let sw = &mut self.switches[s];
+        let port = &mut sw.ports[out];
+        if port.link.busy_until > self.now {
+            // Come back when the frame on the wire is out (once).
+            if !port.link.txdone_pending {
+                port.link.txdone_pending = true;
+                let (node, at) = (sw.node, port.link.busy_until);
+                self.schedule(node, at, Event::TxDone { node, port: out as u16 });
+            }
+            return;
+        }
+        let (q, pkt, wire) = loop {
+            let sw = &mut self.switches[s];
+            let port = &mut sw.ports[out];
+            let q = if !port.classes[0].is_empty() {
+                0
+            } else {
+                let mut found = None;
+                for k in 0..QUEUES - 1 {
+                    let q = (port.rr_last + k) % (QUEUES - 1) + 1;
+                    if !port.classes[q].is_empty() && !port.link.paused[q] {
+                        found = Some(q);
+                        break;
+                    }
+                }
+                match found {
+                    Some(q) => {
+                        port.rr_last = q;
+                        q
+                    }
+                    None => return,
+                }
+            };
+            let mut cx = Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
+            let next = port.classes[q].dequeue(&mut cx);
+            if !self.dropped.is_empty() {
+                self.qdisc_drops(sh, s, out, q);
+            }
+            // A discipline that dropped everything it held yields nothing: pick again.
+            if let Some(d) = next {
+                let pkt = d.entry.pkt;
+                if d.marked {
+                    self.pool[pkt as usize].ecn = Ecn::Ce;
+                    self.counters.ecn_marks += 1;
+                }
+                break (q, pkt, d.entry.wire as u64);
+            }
+        };
+        let sw = &mut self.switches[s];
+        sw.ports[out].queued -= wire;
+        if q != 0 {
+            let inp = self.pool[pkt as usize].in_port.idx();
+            let resume = sw.mmu.release(inp, out, q, wire);
+            debug_assert_eq!(
+                sw.mmu.egress_bytes(out, q),
+                sw.ports[out].classes[q].backlog_bytes(),
+                "the MMU's egress count of a class is its queue's backlog"
+            );
+            if resume {
+                self.counters.pfc_resumes += 1;
+                self.switch_send_pfc(sh, s, inp, false, q as u8);
+            }
+        }
+        let sw = &mut self.switches[s];
+        let port = &mut sw.ports[out];
+        let pk = &mut self.pool[pkt as usize];
+        if pk.header == HeaderMode::Int && pk.is_data() {
+            pk.int.push(IntHop {
+                rate: port.link.rate,
+                time: self.now,
+                tx_bytes: port.link.tx_bytes,
+                qlen: port.queued,
+            });
+        }
+        if let Some((codec, t, one_byte)) = &sh.pint {
+            if pk.is_data() {
+                // Every data packet updates the port's utilisation estimate; those that carry a
+                // PINT area take the digest.
+                let u = port.util.update(self.now.0, port.link.rate.0, port.queued, *t);
+                if pk.header == HeaderMode::Pint {
+                    let mut p = codec.encode(u, &mut port.link.rng);
+                    if *one_byte {
+                        p &= 0xff; // one-byte digest: the reference writes only the low byte
+                    }
+                    pk.pint = pk.pint.max(p);
+                }
+            }
+            port.util.last_ts = self.now.0;
+            port.util.last_size = wire;
+        }
+        let traced = sh.tracing && pk.is_data() && sh.meta[pk.flow.idx()].traced;
+        // Read the trace fields (another cache line of the packet) only for traced flows.
+        let trace = if traced { Some((pk.flow, pk.seq, pk.ts, pk.arrived)) } else { None };
+        port.link.tx_bytes += wire;
+        port.link.tx_frames += 1;
+        port.link.tx_data_frames += (pk.is_data()) as u64;
+        let backlog = port.queued > 0 && !port.link.txdone_pending;
+        let node = sw.node;
+        let done = self.transmit(sh, node, out as u16, pkt);
+        if let Some((flow, seq, origin, arrived)) = trace {
+            let (node, sent, latency) = (NodeId(node), self.now, done - arrived);
+            self.hop_trace.push(HopSample { flow, seq, origin, node, sent, latency });
+        }
+        if backlog {
+            self.switches[s].ports[out].link.txdone_pending = true;
+            self.schedule(node, done, Event::TxDone { node, port: out as u16 });
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! CUBIC (RFC 9438) as Linux `tcp_cubic.c` computes it, with HyStart (Linux) or HyStart++
+//! (RFC 9406).
+//!
+//! Linux specifics kept: β = 717/1024 and C = 410/1024 by default; fast convergence; the cubic
+//! target is evaluated one minimum RTT ahead (`t + delay_min`); the first epoch after a timeout
+//! grows at most 5% per RTT (`cnt ≥ 20` while `last_max_cwnd = 0`); the Reno-friendly window
+//! grows one segment per `cwnd·15/8` segments ACKed (`beta_scale`); cwnd grows at most one
+//! segment per two ACKed; `cnt` is recomputed at most every 1/32 s while cwnd is unchanged.
+//! HyStart: ACK-train and delay detection from 16 segments, delay threshold
+//! `clamp(delay_min/8, 4 ms, 16 ms)` over 8 samples, RTT samples ignored for 1 s after a
+//! reduction.
+
+use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
+use dcsim_types::{Duration, Time};
+
+use super::{AckSample, CaState, Congestion, CongestionControl, Window};
+
+const HYSTART_MODES: &[&str] = &["classic", "plus", "off"];
+
+/// CUBIC's parameters.
+pub const SPEC: PluginSpec = PluginSpec {
+    name: "cubic",
+    summary: "CUBIC (RFC 9438, Linux tcp_cubic.c) with HyStart or HyStart++",
+    params: &[
+        ParamSpec::new("beta", Kind::Number, "0.7", "multiplicative decrease (Linux 717/1024)"),
+        ParamSpec::new("c", Kind::Number, "0.4", "cubic scaling constant C (Linux 410/1024)"),
+        ParamSpec::new("fast_convergence", Kind::Bool, "true", "release bandwidth faster on a lower W_max"),
+        ParamSpec::new("tcp_friendliness", Kind::Bool, "true", "Reno-friendly region (RFC 9438 §4.3)"),
+        ParamSpec::new("hystart", Kind::Choice(HYSTART_MODES), "classic", "slow-start exit: Linux HyStart, RFC 9406, none"),
+        ParamSpec::new("hystart_ack_train", Kind::Bool, "true", "classic HyStart: ACK-train detection"),
+        ParamSpec::new("hystart_delay", Kind::Bool, "true", "classic HyStart: delay-increase detection"),
+        ParamSpec::new("hystart_low_window", Kind::Integer, "16", "HyStart acts from this cwnd (segments)"),
+        ParamSpec::new("hystart_ack_delta", Kind::Duration, "2ms", "ACK-train spacing (hystart_ack_delta_us)"),
+    ],
+};
+
+/// Which slow-start exit heuristic CUBIC uses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum HyStartMode {
+    /// Linux's HyStart (ACK train + delay increase).
+    Classic,
+    /// RFC 9406 HyStart++ (delay increase, then conservative slow start).
+    Plus,
+    /// Plain slow start until loss.
+    Off,
+}
+
+/// CUBIC configuration.
+#[derive(Clone, PartialEq, Debug)]
+pub struct CubicConfig {
+    /// β (0.7; Linux uses 717/1024).
+    pub beta: f64,
+    /// C (0.4; Linux uses 410/1024).
+    pub c: f64,
+    /// Fast convergence.
+    pub fast_convergence: bool,
+    /// Reno-friendly region.
+    pub tcp_friendliness: bool,
+    /// Slow-start exit heuristic.
+    pub hystart: HyStartMode,
+    /// Classic HyStart: ACK-train detection.
+    pub hystart_ack_train: bool,
+    /// Classic HyStart: delay detection.
+    pub hystart_delay: bool,
+    /// HyStart acts from this cwnd (segments).
+    pub hystart_low_window: u64,
+    /// ACK-train spacing.
+    pub hystart_ack_delta: Duration,
+}
+
+impl Default for CubicConfig {
+    fn default() -> CubicConfig {
+        CubicConfig {
+            beta: 717.0 / 1024.0,
+            c: 410.0 / 1024.0,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: HyStartMode::Classic,
+            hystart_ack_train: true,
+            hystart_delay: true,
+            hystart_low_window: 16,
+            hystart_ack_delta: Duration::from_ms(2),
+        }
+    }
+}
+
+impl CubicConfig {
+    /// From parameters (see [`SPEC`]). `beta = 0.7` and `c = 0.4` map to Linux's 717/1024 and
+    /// 410/1024.
+    ///
+    /// # Errors
+    /// `beta` outside (0, 1) or `c` not positive.
+    pub fn from_params(p: &Params) -> Result<CubicConfig, ParamError> {
+        let d = CubicConfig::default();
+        let beta = p.f64("beta", 0.7);
+        if !(beta > 0.0 && beta < 1.0) {
+            return Err(ParamError::new("beta", format!("must be in (0, 1), got {beta}")));
+        }
+        let c = p.f64("c", 0.4);
+        if !(c > 0.0 && c.is_finite()) {
+            return Err(ParamError::new("c", format!("must be positive, got {c}")));
+        }
+        Ok(CubicConfig {
+            beta: (beta * 1024.0).round() / 1024.0,
+            c: (c * 1024.0 / 10.0).round() * 10.0 / 1024.0,
+            fast_convergence: p.bool("fast_convergence", d.fast_convergence),
+            tcp_friendliness: p.bool("tcp_friendliness", d.tcp_friendliness),
+            hystart: match p.choice("hystart", "classic") {
+                "plus" => HyStartMode::Plus,
+                "off" => HyStartMode::Off,
+                _ => HyStartMode::Classic,
+            },
+            hystart_ack_train: p.bool("hystart_ack_train", d.hystart_ack_train),
+            hystart_delay: p.bool("hystart_delay", d.hystart_delay),
+            hystart_low_window: p.u64("hystart_low_window", d.hystart_low_window),
+            hystart_ack_delta: p.duration("hystart_ack_delta", d.hystart_ack_delta),
+        })
+    }
+}
+
+/// HyStart++ constants (RFC 9406 §4.3).
+const HSPP_MIN_RTT_THRESH: Duration = Duration::from_ms(4);
+const HSPP_MAX_RTT_THRESH: Duration = Duration::from_ms(16);
+const HSPP_N_RTT_SAMPLE: u32 = 8;
+const HSPP_CSS_GROWTH_DIVISOR: u64 = 4;
+const HSPP_CSS_ROUNDS: u32 = 5;
+
+/// CUBIC state.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    /// Segments per one-segment increase (Linux `ca->cnt`).
+    cnt: u64,
+    /// W_max in segments (Linux `last_max_cwnd`).
+    last_max_cwnd: u64,
+    last_cwnd: u64,
+    last_time: Option<Time>,
+    origin: u64,
+    /// K in seconds.
+    k: f64,
+    delay_min: Option<Duration>,
+    epoch_start: Option<Time>,
+    /// Bytes ACKed in this epoch, for the Reno-friendly window.
+    ack_cnt: u64,
+    /// Reno-friendly window estimate, segments.
+    tcp_cwnd: u64,
+    // Classic HyStart.
+    found: bool,
+    round_start: Time,
+    last_ack: Time,
+    end_seq: u64,
+    curr_rtt: Option<Duration>,
+    sample_cnt: u32,
+    // HyStart++.
+    hspp_last_round_min: Option<Duration>,
+    hspp_css_baseline: Option<Duration>,
+    hspp_css_rounds: u32,
+}
+
+impl Cubic {
+    /// A fresh controller.
+    pub fn new(cfg: CubicConfig) -> Cubic {
+        Cubic {
+            cfg,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: None,
+            origin: 0,
+            k: 0.0,
+            delay_min: None,
+            epoch_start: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            found: false,
+            round_start: Time::ZERO,
+            last_ack: Time::ZERO,
+            end_seq: 0,
+            curr_rtt: None,
+            sample_cnt: 0,
+            hspp_last_round_min: None,
+            hspp_css_baseline: None,
+            hspp_css_rounds: 0,
+        }
+    }
+
+    /// W_max in segments (0 before the first reduction or after a timeout).
+    pub fn w_max_segments(&self) -> u64 {
+        self.last_max_cwnd
+    }
+    /// K of the current epoch, in seconds (0 when cwnd started at or above W_max).
+    pub fn k_seconds(&self) -> f64 {
+        self.k
+    }
+    /// When the current epoch (growth since the last reduction) began.
+    pub fn epoch_start(&self) -> Option<Time> {
+        self.epoch_start
+    }
+    /// Whether HyStart (or HyStart++) ended slow start.
+    pub fn hystart_found(&self) -> bool {
+        self.found
+    }
+    /// Whether HyStart++ is in conservative slow start.
+    pub fn in_css(&self) -> bool {
+        self.hspp_css_baseline.is_some()
+    }
+    /// The Reno-friendly window estimate, segments (valid during an epoch).
+    pub fn reno_estimate_segments(&self) -> u64 {
+        self.tcp_cwnd
+    }
+
+    fn reset(&mut self) {
+        let cfg = self.cfg.clone();
+        *self = Cubic::new(cfg);
+    }
+
+    fn hystart_reset(&mut self, ack: &AckSample) {
+        self.round_start = ack.now;
+        self.last_ack = ack.now;
+        self.end_seq = ack.snd_nxt;
+        self.curr_rtt = None;
+        self.sample_cnt = 0;
+    }
+
+    /// Linux `hystart_update`.
+    fn hystart_update(&mut self, w: &mut Window, ack: &AckSample, delay: Duration) {
+        if ack.snd_una > self.end_seq {
+            self.hystart_reset(ack);
+        }
+        let delay_min = self.delay_min.unwrap_or(delay);
+        if self.cfg.hystart_ack_train && ack.now.saturating_since(self.last_ack) <= self.cfg.hystart_ack_delta {
+            self.last_ack = ack.now;
+            // hystart_ack_delay: GSO bursts of 64 KB may compress ACKs, up to 1 ms.
+            let ack_delay = if ack.pacing_rate > 0 {
+                Duration::from_ps((4 * 65_536 * 1_000_000_000_000u128 / u128::from(ack.pacing_rate)) as u64)
+                    .min(Duration::from_ms(1))
+            } else {
+                Duration::ZERO
+            };
+            let mut threshold = delay_min + ack_delay;
+            if !ack.paced {
+                threshold = Duration(threshold.as_ps() / 2);
+            }
+            if ack.now.saturating_since(self.round_start) > threshold {
+                self.found = true;
+                w.ssthresh = w.cwnd;
+            }
+        }
+        if self.cfg.hystart_delay {
+            self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
+            if self.sample_cnt < 8 {
+                self.sample_cnt += 1;
+            } else {
+                let eta = Duration(delay_min.as_ps() / 8).clamp(Duration::from_ms(4), Duration::from_ms(16));
+                if self.curr_rtt.is_some_and(|c| c > delay_min + eta) {
+                    self.found = true;
+                    w.ssthresh = w.cwnd;
+                }
+            }
+        }
+    }
+
+    /// RFC 9406 per-ACK processing in slow start.
+    fn hystart_plus_update(&mut self, w: &mut Window, ack: &AckSample, rtt: Duration) {
+        if ack.snd_una > self.end_seq {
+            // A new round.
+            self.hspp_last_round_min = self.curr_rtt;
+            self.curr_rtt = None;
+            self.sample_cnt = 0;
+            self.end_seq = ack.snd_nxt;
+            if self.hspp_css_baseline.is_some() {
+                self.hspp_css_rounds += 1;
+                if self.hspp_css_rounds >= HSPP_CSS_ROUNDS {
+                    self.found = true;
+                    self.hspp_css_baseline = None;
+                    w.ssthresh = w.cwnd;
+                    return;
+                }
+            }
+        }
+        self.curr_rtt = Some(self.curr_rtt.map_or(rtt, |c| c.min(rtt)));
+        self.sample_cnt += 1;
+        if self.sample_cnt < HSPP_N_RTT_SAMPLE {
+            return;
+        }
+        let cur = self.curr_rtt.unwrap_or(rtt);
+        match self.hspp_css_baseline {
+            None => {
+                if let Some(last) = self.hspp_last_round_min {
+                    let eta = Duration(last.as_ps() / 8).clamp(HSPP_MIN_RTT_THRESH, HSPP_MAX_RTT_THRESH);
+                    if cur >= last + eta {
+                        self.hspp_css_baseline = Some(cur);
+                        self.hspp_css_rounds = 0;
+                    }
+                }
+            }
+            Some(base) => {
+                if cur < base {
+                    // The delay increase was spurious: back to slow start.
+                    self.hspp_css_baseline = None;
+                }
+            }
+        }
+    }
+
+    /// Linux `bictcp_update`: recomputes `cnt`.
+    fn update(&mut self, w: &Window, now: Time, acked: u64) {
+        let cwnd = w.segs();
+        self.ack_cnt += acked;
+        if self.last_cwnd == cwnd && self.last_time.is_some_and(|t| now.saturating_since(t) <= Duration::from_us(31_250)) {
+            return;
+        }
+        self.last_cwnd = cwnd;
+        self.last_time = Some(now);
+        let epoch = match self.epoch_start {
+            Some(e) => e,
+            None => {
+                self.epoch_start = Some(now);
+                self.ack_cnt = acked;
+                self.tcp_cwnd = cwnd;
+                if self.last_max_cwnd <= cwnd {
+                    self.k = 0.0;
+                    self.origin = cwnd;
+                } else {
+                    self.k = ((self.last_max_cwnd - cwnd) as f64 / self.cfg.c).cbrt();
+                    self.origin = self.last_max_cwnd;
+                }
+                now
+            }
+        };
+        let t = (now.saturating_since(epoch) + self.delay_min.unwrap_or(Duration::ZERO)).as_secs_f64();
+        let offs = (t - self.k).abs();
+        let delta = (self.cfg.c * offs * offs * offs).floor() as u64;
+        let target = if t < self.k { self.origin.saturating_sub(delta) } else { self.origin + delta };
+        self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+        if self.last_max_cwnd == 0 && self.cnt > 20 {
+            self.cnt = 20;
+        }
+        if self.cfg.tcp_friendliness {
+            // Linux beta_scale = 8·(1024 + β)/3/(1024 − β), integer (15 for β = 717).
+            let b = (self.cfg.beta * 1024.0).round() as u64;
+            let beta_scale = 8 * (1024 + b) / 3 / (1024 - b).max(1);
+            let per_seg = (cwnd * beta_scale / 8).max(1) * w.mss;
+            while self.ack_cnt > per_seg {
+                self.ack_cnt -= per_seg;
+                self.tcp_cwnd += 1;
+            }
+            if self.tcp_cwnd > cwnd {
+                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+                self.cnt = self.cnt.min(max_cnt);
+            }
+        }
+        self.cnt = self.cnt.max(2);
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
+        let Some(rtt) = ack.rtt else { return };
+        if self.epoch_start.is_some_and(|e| ack.now.saturating_since(e) < Duration::from_ms(1000)) {
+            return;
+        }
+        let delay = rtt.max(Duration::from_ps(1));
+        if self.delay_min.is_none_or(|d| d > delay) {
+            self.delay_min = Some(delay);
+        }
+        if self.found || !w.in_slow_start() {
+            return;
+        }
+        match self.cfg.hystart {
+            HyStartMode::Classic if w.segs() >= self.cfg.hystart_low_window => self.hystart_update(w, ack, delay),
+            HyStartMode::Plus if w.segs() >= self.cfg.hystart_low_window => self.hystart_plus_update(w, ack, delay),
+            _ => {}
+        }
+    }
+
+    fn increase(&mut self, w: &mut Window, ack: &AckSample) {
+        if !ack.cwnd_limited {
+            return;
+        }
+        let mut acked = ack.acked;
+        if w.in_slow_start() {
+            if self.hspp_css_baseline.is_some() {
+                // HyStart++ conservative slow start: a quarter of the usual growth.
+                w.slow_start(acked / HSPP_CSS_GROWTH_DIVISOR, ack.abc_limit);
+                return;
+            }
+            acked = w.slow_start(acked, ack.abc_limit);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(w, ack.now, acked);
+        let threshold = self.cnt * w.mss;
+        w.cong_avoid_ai(threshold, acked);
+    }
+
+    fn ssthresh(&mut self, w: &Window, _cause: Congestion, _in_flight: u64) -> u64 {
+        let cwnd = w.segs();
+        self.epoch_start = None;
+        let b = (self.cfg.beta * 1024.0).round() as u64;
+        self.last_max_cwnd =
+            if cwnd < self.last_max_cwnd && self.cfg.fast_convergence { cwnd * (1024 + b) / 2048 } else { cwnd };
+        self.hspp_css_baseline = None;
+        (cwnd * b / 1024).max(2) * w.mss
+    }
+
+    fn on_state(&mut self, _w: &mut Window, _from: CaState, to: CaState, _now: Time) {
+        if to == CaState::Loss {
+            self.reset();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cca::RateSample;
+
+    fn ack(now: Time, acked: u64) -> AckSample {
+        AckSample {
+            now,
+            acked,
+            ce: 0,
+            una_advanced: true,
+            rtt: Some(Duration::from_ms(10)),
+            srtt: Some(Duration::from_ms(10)),
+            min_rtt: Some(Duration::from_ms(10)),
+            rate: RateSample::default(),
+            state: CaState::Open,
+            snd_una: 0,
+            snd_nxt: 0,
+            in_flight: 0,
+            cwnd_limited: true,
+            delivered: 0,
+            delivered_ce: 0,
+            abc_limit: 0,
+            pacing_rate: 0,
+            paced: false,
+        }
+    }
+
+    #[test]
+    fn reduction_is_beta_and_fast_convergence_lowers_w_max() {
+        let mut c = Cubic::new(CubicConfig::default());
+        let w = Window { cwnd: 100 * 1000, ssthresh: u64::MAX, mss: 1000, cwnd_cnt: 0 };
+        assert_eq!(c.ssthresh(&w, Congestion::Loss, 0), 70 * 1000);
+        assert_eq!(c.w_max_segments(), 100);
+        let w = Window { cwnd: 80 * 1000, ..w };
+        c.ssthresh(&w, Congestion::Loss, 0);
+        // 80·(1024 + 717)/2048 = 68.
+        assert_eq!(c.w_max_segments(), 68);
+    }
+
+    #[test]
+    fn k_is_the_cube_root_of_the_gap_over_c() {
+        let mut c = Cubic::new(CubicConfig::default());
+        let mut w = Window { cwnd: 100 * 1000, ssthresh: u64::MAX, mss: 1000, cwnd_cnt: 0 };
+        w.ssthresh = c.ssthresh(&w, Congestion::Loss, 0);
+        w.cwnd = w.ssthresh;
+        c.increase(&mut w, &ack(Time::from_ns(1), 1000));
+        let expect = (30.0 / (410.0 / 1024.0f64)).cbrt();
+        assert!((c.k_seconds() - expect).abs() < 1e-9, "{}", c.k_seconds());
+    }
+}

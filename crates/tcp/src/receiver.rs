@@ -1,0 +1,487 @@
+//! The receiving endpoint: reassembly, cumulative and selective ACKs, delayed and quick ACKs,
+//! ECN echo, and (with a handshake) the client's SYN and request.
+
+use std::collections::BTreeMap;
+
+use dcsim_types::{Ecn, Time};
+
+use crate::config::{EcnMode, TcpConfig};
+use crate::rtt::RttEstimator;
+use crate::segment::{Flags, SackBlocks, Segment};
+
+/// What a receiver counted.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct ReceiverStats {
+    /// Data segments received (duplicates included).
+    pub segments: u64,
+    /// Payload bytes received (duplicates included).
+    pub bytes: u64,
+    /// Payload bytes received that had already been received.
+    pub dup_bytes: u64,
+    /// Segments entirely made of already-received bytes.
+    pub dup_segments: u64,
+    /// Segments that arrived above a hole.
+    pub ooo_segments: u64,
+    /// ACKs sent (handshake ACKs included, SYNs excluded).
+    pub acks: u64,
+    /// ACKs sent because the delayed-ACK timer fired.
+    pub delayed_acks: u64,
+    /// Payload bytes that arrived CE-marked.
+    pub ce_bytes: u64,
+    /// SYNs sent (first and retransmissions).
+    pub syns: u64,
+    /// Requests sent (first and retransmissions).
+    pub requests: u64,
+}
+
+/// The client side of the handshake.
+#[derive(Clone, Debug)]
+struct Client {
+    syn_pending: bool,
+    syn_sent_at: Option<Time>,
+    syn_retries: u32,
+    syn_timer: Option<Time>,
+    established: bool,
+    req_pending: bool,
+    req_acked: bool,
+    req_retries: u32,
+    req_timer: Option<Time>,
+    rtt: RttEstimator,
+}
+
+/// The receiving endpoint of one flow (and, with a handshake, its client).
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    cfg: TcpConfig,
+    total: u64,
+    rcv_nxt: u64,
+    /// `rcv_nxt` when the last ACK was sent (Linux `rcv_wup`).
+    rcv_wup: u64,
+    /// Out-of-order intervals above `rcv_nxt`: start → end, disjoint and not adjacent.
+    ofo: BTreeMap<u64, u64>,
+    /// A byte inside each recently changed SACK block, most recent first (Linux keeps four).
+    sack_recent: [u64; 4],
+    sack_n: usize,
+    quick: u32,
+    started: bool,
+    ack_now: bool,
+    /// An ACK is owed for received data (Linux `inet_csk_ack_scheduled`).
+    ack_scheduled: bool,
+    delack_at: Option<Time>,
+    delack_fired: bool,
+    ce_bytes: u32,
+    demand_cwr: bool,
+    last_ce: bool,
+    ecn_seen: bool,
+    client: Option<Client>,
+    stats: ReceiverStats,
+}
+
+impl Receiver {
+    /// A receiver expecting `bytes` bytes. With `cfg.handshake` it waits for
+    /// [`Receiver::connect`]; otherwise data may arrive at once.
+    pub fn new(cfg: &TcpConfig, bytes: u64) -> Receiver {
+        Receiver {
+            cfg: cfg.clone(),
+            total: bytes,
+            rcv_nxt: 0,
+            rcv_wup: 0,
+            ofo: BTreeMap::new(),
+            sack_recent: [0; 4],
+            sack_n: 0,
+            quick: 0,
+            started: false,
+            ack_now: false,
+            ack_scheduled: false,
+            delack_at: None,
+            delack_fired: false,
+            ce_bytes: 0,
+            demand_cwr: false,
+            last_ce: false,
+            ecn_seen: false,
+            client: cfg.handshake.then(|| Client {
+                syn_pending: false,
+                syn_sent_at: None,
+                syn_retries: 0,
+                syn_timer: None,
+                established: false,
+                req_pending: false,
+                req_acked: false,
+                req_retries: 0,
+                req_timer: None,
+                rtt: RttEstimator::new(cfg),
+            }),
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// Opens the connection (handshake on): the next [`Receiver::poll_transmit`] returns a SYN.
+    /// Does nothing without a handshake or when already called.
+    pub fn connect(&mut self, _now: Time) {
+        if let Some(c) = &mut self.client {
+            if c.syn_sent_at.is_none() && !c.syn_pending {
+                c.syn_pending = true;
+            }
+        }
+    }
+
+    /// In-order bytes received so far.
+    pub fn delivered(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// Whether every byte arrived.
+    pub fn is_complete(&self) -> bool {
+        self.rcv_nxt >= self.total
+    }
+    /// Counters.
+    pub fn stats(&self) -> ReceiverStats {
+        self.stats
+    }
+    /// Whether the handshake completed (always `true` without one).
+    pub fn is_established(&self) -> bool {
+        self.client.as_ref().is_none_or(|c| c.established)
+    }
+    /// Out-of-order intervals held above the cumulative ACK point.
+    pub fn ofo_intervals(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ofo.iter().map(|(&a, &b)| (a, b))
+    }
+
+    /// The client's sequence number for pure ACKs (after its request).
+    fn own_seq(&self) -> u64 {
+        if self.client.is_some() {
+            u64::from(self.cfg.request_bytes)
+        } else {
+            0
+        }
+    }
+
+    /// Linux `tcp_incr_quickack` / `tcp_enter_quickack_mode`.
+    fn enter_quickack(&mut self, n: u32) {
+        self.quick = self.quick.max(n);
+    }
+
+    /// Handles a segment from the sender: data, or a SYN-ACK.
+    pub fn on_segment(&mut self, now: Time, seg: &Segment) {
+        if let Some(c) = &mut self.client {
+            if seg.flags.contains(Flags::ACK) && seg.ack >= u64::from(self.cfg.request_bytes) && c.established {
+                c.req_acked = true;
+                c.req_pending = false;
+                c.req_timer = None;
+            }
+            if seg.is_syn() {
+                if !c.established {
+                    c.established = true;
+                    c.syn_timer = None;
+                    if c.syn_retries == 0 {
+                        if let Some(t) = c.syn_sent_at {
+                            c.rtt.sample(now.saturating_since(t), 0, 0);
+                        }
+                    }
+                    if self.cfg.request_bytes > 0 {
+                        c.req_pending = true;
+                    } else {
+                        c.req_acked = true;
+                        self.ack_now = true;
+                    }
+                } else {
+                    // A retransmitted SYN-ACK: our ACK was lost; ACK again.
+                    self.ack_now = true;
+                }
+                return;
+            }
+        }
+        if seg.len == 0 {
+            return;
+        }
+        self.on_data(now, seg);
+    }
+
+    fn on_data(&mut self, now: Time, seg: &Segment) {
+        let len = u64::from(seg.len);
+        self.stats.segments += 1;
+        self.stats.bytes += len;
+        if !self.started {
+            // The first data segment initialises the delayed-ACK engine in quick-ACK mode.
+            self.started = true;
+            self.quick = self.quick.max(self.cfg.quickack);
+        }
+        if self.cfg.ecn != EcnMode::Off {
+            if self.cfg.ecn == EcnMode::Classic && seg.flags.contains(Flags::CWR) {
+                // tcp_ecn_accept_cwr: the sender reduced; stop echoing and ACK at once.
+                self.demand_cwr = false;
+                self.ack_now = true;
+            }
+            match seg.ecn {
+                Ecn::NotEct => {
+                    // Linux: a Not-ECT segment after ECT ones is probably a retransmission.
+                    if self.ecn_seen {
+                        self.enter_quickack(2);
+                    }
+                }
+                Ecn::Ce => {
+                    self.stats.ce_bytes += len;
+                    self.ce_bytes = self.ce_bytes.wrapping_add(seg.len);
+                    if self.cfg.ecn == EcnMode::Classic && !self.demand_cwr {
+                        self.enter_quickack(2);
+                        self.demand_cwr = true;
+                    }
+                    self.ecn_seen = true;
+                }
+                Ecn::Ect0 | Ecn::Ect1 => self.ecn_seen = true,
+            }
+            let ce = seg.ecn.is_ce();
+            if self.cfg.ecn == EcnMode::Accurate && ce != self.last_ce {
+                self.ack_now = true;
+            }
+            self.last_ce = ce;
+        }
+
+        let (s, e) = (seg.seq, seg.end());
+        self.ack_scheduled = true;
+        if e <= self.rcv_nxt {
+            // A retransmission of received data: Linux sends a (D)SACK at once.
+            self.stats.dup_bytes += len;
+            self.stats.dup_segments += 1;
+            self.enter_quickack(self.cfg.quickack);
+            self.ack_now = true;
+        } else if s <= self.rcv_nxt {
+            self.stats.dup_bytes += self.rcv_nxt - s;
+            let had_ofo = !self.ofo.is_empty();
+            self.rcv_nxt = e;
+            while let Some((&a, &b)) = self.ofo.first_key_value() {
+                if a > self.rcv_nxt {
+                    break;
+                }
+                self.ofo.pop_first();
+                self.rcv_nxt = self.rcv_nxt.max(b);
+            }
+            if had_ofo {
+                // Filling (part of) a hole: ACK at once (RFC 5681 §4.2).
+                self.ack_now = true;
+                let keep = self.rcv_nxt;
+                let mut n = 0;
+                for i in 0..self.sack_n {
+                    if self.sack_recent[i] >= keep {
+                        self.sack_recent[n] = self.sack_recent[i];
+                        n += 1;
+                    }
+                }
+                self.sack_n = n;
+            }
+        } else {
+            self.stats.ooo_segments += 1;
+            self.insert_ofo(s, e);
+            self.ack_now = true;
+        }
+
+        if !self.ack_now {
+            let unacked = self.rcv_nxt - self.rcv_wup;
+            let mss = u64::from(self.cfg.mss);
+            if self.quick > 0 || unacked > u64::from(self.cfg.delack_segments - 1) * mss {
+                self.ack_now = true;
+            } else if self.delack_at.is_none() {
+                self.delack_at = Some(now + self.cfg.delack_timeout);
+            }
+        }
+    }
+
+    fn insert_ofo(&mut self, s: u64, e: u64) {
+        let (mut start, mut end) = (s, e);
+        let mut overlap = 0;
+        if let Some((&a, &b)) = self.ofo.range(..=s).next_back() {
+            if b >= s {
+                overlap += b.min(e).saturating_sub(s);
+                start = a;
+                end = end.max(b);
+                self.ofo.remove(&a);
+            }
+        }
+        while let Some((&a, &b)) = self.ofo.range(start..).next() {
+            if a > end {
+                break;
+            }
+            overlap += b.min(e).saturating_sub(a.max(s));
+            end = end.max(b);
+            self.ofo.remove(&a);
+        }
+        self.ofo.insert(start, end);
+        self.stats.dup_bytes += overlap;
+        // The block holding this segment becomes the first SACK block.
+        let mut n = 0;
+        let mut kept = [0u64; 4];
+        for &p in &self.sack_recent[..self.sack_n] {
+            if (p < start || p >= end) && n < 3 {
+                kept[n] = p;
+                n += 1;
+            }
+        }
+        self.sack_recent[0] = s;
+        self.sack_recent[1..=n].copy_from_slice(&kept[..n]);
+        self.sack_n = n + 1;
+    }
+
+    fn sack_blocks(&self) -> SackBlocks {
+        let mut out = SackBlocks::EMPTY;
+        if !self.cfg.sack {
+            return out;
+        }
+        for &p in &self.sack_recent[..self.sack_n] {
+            if let Some((&a, &b)) = self.ofo.range(..=p).next_back() {
+                if b > p && !out.as_slice().iter().any(|&(x, _)| x == a) && !out.push((a, b)) {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn make_ack(&mut self) -> Segment {
+        let mut flags = Flags::ACK;
+        if self.cfg.ecn == EcnMode::Classic && self.demand_cwr {
+            flags.insert(Flags::ECE);
+        }
+        let seg = Segment {
+            seq: self.own_seq(),
+            len: 0,
+            ack: self.rcv_nxt,
+            flags,
+            sack: self.sack_blocks(),
+            ace: if self.cfg.ecn == EcnMode::Accurate { self.ce_bytes } else { 0 },
+            ecn: Ecn::NotEct,
+        };
+        self.rcv_wup = self.rcv_nxt;
+        self.ack_now = false;
+        self.delack_at = None;
+        if self.ack_scheduled && self.quick > 0 {
+            self.quick -= 1;
+        }
+        self.ack_scheduled = false;
+        self.stats.acks += 1;
+        if self.delack_fired {
+            self.stats.delayed_acks += 1;
+            self.delack_fired = false;
+        }
+        seg
+    }
+
+    /// The next segment to send now: a SYN, the request, or an ACK. The engine calls it until
+    /// it returns `None` after every other call.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        if let Some(c) = &mut self.client {
+            if c.syn_pending {
+                c.syn_pending = false;
+                c.syn_sent_at = Some(now);
+                c.syn_timer = Some(now + crate::rtt::backoff_of(self.cfg.initial_rto, c.syn_retries, self.cfg.max_rto));
+                self.stats.syns += 1;
+                return Some(Segment { flags: Flags::SYN, ecn: Ecn::NotEct, ..Segment::default() });
+            }
+            if c.req_pending {
+                c.req_pending = false;
+                c.req_timer = Some(now + c.rtt.backed_off(c.req_retries));
+                self.stats.requests += 1;
+                self.stats.acks += 1;
+                return Some(Segment {
+                    seq: 0,
+                    len: self.cfg.request_bytes,
+                    ack: self.rcv_nxt,
+                    flags: Flags::ACK,
+                    ecn: Ecn::NotEct,
+                    ..Segment::default()
+                });
+            }
+        }
+        if self.ack_now {
+            return Some(self.make_ack());
+        }
+        None
+    }
+
+    /// The earliest timer: delayed ACK, SYN or request retransmission.
+    pub fn deadline(&self) -> Option<Time> {
+        let mut d = self.delack_at;
+        if let Some(c) = &self.client {
+            for t in [c.syn_timer, c.req_timer].into_iter().flatten() {
+                d = Some(d.map_or(t, |x| x.min(t)));
+            }
+        }
+        d
+    }
+
+    /// Runs the timers due at `now` (a late or spurious call is harmless).
+    pub fn on_deadline(&mut self, now: Time) {
+        if self.delack_at.is_some_and(|t| t <= now) {
+            self.delack_at = None;
+            if self.ack_scheduled {
+                self.ack_now = true;
+                self.delack_fired = true;
+            }
+        }
+        if let Some(c) = &mut self.client {
+            if c.syn_timer.is_some_and(|t| t <= now) && !c.established {
+                c.syn_retries += 1;
+                c.syn_pending = true;
+                c.syn_timer = None;
+            }
+            if c.req_timer.is_some_and(|t| t <= now) && !c.req_acked {
+                c.req_retries += 1;
+                c.req_pending = true;
+                c.req_timer = None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcsim_types::Duration;
+
+    fn data(seq: u64, len: u32) -> Segment {
+        Segment { seq, len, flags: Flags::ACK, ecn: Ecn::NotEct, ..Segment::default() }
+    }
+
+    #[test]
+    fn sack_blocks_put_the_newest_first_and_merge() {
+        let cfg = TcpConfig { quickack: 0, ..TcpConfig::linux() };
+        let mut r = Receiver::new(&cfg, 100_000);
+        let t = Time::ZERO;
+        r.on_segment(t, &data(1000, 1000));
+        let a = r.poll_transmit(t).unwrap();
+        assert_eq!((a.ack, a.sack.as_slice()), (0, &[(1000, 2000)][..]));
+        r.on_segment(t, &data(5000, 1000));
+        let a = r.poll_transmit(t).unwrap();
+        assert_eq!(a.sack.as_slice(), &[(5000, 6000), (1000, 2000)]);
+        r.on_segment(t, &data(2000, 1000));
+        let a = r.poll_transmit(t).unwrap();
+        assert_eq!(a.sack.as_slice(), &[(1000, 3000), (5000, 6000)]);
+        r.on_segment(t, &data(0, 1000));
+        let a = r.poll_transmit(t).unwrap();
+        assert_eq!((a.ack, a.sack.as_slice()), (3000, &[(5000, 6000)][..]));
+        assert_eq!(r.stats().ooo_segments, 3);
+    }
+
+    #[test]
+    fn delayed_ack_after_quickack_ends() {
+        let cfg = TcpConfig { quickack: 2, ..TcpConfig::linux() };
+        let mss = cfg.mss;
+        let mut r = Receiver::new(&cfg, 1 << 30);
+        let mut t = Time::ZERO;
+        let mut acks = 0;
+        for i in 0..10u64 {
+            r.on_segment(t, &data(i * u64::from(mss), mss));
+            while r.poll_transmit(t).is_some() {
+                acks += 1;
+            }
+            t += Duration::from_us(10);
+        }
+        // Two quick ACKs, then one per two segments: (10 − 2) / 2 = 4.
+        assert_eq!(acks, 6);
+        // An odd segment waits for the 40 ms timer.
+        r.on_segment(t, &data(10 * u64::from(mss), mss));
+        assert!(r.poll_transmit(t).is_none());
+        assert_eq!(r.deadline(), Some(t + Duration::from_ms(40)));
+        r.on_deadline(t + Duration::from_ms(40));
+        assert_eq!(r.poll_transmit(t).unwrap().ack, 11 * u64::from(mss));
+        assert_eq!(r.stats().delayed_acks, 1);
+    }
+}

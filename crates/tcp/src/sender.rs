@@ -1,0 +1,1285 @@
+//! The sending endpoint: segmentation, the SACK scoreboard, loss detection (RACK or
+//! duplicate ACKs), NewReno / SACK+PRR recovery, RTO, TLP, pacing, ECN reaction, the
+//! server side of the handshake, and the hooks of the congestion controller.
+//!
+//! The shape of the ACK path follows Linux `tcp_ack`: clean the retransmission queue
+//! (cumulative ACK, RTT samples with Karn's rule), tag SACKed segments, let the controller
+//! observe the ACK (`pkts_acked`, `in_ack_event`), process a tail-loss-probe ACK, detect losses,
+//! run the congestion state machine (`tcp_fastretrans_alert`), then change the window
+//! (`tcp_cong_control`: PRR in CWR/Recovery, growth otherwise) and re-arm the single
+//! transmit timer (RTO, TLP or RACK reordering timer).
+
+use std::collections::VecDeque;
+
+use dcsim_types::{Duration, Ecn, Time};
+
+use crate::cca::{
+    AckSample, CaState, Cca, Congestion, CongestionControl, PacingInput, RateSample, Window,
+};
+use crate::config::{EcnMode, LossDetection, Pacing, Recovery, TcpConfig};
+use crate::rtt::{backoff_of, RttEstimator};
+use crate::segment::{Flags, Segment};
+
+/// Whether, and when, the sender has a segment for the NIC.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Readiness {
+    /// A segment can be taken now.
+    Now,
+    /// Pacing holds the next segment until then.
+    At(Time),
+    /// Nothing to send until an ACK or a timer changes the state.
+    Blocked,
+}
+
+/// What a sender counted.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct SenderStats {
+    /// Data segments sent: new data, retransmissions and probes.
+    pub segments: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes: u64,
+    /// Data segments sent again.
+    pub retrans_segments: u64,
+    /// Payload bytes sent again.
+    pub retrans_bytes: u64,
+    /// Retransmissions sent in fast recovery.
+    pub fast_retransmits: u64,
+    /// Fast recoveries entered.
+    pub recoveries: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Tail loss probes sent (new data or a retransmission).
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss (cwnd reduced, Linux `TCPLossProbeRecovery`).
+    pub tlp_recoveries: u64,
+    /// ECN-triggered reductions (entries into CWR).
+    pub ecn_reductions: u64,
+    /// RACK reordering-timer expiries.
+    pub reo_timeouts: u64,
+    /// SYN-ACKs sent (first and retransmissions).
+    pub synacks: u64,
+    /// Pure ACKs sent (to the client's request).
+    pub pure_acks: u64,
+    /// ACK segments received.
+    pub acks_received: u64,
+    /// Duplicate ACKs received (no SACK: same `ack`, no payload, data outstanding).
+    pub dupacks: u64,
+    /// ACKs that reported CE-marked bytes (accurate) or carried ECE (classic).
+    pub ce_acks: u64,
+}
+
+/// One sent segment in the retransmission queue (the scoreboard).
+#[derive(Clone, Copy, Debug)]
+struct SegRec {
+    start: u64,
+    end: u64,
+    /// Time of the last transmission.
+    sent: Time,
+    sacked: bool,
+    lost: bool,
+    /// A retransmission is in flight (Linux `TCPCB_SACKED_RETRANS`).
+    retrans: bool,
+    /// Sent more than once (Linux `TCPCB_EVER_RETRANS`): no RTT sample (Karn).
+    ever_retrans: bool,
+    // Delivery-rate state at the last transmission (Linux `tcp_skb_cb.tx`).
+    delivered: u64,
+    delivered_time: Time,
+    first_tx: Time,
+    app_limited: bool,
+}
+
+impl SegRec {
+    fn len(&self) -> u64 {
+        self.end - self.start
+    }
+}
+
+/// Connection state of the server side.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Conn {
+    Listen,
+    SynRcvd,
+    Established,
+}
+
+/// What the single transmit timer is armed for (Linux `icsk_pending`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Timer {
+    Rto,
+    Tlp,
+    Reo,
+}
+
+/// RACK state (Linux `tp->rack`).
+#[derive(Clone, Copy, Debug)]
+struct Rack {
+    xmit: Option<Time>,
+    end: u64,
+    rtt: Duration,
+    advanced: bool,
+}
+
+/// What to transmit next.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Choice {
+    New,
+    Rexmit(usize),
+    ProbeNew,
+    ProbeRexmit(usize),
+}
+
+/// The sending endpoint of one finite flow (the server when there is a handshake).
+#[derive(Clone, Debug)]
+pub struct Sender {
+    cfg: TcpConfig,
+    cca: Cca,
+    w: Window,
+    total: u64,
+    conn: Conn,
+    data_ready: bool,
+    ca: CaState,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Linux `high_seq`: `snd_nxt` when the current reduction (or Loss) began (RFC 6582 `recover`).
+    high_seq: u64,
+    /// NewReno: `recover` is valid (a recovery or timeout happened).
+    recover_valid: bool,
+    sb: VecDeque<SegRec>,
+    sacked_bytes: u64,
+    lost_bytes: u64,
+    retrans_bytes: u64,
+    /// No segment below this sequence number is lost and not yet retransmitted.
+    rexmit_hint: u64,
+    dupacks: u32,
+    rtt: RttEstimator,
+    backoff: u32,
+    timer: Option<(Time, Timer)>,
+    rack: Rack,
+    // Handshake (server side).
+    synack_pending: bool,
+    synack_sent_at: Option<Time>,
+    synack_retries: u32,
+    synack_timer: Option<Time>,
+    req_rcvd: u64,
+    ack_pending: bool,
+    // Reduction (PRR) state.
+    prior_cwnd: u64,
+    prr_delivered: u64,
+    prr_out: u64,
+    force_rexmit: bool,
+    // TLP.
+    tlp_fire: bool,
+    tlp_high_seq: Option<u64>,
+    tlp_retrans: bool,
+    // ECN.
+    last_ace: u32,
+    cwr_pending: bool,
+    delivered_ce: u64,
+    // Pacing.
+    paced: bool,
+    next_send: Time,
+    // Delivery rate (Linux tcp_rate.c).
+    delivered: u64,
+    delivered_time: Time,
+    first_tx_time: Time,
+    app_limited: u64,
+    // cwnd-limited tracking (Linux tcp_cwnd_validate).
+    is_cwnd_limited: bool,
+    max_out: u64,
+    cwnd_usage_seq: u64,
+    stats: SenderStats,
+}
+
+impl Sender {
+    /// A sender with `bytes` of application data, created at `now`. With `cfg.handshake` it
+    /// listens for the client's SYN; otherwise it may send at once.
+    pub fn new(cfg: &TcpConfig, cca: impl Into<Cca>, bytes: u64, now: Time) -> Sender {
+        let cca = cca.into();
+        let mss = u64::from(cfg.mss);
+        let paced = match cfg.pacing {
+            Pacing::On => true,
+            Pacing::Off => false,
+            Pacing::Auto => cca.wants_pacing(),
+        };
+        Sender {
+            cfg: cfg.clone(),
+            w: Window { cwnd: u64::from(cfg.iw) * mss, ssthresh: u64::MAX, mss, cwnd_cnt: 0 },
+            cca,
+            total: bytes,
+            conn: if cfg.handshake { Conn::Listen } else { Conn::Established },
+            data_ready: !cfg.handshake,
+            ca: CaState::Open,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_seq: 0,
+            recover_valid: false,
+            sb: VecDeque::new(),
+            sacked_bytes: 0,
+            lost_bytes: 0,
+            retrans_bytes: 0,
+            rexmit_hint: u64::MAX,
+            dupacks: 0,
+            rtt: RttEstimator::new(cfg),
+            backoff: 0,
+            timer: None,
+            rack: Rack { xmit: None, end: 0, rtt: Duration::ZERO, advanced: false },
+            synack_pending: false,
+            synack_sent_at: None,
+            synack_retries: 0,
+            synack_timer: None,
+            req_rcvd: 0,
+            ack_pending: false,
+            prior_cwnd: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            force_rexmit: false,
+            tlp_fire: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            last_ace: 0,
+            cwr_pending: false,
+            delivered_ce: 0,
+            paced,
+            next_send: now,
+            delivered: 0,
+            delivered_time: now,
+            first_tx_time: now,
+            app_limited: 0,
+            is_cwnd_limited: false,
+            max_out: 0,
+            cwnd_usage_seq: 0,
+            stats: SenderStats::default(),
+        }
+    }
+
+    // ----- accessors -----
+
+    /// Congestion window, bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.w.cwnd
+    }
+    /// Slow-start threshold, bytes (`u64::MAX` before the first reduction).
+    pub fn ssthresh(&self) -> u64 {
+        self.w.ssthresh
+    }
+    /// Smoothed RTT, if there was a sample.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+    /// Smallest RTT sample.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.rtt.min_rtt()
+    }
+    /// The current retransmission timeout, backoff included.
+    pub fn rto(&self) -> Duration {
+        self.rtt.backed_off(self.backoff)
+    }
+    /// The RTT estimator.
+    pub fn rtt_estimator(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    /// Whether the sender is in fast recovery or recovering from a timeout.
+    pub fn in_recovery(&self) -> bool {
+        matches!(self.ca, CaState::Recovery | CaState::Loss)
+    }
+    /// The congestion state.
+    pub fn ca_state(&self) -> CaState {
+        self.ca
+    }
+    /// The congestion controller.
+    pub fn cca(&self) -> &Cca {
+        &self.cca
+    }
+    /// The congestion controller, mutably (for controllers whose window is set from outside).
+    pub fn cca_mut(&mut self) -> &mut Cca {
+        &mut self.cca
+    }
+    /// Overrides cwnd (bytes, at least one MSS): for a controller driven from outside, such as
+    /// HPCC's per-RTT window.
+    pub fn set_cwnd(&mut self, cwnd: u64) {
+        self.w.cwnd = cwnd.max(self.w.mss);
+    }
+    /// Counters.
+    pub fn stats(&self) -> SenderStats {
+        self.stats
+    }
+    /// Lowest unacknowledged byte.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    /// Next new byte to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+    /// Bytes in flight (RFC 6675 pipe, Linux `tcp_packets_in_flight` in bytes).
+    pub fn in_flight(&self) -> u64 {
+        self.pipe()
+    }
+    /// Bytes the flow sends in total.
+    pub fn total_bytes(&self) -> u64 {
+        self.total
+    }
+    /// Whether every byte was acknowledged.
+    pub fn is_complete(&self) -> bool {
+        self.data_ready && self.snd_una >= self.total
+    }
+    /// Whether data segments are paced.
+    pub fn is_paced(&self) -> bool {
+        self.paced
+    }
+    /// The pacing rate in bytes per second (0 before an RTT sample: unpaced).
+    pub fn pacing_rate(&self) -> u64 {
+        let Some(srtt) = self.rtt.srtt() else { return 0 };
+        let in_flight = self.pipe();
+        let p = PacingInput { srtt, in_flight, mtu: u64::from(self.cfg.mss + self.cfg.header_bytes) };
+        if let Some(r) = self.cca.pacing_rate(&self.w, &p) {
+            return r;
+        }
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };
+        let bytes = u128::from(self.w.cwnd.max(in_flight)) * u128::from(ratio);
+        (bytes * 1_000_000_000_000 / 100 / u128::from(srtt.as_ps().max(1))) as u64
+    }
+
+    fn pipe(&self) -> u64 {
+        (self.snd_nxt - self.snd_una) - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+    }
+
+    fn cwnd_limited(&self) -> bool {
+        self.is_cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_out)
+    }
+
+    // ----- transmission -----
+
+    /// The index of the first segment that is lost and not yet retransmitted.
+    fn first_rexmit(&self) -> Option<usize> {
+        if self.rexmit_hint >= self.snd_nxt {
+            return None;
+        }
+        let from = self.sb.partition_point(|r| r.end <= self.rexmit_hint);
+        (from..self.sb.len()).find(|&i| {
+            let r = &self.sb[i];
+            r.lost && !r.retrans && !r.sacked
+        })
+    }
+
+    fn choose(&self) -> Option<Choice> {
+        if !self.data_ready {
+            return None;
+        }
+        if self.tlp_fire {
+            if self.snd_nxt < self.total {
+                return Some(Choice::ProbeNew);
+            }
+            if !self.sb.is_empty() {
+                return Some(Choice::ProbeRexmit(self.sb.len() - 1));
+            }
+        }
+        let pipe = self.pipe();
+        if let Some(i) = self.first_rexmit() {
+            let len = self.sb[i].len();
+            if self.force_rexmit || pipe + len <= self.w.cwnd {
+                return Some(Choice::Rexmit(i));
+            }
+            return None;
+        }
+        if self.snd_nxt < self.total {
+            let len = (self.total - self.snd_nxt).min(self.w.mss);
+            let mut allowance = 0;
+            if self.cfg.recovery == Recovery::NewReno
+                && self.cfg.limited_transmit
+                && self.ca <= CaState::Disorder
+                && self.dupacks < self.cfg.dupthresh
+            {
+                allowance = u64::from(self.dupacks) * self.w.mss;
+            }
+            if pipe + len <= self.w.cwnd + allowance {
+                return Some(Choice::New);
+            }
+        }
+        None
+    }
+
+    /// Whether the sender has a segment now, later (pacing), or not until something happens.
+    pub fn readiness(&self, now: Time) -> Readiness {
+        if self.synack_pending {
+            return Readiness::Now;
+        }
+        match self.choose() {
+            Some(Choice::ProbeNew | Choice::ProbeRexmit(_)) => Readiness::Now,
+            Some(_) if self.paced && self.next_send > now => Readiness::At(self.next_send),
+            Some(_) => Readiness::Now,
+            None if self.ack_pending => Readiness::Now,
+            None => Readiness::Blocked,
+        }
+    }
+
+    /// The next segment allowed now (one per call), or `None`.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        if self.synack_pending {
+            self.synack_pending = false;
+            if self.synack_sent_at.is_none() {
+                self.synack_sent_at = Some(now);
+            }
+            self.synack_timer = Some(now + backoff_of(self.cfg.initial_rto, self.synack_retries, self.cfg.max_rto));
+            self.stats.synacks += 1;
+            return Some(Segment { flags: Flags::SYN | Flags::ACK, ecn: Ecn::NotEct, ..Segment::default() });
+        }
+        let choice = self.choose();
+        if self.data_ready && self.snd_nxt >= self.total && self.pipe() < self.w.cwnd {
+            // Linux tcp_rate_check_app_limited: no data to fill cwnd.
+            self.app_limited = (self.delivered + self.pipe()).max(1);
+        }
+        let seg = match choice {
+            Some(Choice::ProbeNew) => Some(self.send_new(now, true)),
+            Some(Choice::ProbeRexmit(i)) => Some(self.send_rexmit(now, i, true)),
+            Some(_) if self.paced && self.next_send > now => None,
+            Some(Choice::New) => Some(self.send_new(now, false)),
+            Some(Choice::Rexmit(i)) => Some(self.send_rexmit(now, i, false)),
+            None => None,
+        };
+        if seg.is_some() {
+            self.ack_pending = false;
+            return seg;
+        }
+        if self.ack_pending {
+            self.ack_pending = false;
+            self.stats.pure_acks += 1;
+            return Some(Segment {
+                seq: self.snd_nxt,
+                ack: self.req_rcvd,
+                flags: Flags::ACK,
+                ecn: Ecn::NotEct,
+                ..Segment::default()
+            });
+        }
+        None
+    }
+
+    fn data_segment(&mut self, start: u64, len: u64, ect: bool) -> Segment {
+        let mut flags = Flags::ACK;
+        if ect && self.cwr_pending && self.cfg.ecn == EcnMode::Classic {
+            flags.insert(Flags::CWR);
+            self.cwr_pending = false;
+        }
+        Segment {
+            seq: start,
+            len: len as u32,
+            ack: self.req_rcvd,
+            flags,
+            ecn: if ect { self.cca.ect() } else { Ecn::NotEct },
+            ..Segment::default()
+        }
+    }
+
+    /// Bookkeeping common to every data transmission.
+    fn on_sent(&mut self, now: Time, len: u64) {
+        self.stats.segments += 1;
+        self.stats.bytes += len;
+        if matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            self.prr_out += len;
+        }
+        if self.paced {
+            let rate = self.pacing_rate();
+            if rate > 0 {
+                let gap = Duration::from_ps((u128::from(len) * 1_000_000_000_000 / u128::from(rate)) as u64);
+                self.next_send = self.next_send.max(now) + gap;
+            }
+        }
+        // Linux tcp_cwnd_validate.
+        let out = self.snd_nxt - self.snd_una;
+        let limited = self.pipe() + self.w.mss > self.w.cwnd;
+        if self.snd_una >= self.cwnd_usage_seq || limited || (!self.is_cwnd_limited && out > self.max_out) {
+            self.is_cwnd_limited = limited;
+            self.max_out = out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    fn stamp(&mut self, now: Time, rec: &mut SegRec) {
+        if self.snd_nxt == self.snd_una {
+            self.first_tx_time = now;
+            self.delivered_time = now;
+        }
+        rec.sent = now;
+        rec.delivered = self.delivered;
+        rec.delivered_time = self.delivered_time;
+        rec.first_tx = self.first_tx_time;
+        rec.app_limited = self.app_limited != 0;
+    }
+
+    fn send_new(&mut self, now: Time, probe: bool) -> Segment {
+        let start = self.snd_nxt;
+        let len = (self.total - start).min(self.w.mss);
+        let was_empty = self.sb.is_empty();
+        let mut rec = SegRec {
+            start,
+            end: start + len,
+            sent: now,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+            delivered: 0,
+            delivered_time: now,
+            first_tx: now,
+            app_limited: false,
+        };
+        self.stamp(now, &mut rec);
+        self.sb.push_back(rec);
+        self.snd_nxt += len;
+        let ect = self.cfg.ecn != EcnMode::Off;
+        let seg = self.data_segment(start, len, ect);
+        self.on_sent(now, len);
+        // tcp_event_new_data_sent: start the RTO if nothing was out (or a probe was pending).
+        if was_empty || matches!(self.timer, Some((_, Timer::Tlp)) | None) {
+            self.rearm_rto(now);
+        }
+        if probe {
+            self.after_probe(now, false);
+        } else {
+            self.schedule_tlp(now, false);
+        }
+        seg
+    }
+
+    fn send_rexmit(&mut self, now: Time, i: usize, probe: bool) -> Segment {
+        let mut rec = self.sb[i];
+        let len = rec.len();
+        if !rec.retrans {
+            self.retrans_bytes += len;
+        }
+        rec.retrans = true;
+        rec.ever_retrans = true;
+        self.stamp(now, &mut rec);
+        self.sb[i] = rec;
+        if rec.lost && self.rexmit_hint < rec.end {
+            self.rexmit_hint = rec.end;
+        }
+        self.force_rexmit = false;
+        self.stats.retrans_segments += 1;
+        self.stats.retrans_bytes += len;
+        if self.ca == CaState::Recovery {
+            self.stats.fast_retransmits += 1;
+        }
+        let ect = self.cfg.ecn != EcnMode::Off && self.cca.needs_ecn();
+        let seg = self.data_segment(rec.start, len, ect);
+        self.on_sent(now, len);
+        if probe {
+            self.after_probe(now, true);
+        } else if i == 0 && !matches!(self.timer, Some((_, Timer::Reo))) {
+            // Retransmitting the head restarts the RTO.
+            self.timer = Some((now + self.rto(), Timer::Rto));
+        }
+        seg
+    }
+
+    fn after_probe(&mut self, now: Time, retrans: bool) {
+        self.tlp_fire = false;
+        self.tlp_high_seq = Some(self.snd_nxt);
+        self.tlp_retrans = retrans;
+        self.stats.tlp_probes += 1;
+        self.timer = None;
+        self.rearm_rto(now);
+    }
+
+    // ----- timers -----
+
+    /// Linux `tcp_rearm_rto`.
+    fn rearm_rto(&mut self, now: Time) {
+        let Some(head) = self.sb.front() else {
+            self.timer = None;
+            return;
+        };
+        let rto = self.rto();
+        let at = if matches!(self.timer, Some((_, Timer::Tlp | Timer::Reo))) {
+            (head.sent + rto).max(now + Duration::from_ps(1))
+        } else {
+            now + rto
+        };
+        self.timer = Some((at, Timer::Rto));
+    }
+
+    /// Linux `tcp_schedule_loss_probe`.
+    fn schedule_tlp(&mut self, now: Time, advancing_rto: bool) -> bool {
+        if !self.cfg.tlp
+            || !self.cfg.sack
+            || self.sb.is_empty()
+            || !matches!(self.ca, CaState::Open | CaState::Cwr)
+            || !self.data_ready
+        {
+            return false;
+        }
+        let mut pto = match self.rtt.srtt() {
+            Some(srtt) => srtt * 2 + if self.sb.len() == 1 { self.cfg.min_rto } else { self.cfg.timer_min },
+            None => self.cfg.initial_rto,
+        };
+        let rto_delta = if advancing_rto {
+            Some(self.rto())
+        } else {
+            let head = self.sb.front().map_or(now, |h| h.sent);
+            (head + self.rto()).as_ps().checked_sub(now.as_ps()).filter(|&d| d > 0).map(Duration)
+        };
+        if let Some(d) = rto_delta {
+            pto = pto.min(d);
+        }
+        self.timer = Some((now + pto, Timer::Tlp));
+        true
+    }
+
+    /// Linux `tcp_set_xmit_timer`.
+    fn set_xmit_timer(&mut self, now: Time) {
+        if !self.schedule_tlp(now, true) {
+            self.rearm_rto(now);
+        }
+    }
+
+    /// The earliest timer: RTO, tail loss probe, RACK reordering timer or SYN-ACK retransmission.
+    pub fn deadline(&self) -> Option<Time> {
+        match (self.timer.map(|(t, _)| t), self.synack_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs the timers due at `now` (a late or spurious call is harmless).
+    pub fn on_deadline(&mut self, now: Time) {
+        if self.synack_timer.is_some_and(|t| t <= now) {
+            self.synack_timer = None;
+            if self.conn == Conn::SynRcvd {
+                self.synack_retries += 1;
+                self.synack_pending = true;
+            }
+        }
+        let Some((at, kind)) = self.timer else { return };
+        if at > now {
+            return;
+        }
+        self.timer = None;
+        if self.sb.is_empty() {
+            return;
+        }
+        match kind {
+            Timer::Rto => self.on_rto(now),
+            Timer::Tlp => {
+                if self.tlp_high_seq.is_some() {
+                    // One probe at a time.
+                    self.rearm_rto(now);
+                } else {
+                    self.tlp_fire = true;
+                }
+            }
+            Timer::Reo => self.on_reo_timeout(now),
+        }
+    }
+
+    /// Linux `tcp_retransmit_timer` and `tcp_enter_loss`.
+    fn on_rto(&mut self, now: Time) {
+        self.stats.timeouts += 1;
+        let from = self.ca;
+        let flight = self.snd_nxt - self.snd_una;
+        if self.ca <= CaState::Disorder || self.high_seq <= self.snd_una {
+            self.w.ssthresh = self.cca.ssthresh(&self.w, Congestion::Timeout, flight);
+        }
+        self.cca.on_state(&mut self.w, from, CaState::Loss, now);
+        for r in self.sb.iter_mut() {
+            if r.retrans {
+                r.retrans = false;
+                self.retrans_bytes -= r.len();
+            }
+            if !r.sacked && !r.lost {
+                r.lost = true;
+                self.lost_bytes += r.len();
+            }
+        }
+        self.rexmit_hint = self.snd_una;
+        self.w.cwnd = self.pipe() + self.w.mss;
+        self.w.cwnd_cnt = 0;
+        self.high_seq = self.snd_nxt;
+        self.recover_valid = true;
+        self.ca = CaState::Loss;
+        self.dupacks = 0;
+        self.tlp_fire = false;
+        self.tlp_high_seq = None;
+        self.force_rexmit = true;
+        if self.cfg.ecn == EcnMode::Classic {
+            self.cwr_pending = true;
+        }
+        self.backoff += 1;
+        self.timer = Some((now + self.rto(), Timer::Rto));
+    }
+
+    /// Linux `tcp_rack_reo_timeout`.
+    fn on_reo_timeout(&mut self, now: Time) {
+        self.stats.reo_timeouts += 1;
+        let before = self.lost_bytes;
+        self.rack_detect_loss(now);
+        if self.lost_bytes != before && self.ca < CaState::Recovery {
+            let flight = self.snd_nxt - self.snd_una;
+            self.enter_recovery(now, flight);
+            if !self.cca.owns_window() && self.cfg.prr {
+                self.prr_reduction(self.w.mss, false, false);
+            }
+        }
+        if !matches!(self.timer, Some((_, Timer::Rto | Timer::Reo))) {
+            self.rearm_rto(now);
+        }
+    }
+
+    // ----- loss detection -----
+
+    fn mark_lost(&mut self, i: usize) {
+        let r = &mut self.sb[i];
+        if r.sacked {
+            return;
+        }
+        if r.retrans {
+            r.retrans = false;
+            self.retrans_bytes -= r.len();
+        }
+        if !r.lost {
+            r.lost = true;
+            self.lost_bytes += r.len();
+        }
+        self.rexmit_hint = self.rexmit_hint.min(r.start);
+    }
+
+    /// Linux `tcp_rack_advance`.
+    fn rack_advance(&mut self, r: &SegRec, now: Time) {
+        let rtt = now.saturating_since(r.sent);
+        if r.ever_retrans && self.rtt.min_rtt().is_some_and(|m| rtt < m) {
+            // Possibly the ACK of the original transmission.
+            return;
+        }
+        self.rack.advanced = true;
+        self.rack.rtt = rtt;
+        if self.rack.xmit.is_none_or(|x| r.sent > x || (r.sent == x && r.end > self.rack.end)) {
+            self.rack.xmit = Some(r.sent);
+            self.rack.end = r.end;
+        }
+    }
+
+    /// Linux `tcp_rack_detect_loss`: marks lost and arms the reordering timer if needed
+    /// (returns whether it did).
+    fn rack_detect_loss(&mut self, now: Time) -> bool {
+        let Some(rack_xmit) = self.rack.xmit else { return false };
+        let reo_wnd = if self.ca >= CaState::Recovery
+            || self.sacked_bytes >= u64::from(self.cfg.dupthresh) * self.w.mss
+        {
+            Duration::ZERO
+        } else {
+            let m = self.rtt.min_rtt().map_or(Duration::ZERO, |m| Duration(m.as_ps() / 4));
+            m.min(self.rtt.srtt().unwrap_or(m))
+        };
+        let mut timeout = 0i128;
+        for i in 0..self.sb.len() {
+            let r = self.sb[i];
+            let before_rack = r.sent < rack_xmit || (r.sent == rack_xmit && r.end < self.rack.end);
+            if !before_rack {
+                if r.ever_retrans {
+                    continue;
+                }
+                break;
+            }
+            if r.sacked || (r.lost && !r.retrans) {
+                continue;
+            }
+            let remaining = (self.rack.rtt + reo_wnd).as_ps() as i128 - now.saturating_since(r.sent).as_ps() as i128;
+            if remaining <= 0 {
+                self.mark_lost(i);
+            } else {
+                timeout = timeout.max(remaining);
+            }
+        }
+        if timeout > 0 {
+            self.timer = Some((now + Duration(timeout as u64) + self.cfg.timer_min, Timer::Reo));
+            return true;
+        }
+        false
+    }
+
+    /// RFC 6675 `IsLost`: more than `(dupthresh − 1)·MSS` bytes SACKed above.
+    fn dupthresh_detect_loss(&mut self) {
+        if self.sacked_bytes == 0 {
+            return;
+        }
+        let limit = u64::from(self.cfg.dupthresh - 1) * self.w.mss;
+        let mut above = 0;
+        for i in (0..self.sb.len()).rev() {
+            let r = self.sb[i];
+            if r.sacked {
+                above += r.len();
+            } else if above > limit && !r.lost {
+                self.mark_lost(i);
+            }
+        }
+    }
+
+    // ----- reductions -----
+
+    /// Linux `tcp_init_cwnd_reduction`.
+    fn init_reduction(&mut self, cause: Congestion, flight: u64) {
+        self.high_seq = self.snd_nxt;
+        self.recover_valid = true;
+        self.tlp_high_seq = None;
+        self.w.cwnd_cnt = 0;
+        self.prior_cwnd = self.w.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.w.ssthresh = self.cca.ssthresh(&self.w, cause, flight);
+        if self.cfg.ecn == EcnMode::Classic {
+            self.cwr_pending = true;
+        }
+    }
+
+    fn set_state(&mut self, to: CaState, now: Time) {
+        let from = self.ca;
+        self.ca = to;
+        self.cca.on_state(&mut self.w, from, to, now);
+    }
+
+    /// Linux `tcp_enter_recovery`.
+    fn enter_recovery(&mut self, now: Time, flight: u64) {
+        if !matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            self.init_reduction(Congestion::Loss, flight);
+        }
+        self.stats.recoveries += 1;
+        self.force_rexmit = true;
+        self.set_state(CaState::Recovery, now);
+        if !self.cca.owns_window() && !self.cfg.prr {
+            self.w.cwnd = match self.cfg.recovery {
+                // RFC 6582 step 3: ssthresh + 3·MSS ("inflated" by the segments that left).
+                Recovery::NewReno => self.w.ssthresh + u64::from(self.cfg.dupthresh) * self.w.mss,
+                // RFC 6675: cwnd = ssthresh.
+                Recovery::Sack => self.w.ssthresh,
+            };
+        }
+    }
+
+    /// Linux `tcp_end_cwnd_reduction`.
+    fn end_reduction(&mut self) {
+        if !self.cca.owns_window() && self.w.ssthresh < u64::MAX {
+            self.w.cwnd = self.w.ssthresh;
+        }
+    }
+
+    /// Linux `tcp_cwnd_reduction` (PRR-SSRB, RFC 6937), in bytes.
+    fn prr_reduction(&mut self, acked: u64, newly_lost: bool, una_advanced: bool) {
+        if acked == 0 || self.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += acked;
+        let pipe = self.pipe();
+        let ssthresh = self.w.ssthresh;
+        let mut sndcnt: i128 = if ssthresh < pipe {
+            let dividend = u128::from(ssthresh) * u128::from(self.prr_delivered) + u128::from(self.prior_cwnd) - 1;
+            (dividend / u128::from(self.prior_cwnd)) as i128 - self.prr_out as i128
+        } else {
+            let delta = (ssthresh - pipe) as i128;
+            let mut s = (self.prr_delivered as i128 - self.prr_out as i128).max(acked as i128);
+            if una_advanced && !newly_lost {
+                s += self.w.mss as i128;
+            }
+            s.min(delta)
+        };
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { self.w.mss as i128 });
+        self.w.cwnd = pipe + sndcnt as u64;
+    }
+
+    // ----- receiving -----
+
+    /// Handles a segment from the client: its SYN, its handshake ACK and request, or an ACK of
+    /// data.
+    pub fn on_segment(&mut self, now: Time, seg: &Segment) {
+        if seg.is_syn() {
+            match self.conn {
+                Conn::Listen => {
+                    self.conn = Conn::SynRcvd;
+                    self.synack_pending = true;
+                }
+                Conn::SynRcvd => {
+                    // The client retransmitted its SYN: our SYN-ACK was lost.
+                    self.synack_retries += 1;
+                    self.synack_pending = true;
+                }
+                Conn::Established => {}
+            }
+            return;
+        }
+        if !seg.flags.contains(Flags::ACK) {
+            return;
+        }
+        if self.conn == Conn::Listen {
+            return;
+        }
+        if self.conn == Conn::SynRcvd {
+            self.conn = Conn::Established;
+            self.synack_timer = None;
+            self.synack_pending = false;
+            if self.synack_retries == 0 {
+                if let Some(t) = self.synack_sent_at {
+                    self.rtt.sample(now.saturating_since(t), 0, 0);
+                }
+            } else if self.synack_retries > 1 {
+                // Linux tcp_init_transfer: a handshake with retransmissions starts at cwnd 1.
+                self.w.cwnd = self.w.mss;
+            }
+            if self.cfg.request_bytes == 0 {
+                self.start_data(now);
+            }
+        }
+        if seg.len > 0 {
+            let req = u64::from(self.cfg.request_bytes);
+            if seg.seq <= self.req_rcvd && seg.end() > self.req_rcvd {
+                self.req_rcvd = seg.end().min(req);
+            } else {
+                // A retransmitted request: ACK it.
+                self.ack_pending = true;
+            }
+            if self.req_rcvd >= req && !self.data_ready {
+                self.start_data(now);
+            } else if self.data_ready {
+                self.ack_pending = true;
+            }
+        }
+        if self.data_ready {
+            self.on_ack(now, seg);
+        }
+    }
+
+    fn start_data(&mut self, now: Time) {
+        self.data_ready = true;
+        self.next_send = now;
+        self.delivered_time = now;
+        self.first_tx_time = now;
+    }
+
+    fn on_ack(&mut self, now: Time, seg: &Segment) {
+        self.stats.acks_received += 1;
+        let ack = seg.ack;
+        if ack > self.snd_nxt {
+            return;
+        }
+        let prior_una = self.snd_una;
+        let prior_delivered = self.delivered;
+        let prior_lost = self.lost_bytes;
+        let old_ack = ack < self.snd_una;
+
+        // ECN input.
+        let mut ce = 0u64;
+        if !old_ack {
+            match self.cfg.ecn {
+                EcnMode::Accurate => {
+                    ce = u64::from(seg.ace.wrapping_sub(self.last_ace));
+                    self.last_ace = seg.ace;
+                }
+                EcnMode::Classic | EcnMode::Off => {}
+            }
+        }
+        let ece = self.cfg.ecn == EcnMode::Classic && seg.flags.contains(Flags::ECE);
+
+        // Rate sample: the newest delivered segment.
+        let mut rs_rec: Option<SegRec> = None;
+        let mut first_ackt: Option<Time> = None;
+        let mut last_ackt: Option<Time> = None;
+        let mut retrans_acked = false;
+        let mut first_sackt: Option<Time> = None;
+        let mut last_sackt: Option<Time> = None;
+
+        // 1. Cumulative ACK (tcp_clean_rtx_queue).
+        if ack > self.snd_una {
+            while let Some(&r) = self.sb.front() {
+                if r.end > ack {
+                    if r.start < ack {
+                        // Partially ACKed head (not produced by our receiver; kept consistent).
+                        let d = ack - r.start;
+                        let f = self.sb.front_mut().expect("head exists");
+                        f.start = ack;
+                        if r.lost {
+                            self.lost_bytes -= d;
+                        }
+                        if r.retrans {
+                            self.retrans_bytes -= d;
+                        }
+                        if r.sacked {
+                            self.sacked_bytes -= d;
+                        } else {
+                            self.delivered += d;
+                        }
+                    }
+                    break;
+                }
+                self.sb.pop_front();
+                let len = r.len();
+                if r.lost {
+                    self.lost_bytes -= len;
+                }
+                if r.retrans {
+                    self.retrans_bytes -= len;
+                }
+                if r.ever_retrans {
+                    retrans_acked = true;
+                }
+                if r.sacked {
+                    self.sacked_bytes -= len;
+                } else {
+                    self.delivered += len;
+                    if !r.ever_retrans {
+                        last_ackt = Some(r.sent);
+                        if first_ackt.is_none() {
+                            first_ackt = Some(r.sent);
+                        }
+                    }
+                    self.rack_advance(&r, now);
+                    rate_pick(&mut rs_rec, &r);
+                }
+            }
+            self.snd_una = ack;
+            self.dupacks = 0;
+        }
+        let una_advanced = self.snd_una > prior_una;
+
+        // 2. SACK blocks (tcp_sacktag_write_queue).
+        if self.cfg.sack && self.cfg.recovery == Recovery::Sack {
+            for &(bs, be) in seg.sack.as_slice() {
+                if be <= self.snd_una || bs >= be {
+                    continue;
+                }
+                let mut i = self.sb.partition_point(|r| r.end <= bs);
+                while i < self.sb.len() {
+                    let r = self.sb[i];
+                    if r.start >= be {
+                        break;
+                    }
+                    if r.start >= bs && r.end <= be && !r.sacked {
+                        let len = r.len();
+                        let rm = &mut self.sb[i];
+                        rm.sacked = true;
+                        if rm.lost {
+                            rm.lost = false;
+                            self.lost_bytes -= len;
+                        }
+                        if rm.retrans {
+                            rm.retrans = false;
+                            self.retrans_bytes -= len;
+                        }
+                        self.sacked_bytes += len;
+                        self.delivered += len;
+                        if !r.ever_retrans {
+                            last_sackt = Some(last_sackt.map_or(r.sent, |t| t.max(r.sent)));
+                            first_sackt = Some(first_sackt.map_or(r.sent, |t| t.min(r.sent)));
+                        }
+                        self.rack_advance(&r, now);
+                        rate_pick(&mut rs_rec, &r);
+                    }
+                    i += 1;
+                }
+            }
+        }
+        let acked = self.delivered - prior_delivered;
+        if acked > 0 {
+            self.delivered_time = now;
+        }
+        if ece {
+            ce = acked;
+        }
+        self.delivered_ce += ce;
+        if ce > 0 || ece {
+            self.stats.ce_acks += 1;
+        }
+        if self.app_limited != 0 && self.delivered > self.app_limited {
+            self.app_limited = 0;
+        }
+
+        // Duplicate ACK (RFC 5681 definition; with SACK, only counted for the stats).
+        let is_dup = !una_advanced && ack == self.snd_una && seg.len == 0 && !self.sb.is_empty();
+        if is_dup {
+            self.stats.dupacks += 1;
+        }
+
+        // 3. RTT (tcp_ack_update_rtt): Karn's rule — no sample if retransmitted data was ACKed.
+        let seq_rtt = if retrans_acked { None } else { first_ackt.map(|t| now.saturating_since(t)) };
+        let rtt_sample = seq_rtt.or(first_sackt.map(|t| now.saturating_since(t)));
+        if let Some(r) = rtt_sample {
+            self.rtt.sample(r, self.snd_una, self.snd_nxt);
+            self.backoff = 0;
+        }
+        let ca_rtt = if retrans_acked { None } else { last_ackt }
+            .or(last_sackt)
+            .map(|t| now.saturating_since(t));
+
+        // 4. Rate sample (tcp_rate_gen).
+        let rate = match rs_rec {
+            Some(r) => RateSample {
+                delivered: self.delivered - r.delivered,
+                interval: r.sent.saturating_since(r.first_tx).max(now.saturating_since(r.delivered_time)),
+                app_limited: r.app_limited,
+            },
+            None => RateSample::default(),
+        };
+
+        let mut sample = AckSample {
+            now,
+            acked,
+            ce,
+            una_advanced,
+            rtt: ca_rtt,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            rate,
+            state: self.ca,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            in_flight: self.pipe(),
+            cwnd_limited: self.cwnd_limited(),
+            delivered: self.delivered,
+            delivered_ce: self.delivered_ce,
+            abc_limit: u64::from(self.cfg.abc) * self.w.mss,
+            pacing_rate: self.pacing_rate(),
+            paced: self.paced,
+        };
+        if acked > 0 || ce > 0 || una_advanced {
+            self.cca.on_ack(&mut self.w, &sample);
+        }
+
+        // 5. Tail loss probe ACK (tcp_process_tlp_ack).
+        if let Some(h) = self.tlp_high_seq {
+            if ack >= h {
+                if !self.tlp_retrans {
+                    self.tlp_high_seq = None;
+                } else if ack > h {
+                    // The probe repaired a loss: reduce once.
+                    let flight = self.snd_nxt - self.snd_una;
+                    self.init_reduction(Congestion::Loss, flight);
+                    self.set_state(CaState::Cwr, now);
+                    self.end_reduction();
+                    self.set_state(CaState::Open, now);
+                    self.stats.tlp_recoveries += 1;
+                } else if !una_advanced && acked == 0 {
+                    self.tlp_high_seq = None;
+                }
+            }
+        }
+
+        // 6. Loss detection.
+        let mut reo_armed = false;
+        match self.cfg.recovery {
+            Recovery::Sack => match self.cfg.loss_detection {
+                LossDetection::Rack => {
+                    if self.rack.advanced {
+                        self.rack.advanced = false;
+                        reo_armed = self.rack_detect_loss(now);
+                    }
+                }
+                LossDetection::DupThresh => self.dupthresh_detect_loss(),
+            },
+            Recovery::NewReno => {
+                if is_dup {
+                    self.dupacks += 1;
+                    if self.ca <= CaState::Cwr
+                        && self.dupacks >= self.cfg.dupthresh
+                        && (!self.recover_valid || prior_una >= self.high_seq)
+                    {
+                        // RFC 6582 §3.2 step 2: fast retransmit of the head.
+                        if !self.sb.is_empty() {
+                            self.mark_lost(0);
+                        }
+                    }
+                } else if una_advanced && self.ca == CaState::Recovery && self.snd_una < self.high_seq {
+                    // Partial ACK: the next hole is lost too (RFC 6582 §3.2 step 5).
+                    if self.sb.front().is_some_and(|r| !r.lost) {
+                        self.mark_lost(0);
+                        self.force_rexmit = true;
+                    }
+                }
+            }
+        }
+        let newly_lost = self.lost_bytes > prior_lost;
+
+        // 7. State machine (tcp_fastretrans_alert).
+        let flight = self.snd_nxt - self.snd_una;
+        let was_recovery = self.ca == CaState::Recovery;
+        if matches!(self.ca, CaState::Cwr | CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
+            let done = self.snd_una >= self.snd_nxt;
+            match self.ca {
+                CaState::Cwr if self.snd_una > self.high_seq || done => {
+                    self.end_reduction();
+                    self.set_state(CaState::Open, now);
+                }
+                CaState::Recovery => {
+                    if self.cfg.recovery == Recovery::NewReno && !self.cfg.prr && !self.cca.owns_window() {
+                        // RFC 6582 step 6 (option 1).
+                        self.w.cwnd = self.w.ssthresh.min(flight + self.w.mss);
+                    } else {
+                        self.end_reduction();
+                    }
+                    self.set_state(CaState::Open, now);
+                }
+                CaState::Loss => self.set_state(CaState::Open, now),
+                _ => {}
+            }
+        }
+        if self.ca < CaState::Recovery && self.lost_bytes > 0 && self.first_rexmit().is_some() {
+            self.enter_recovery(now, flight);
+        } else if self.ca <= CaState::Disorder && (ce > 0 || ece) && self.cfg.ecn != EcnMode::Off {
+            // tcp_enter_cwr
+            self.init_reduction(Congestion::Ecn, flight);
+            self.stats.ecn_reductions += 1;
+            self.set_state(CaState::Cwr, now);
+            if !self.cca.owns_window() && !self.cfg.prr {
+                self.w.cwnd = self.w.cwnd.min(self.w.ssthresh);
+            }
+        }
+        if self.ca <= CaState::Disorder {
+            let disorder = self.sacked_bytes > 0 || self.dupacks > 0;
+            let to = if disorder { CaState::Disorder } else { CaState::Open };
+            if to != self.ca {
+                self.set_state(to, now);
+            }
+        }
+
+        // 8. Window (tcp_cong_control).
+        sample.state = self.ca;
+        sample.in_flight = self.pipe();
+        sample.cwnd_limited = self.cwnd_limited();
+        if self.cca.owns_window() {
+            self.cca.control(&mut self.w, &sample);
+        } else if matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            if self.cfg.prr {
+                self.prr_reduction(acked, newly_lost, una_advanced);
+            } else if self.ca == CaState::Recovery && self.cfg.recovery == Recovery::NewReno {
+                if is_dup && was_recovery {
+                    // RFC 6582 step 4: inflate by one MSS per further duplicate ACK.
+                    self.w.cwnd += self.w.mss;
+                } else if una_advanced {
+                    // Partial ACK: deflate by the amount ACKed, add back one MSS.
+                    let newly = self.snd_una - prior_una;
+                    let back = if newly >= self.w.mss { self.w.mss } else { 0 };
+                    self.w.cwnd = (self.w.cwnd.saturating_sub(newly) + back).max(self.w.mss);
+                }
+            }
+        } else if una_advanced {
+            self.cca.increase(&mut self.w, &sample);
+        }
+        self.w.cwnd = self.w.cwnd.max(self.w.mss);
+
+        if self.first_rexmit().is_none() {
+            self.force_rexmit = false;
+        }
+
+        // 9. Timers (FLAG_SET_XMIT_TIMER unless RACK armed its reordering timer).
+        if self.sb.is_empty() {
+            self.timer = None;
+        } else if una_advanced && !reo_armed {
+            self.set_xmit_timer(now);
+        } else if self.timer.is_none() {
+            self.rearm_rto(now);
+        }
+    }
+}
+
+/// Linux `tcp_rate_skb_delivered`: keep the most recently sent delivered segment.
+fn rate_pick(best: &mut Option<SegRec>, r: &SegRec) {
+    if best.is_none_or(|b| r.sent > b.sent || (r.sent == b.sent && r.end > b.end)) {
+        *best = Some(*r);
+    }
+}

@@ -1,0 +1,341 @@
+//! Simulated time, byte counts and link rates as integer newtypes.
+//!
+//! # Time resolution and the rounding rule
+//!
+//! Time is an integer count of **picoseconds** ([`Time`], [`Duration`]). At the link speeds of
+//! interest (25/50/100/200/400 Gb/s) one byte takes an integer number of picoseconds (320, 160,
+//! 80, 40, 20 ps), so serialization times are exact. For any other rate,
+//! [`BitsPerSec::tx_time`] rounds **up** to the next picosecond, so a link is never faster than
+//! its nominal rate.
+//!
+//! The reference ns-3 simulator works in nanoseconds and converts a floating-point number of
+//! seconds by truncation, which makes e.g. a 1048-byte frame at 100 Gb/s take 83 ns instead of
+//! 83.84 ns (its links run up to ~1% faster than nominal). dcsim does **not** replicate that
+//! truncation: serialization is exact, and the ideal FCT it reports is exact for the same model.
+//! Times read from reference files (flow start times in seconds) are converted with
+//! [`Time::from_secs_f64_ns_trunc`], which does replicate ns-3's truncation of the *input*, so
+//! that flows start at the same nanosecond as in the reference.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Mul, Sub, SubAssign};
+
+/// Picoseconds per nanosecond.
+pub const PS_PER_NS: u64 = 1_000;
+/// Picoseconds per microsecond.
+pub const PS_PER_US: u64 = 1_000_000;
+/// Picoseconds per millisecond.
+pub const PS_PER_MS: u64 = 1_000_000_000;
+/// Picoseconds per second.
+pub const PS_PER_SEC: u64 = 1_000_000_000_000;
+
+/// An instant of simulated time, in picoseconds since the start of the simulation.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Time(pub u64);
+
+/// A span of simulated time, in picoseconds.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Duration(pub u64);
+
+impl Time {
+    /// The start of the simulation.
+    pub const ZERO: Time = Time(0);
+    /// A time later than any event (used as "never").
+    pub const MAX: Time = Time(u64::MAX);
+
+    /// From whole nanoseconds.
+    pub const fn from_ns(ns: u64) -> Time {
+        Time(ns * PS_PER_NS)
+    }
+    /// From whole picoseconds.
+    pub const fn from_ps(ps: u64) -> Time {
+        Time(ps)
+    }
+    /// Picoseconds since the start.
+    pub const fn as_ps(self) -> u64 {
+        self.0
+    }
+    /// Whole nanoseconds since the start (truncated).
+    pub const fn as_ns(self) -> u64 {
+        self.0 / PS_PER_NS
+    }
+    /// Seconds as a float, for display only.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_SEC as f64
+    }
+    /// Converts seconds given as a float the way ns-3 does (spec §0): the fractional part is
+    /// taken as a 64.64 fixed-point fraction and both steps truncate, giving whole nanoseconds.
+    /// `2.000001234` becomes 2 000 001 233 ns. Returns `None` for negative or non-finite input.
+    pub fn from_secs_f64_ns_trunc(secs: f64) -> Option<Time> {
+        if !secs.is_finite() || secs < 0.0 || secs >= (u64::MAX / PS_PER_SEC) as f64 {
+            return None;
+        }
+        let whole = secs.trunc();
+        let frac = secs - whole;
+        // L = trunc(frac * 2^64), computed exactly: frac is a double in [0, 1) so frac * 2^64 is
+        // exact in f64 (only the exponent changes); convert to u128 by truncation.
+        let l = (frac * 18_446_744_073_709_551_616.0) as u128;
+        let frac_ns = (l * 1_000_000_000u128) >> 64;
+        Some(Time::from_ns(whole as u64 * 1_000_000_000 + frac_ns as u64))
+    }
+    /// The duration since an earlier instant; zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: Time) -> Duration {
+        Duration(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl Duration {
+    /// No time.
+    pub const ZERO: Duration = Duration(0);
+    /// From whole picoseconds.
+    pub const fn from_ps(ps: u64) -> Duration {
+        Duration(ps)
+    }
+    /// From whole nanoseconds.
+    pub const fn from_ns(ns: u64) -> Duration {
+        Duration(ns * PS_PER_NS)
+    }
+    /// From whole microseconds.
+    pub const fn from_us(us: u64) -> Duration {
+        Duration(us * PS_PER_US)
+    }
+    /// From whole milliseconds.
+    pub const fn from_ms(ms: u64) -> Duration {
+        Duration(ms * PS_PER_MS)
+    }
+    /// Picoseconds.
+    pub const fn as_ps(self) -> u64 {
+        self.0
+    }
+    /// Whole nanoseconds (truncated).
+    pub const fn as_ns(self) -> u64 {
+        self.0 / PS_PER_NS
+    }
+    /// Nanoseconds as a float (exact to the picosecond).
+    pub fn as_ns_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_NS as f64
+    }
+    /// Seconds as a float.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_SEC as f64
+    }
+}
+
+impl Add<Duration> for Time {
+    type Output = Time;
+    #[inline]
+    fn add(self, d: Duration) -> Time {
+        Time(self.0 + d.0)
+    }
+}
+impl AddAssign<Duration> for Time {
+    #[inline]
+    fn add_assign(&mut self, d: Duration) {
+        self.0 += d.0;
+    }
+}
+impl Sub<Duration> for Time {
+    type Output = Time;
+    #[inline]
+    fn sub(self, d: Duration) -> Time {
+        Time(self.0 - d.0)
+    }
+}
+impl Sub for Time {
+    type Output = Duration;
+    #[inline]
+    fn sub(self, t: Time) -> Duration {
+        Duration(self.0 - t.0)
+    }
+}
+impl Add for Duration {
+    type Output = Duration;
+    #[inline]
+    fn add(self, d: Duration) -> Duration {
+        Duration(self.0 + d.0)
+    }
+}
+impl AddAssign for Duration {
+    #[inline]
+    fn add_assign(&mut self, d: Duration) {
+        self.0 += d.0;
+    }
+}
+impl Sub for Duration {
+    type Output = Duration;
+    #[inline]
+    fn sub(self, d: Duration) -> Duration {
+        Duration(self.0 - d.0)
+    }
+}
+impl SubAssign for Duration {
+    #[inline]
+    fn sub_assign(&mut self, d: Duration) {
+        self.0 -= d.0;
+    }
+}
+impl Mul<u64> for Duration {
+    type Output = Duration;
+    #[inline]
+    fn mul(self, k: u64) -> Duration {
+        Duration(self.0 * k)
+    }
+}
+
+fn fmt_ps(ps: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    if ps.is_multiple_of(PS_PER_NS) {
+        write!(f, "{}ns", ps / PS_PER_NS)
+    } else {
+        write!(f, "{}ps", ps)
+    }
+}
+impl fmt::Debug for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("t=")?;
+        fmt_ps(self.0, f)
+    }
+}
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_ps(self.0, f)
+    }
+}
+impl fmt::Debug for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_ps(self.0, f)
+    }
+}
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_ps(self.0, f)
+    }
+}
+
+/// A byte count.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// Zero bytes.
+    pub const ZERO: Bytes = Bytes(0);
+    /// The count as `u64`.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}B", self.0)
+    }
+}
+impl Add for Bytes {
+    type Output = Bytes;
+    fn add(self, b: Bytes) -> Bytes {
+        Bytes(self.0 + b.0)
+    }
+}
+impl Sub for Bytes {
+    type Output = Bytes;
+    fn sub(self, b: Bytes) -> Bytes {
+        Bytes(self.0 - b.0)
+    }
+}
+
+/// A data rate in bits per second.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct BitsPerSec(pub u64);
+
+impl BitsPerSec {
+    /// From gigabits per second.
+    pub const fn gbps(g: u64) -> BitsPerSec {
+        BitsPerSec(g * 1_000_000_000)
+    }
+    /// From megabits per second.
+    pub const fn mbps(m: u64) -> BitsPerSec {
+        BitsPerSec(m * 1_000_000)
+    }
+    /// The rate as `u64` bits per second.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+    /// Serialization time of `bytes` at this rate, rounded **up** to the picosecond
+    /// (exact for every multiple of 25 Gb/s up to 400 Gb/s).
+    ///
+    /// # Panics
+    /// Panics if the rate is zero (validated rates never are).
+    #[inline]
+    pub fn tx_time(self, bytes: u64) -> Duration {
+        debug_assert!(self.0 > 0, "tx_time at zero rate");
+        // Frame-sized inputs fit u64 arithmetic (8e12 * 2e6 < 2^64), which is much cheaper
+        // than the 128-bit division needed in general.
+        if bytes <= 2_000_000 {
+            return Duration((bytes * 8 * PS_PER_SEC).div_ceil(self.0));
+        }
+        let num = bytes as u128 * 8 * PS_PER_SEC as u128;
+        Duration(num.div_ceil(self.0 as u128) as u64)
+    }
+    /// Bytes that this rate carries in `d`, rounded down.
+    pub fn bytes_in(self, d: Duration) -> u64 {
+        (self.0 as u128 * d.0 as u128 / (8 * PS_PER_SEC as u128)) as u64
+    }
+}
+impl fmt::Display for BitsPerSec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        if r.is_multiple_of(1_000_000_000) {
+            write!(f, "{}Gbps", r / 1_000_000_000)
+        } else if r.is_multiple_of(1_000_000) {
+            write!(f, "{}Mbps", r / 1_000_000)
+        } else {
+            write!(f, "{}bps", r)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_is_exact_at_standard_speeds() {
+        assert_eq!(BitsPerSec::gbps(100).tx_time(1000), Duration::from_ns(80));
+        assert_eq!(BitsPerSec::gbps(400).tx_time(1), Duration::from_ps(20));
+        assert_eq!(BitsPerSec::gbps(25).tx_time(1), Duration::from_ps(320));
+        assert_eq!(BitsPerSec::gbps(100).tx_time(1048), Duration::from_ps(83_840));
+    }
+
+    #[test]
+    fn tx_time_large_and_small_inputs_agree() {
+        let r = BitsPerSec(123_456_789);
+        for b in [1u64, 999, 2_000_000, 2_000_001, 10_000_000_000] {
+            let exact = (b as u128 * 8 * PS_PER_SEC as u128).div_ceil(r.0 as u128) as u64;
+            assert_eq!(r.tx_time(b).as_ps(), exact, "{b}");
+        }
+    }
+
+    #[test]
+    fn tx_time_rounds_up() {
+        // 1 byte at 3 bps = 8/3 s
+        assert_eq!(BitsPerSec(3).tx_time(1), Duration::from_ps(2_666_666_666_667));
+    }
+
+    #[test]
+    fn ns3_truncation_of_start_times() {
+        assert_eq!(
+            Time::from_secs_f64_ns_trunc(2.000001234).unwrap(),
+            Time::from_ns(2_000_001_233)
+        );
+        assert_eq!(Time::from_secs_f64_ns_trunc(2.0).unwrap(), Time::from_ns(2_000_000_000));
+        assert_eq!(
+            Time::from_secs_f64_ns_trunc(2.000000962).unwrap(),
+            Time::from_ns(2_000_000_962)
+        );
+        assert!(Time::from_secs_f64_ns_trunc(-1.0).is_none());
+        assert!(Time::from_secs_f64_ns_trunc(f64::NAN).is_none());
+    }
+
+    #[test]
+    fn bytes_in_inverts_tx_time() {
+        let r = BitsPerSec::gbps(100);
+        assert_eq!(r.bytes_in(Duration::from_us(1)), 12_500);
+    }
+}

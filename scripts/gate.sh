@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Behaviour gate for refactors that must not change results: runs a dcsim binary on the
+# calibration inputs of all seven schemes (imported from the reference configs) and on the
+# 12 ms paper fat tree (1 and 4 threads), writing each run's fct.csv and counters.csv under
+# OUT. Compare two OUT folders with `diff -r`.
+#
+#   scripts/gate.sh BINARY OUT [SHARED]     (SHARED defaults to ../shared beside the checkout)
+set -euo pipefail
+bin=$(realpath "$1"); out=$2; shared=${3:-$(dirname "$0")/../../shared}
+cal=$(realpath "$shared/reference/calibration/small-ws30")
+mkdir -p "$out"
+out=$(realpath "$out")
+for scheme in hpcc dcqcn timely dctcp hpcc-pint dcqcn-w timely-w; do
+    "$bin" import-ns3 "$cal/config-$scheme.txt" --out "$out/$scheme.toml" > /dev/null
+    "$bin" run "$out/$scheme.toml" --out "$out/cal-$scheme" > "$out/cal-$scheme.log"
+    rm -f "$out/cal-$scheme"/*.png "$out/cal-$scheme"/*.svg
+done
+root=$(dirname "$0")/..
+for t in 1 4; do
+    "$bin" run "$root/examples/perf/fattree-12ms.toml" --threads "$t" --out "$out/fattree-t$t" > "$out/fattree-t$t.log"
+done
+grep -h "wall" "$out"/*.log || true
