@@ -316,13 +316,14 @@ fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     );
     let path = valid.path.clone();
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
+    let all_counters = valid.uses_tcp_or_qdiscs();
     let result = valid
         .run(args.threads as usize, Vec::new())
         .map_err(|source| CliError::Simulation { file: path, source })?;
 
     std::fs::create_dir_all(&dir)
         .map_err(|source| CliError::Write { path: dir.clone(), source })?;
-    let written = write_run_outputs(&dir, &result, &dports)?;
+    let written = write_run_outputs(&dir, &result, &dports, all_counters)?;
 
     let _ = writeln!(out, "{headline}");
     let _ = write_summary(out, &result);
@@ -340,12 +341,14 @@ fn peak_memory_mib() -> Option<f64> {
 }
 
 /// Writes `fct.csv`, `unfinished.csv` (or removes a stale one) and `counters.csv` of a run
-/// into `dir`, atomically; `dports[i]` is flow `i`'s destination port. Returns the files
-/// written.
+/// into `dir`, atomically; `dports[i]` is flow `i`'s destination port; `all_counters` lists
+/// the queue-discipline and TCP counters even when zero (for runs that use them). Returns the
+/// files written.
 pub(crate) fn write_run_outputs(
     dir: &Path,
     result: &RunOutput,
     dports: &[u16],
+    all_counters: bool,
 ) -> Result<Vec<PathBuf>, CliError> {
     let fct = output::write_atomic(dir, "fct.csv", &output::fct_csv(&result.results, dports))?;
     let mut written = vec![fct];
@@ -353,7 +356,11 @@ pub(crate) fn write_run_outputs(
         Some(text) => written.push(output::write_atomic(dir, "unfinished.csv", &text)?),
         None => output::remove_stale(dir, "unfinished.csv")?,
     }
-    let counters = output::counters_csv(&result.counters, &result.summary);
+    let counters = if all_counters {
+        output::counters_csv_all(&result.counters, &result.summary)
+    } else {
+        output::counters_csv(&result.counters, &result.summary)
+    };
     written.push(output::write_atomic(dir, "counters.csv", &counters)?);
     Ok(written)
 }
@@ -382,16 +389,30 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
     if let Some(why) = &r.fallback {
         writeln!(out, "note: {why}")?;
     }
+    let queue = c.aqm_drops + c.qdisc_overflow_drops;
+    let queue_drops = if queue > 0 {
+        format!(", queue overflow {}, AQM {}", c.qdisc_overflow_drops, c.aqm_drops)
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "drops: {} (buffer {}, no route {}, link loss {}), PFC pauses: {}, ECN marks: {}",
-        c.mmu_drops + c.no_route_drops + c.link_losses,
+        "drops: {} (buffer {}, no route {}, link loss {}{queue_drops}), PFC pauses: {}, ECN marks: {}",
+        c.mmu_drops + c.no_route_drops + c.link_losses + queue,
         c.mmu_drops,
         c.no_route_drops,
         c.link_losses,
         c.pfc_pauses,
         c.ecn_marks
-    )
+    )?;
+    if c.tcp_acks_sent > 0 || c.tcp_retransmits > 0 {
+        writeln!(
+            out,
+            "TCP: {} retransmitted segments, {} recoveries, {} timeouts, {} tail-loss probes",
+            c.tcp_retransmits, c.tcp_recoveries, c.timeouts, c.tlp_probes
+        )?;
+    }
+    Ok(())
 }
 
 /// A one-paragraph description of a validated scenario.
@@ -411,10 +432,11 @@ pub fn describe(v: &ValidScenario) -> String {
     };
     let generated =
         v.workload.as_ref().map_or_else(String::new, |w| format!(" {}", describe_workload(w)));
+    let transports = describe_transports(v);
     format!(
         "{}: valid. Topology {}: {} nodes ({hosts} hosts, {switches} switches), {} links. \
-         {} flow{}, {total} bytes in total{starts}.{generated} Scheme {}. Max base RTT {}, max \
-         BDP {} bytes (payload {} B). Stop time {}, seed {}.",
+         {} flow{}, {total} bytes in total{starts}.{generated} Scheme {}.{transports} Max base \
+         RTT {}, max BDP {} bytes (payload {} B). Stop time {}, seed {}.",
         v.path.display(),
         v.topology,
         net.node_count(),
@@ -428,6 +450,76 @@ pub fn describe(v: &ValidScenario) -> String {
         HumanDuration(Duration::from_ps(v.cfg.stop_time.as_ps())),
         v.cfg.seed,
     )
+}
+
+/// What the flow groups and the switch ports run (empty for a RoCE-only scenario with the
+/// default queues).
+fn describe_transports(v: &ValidScenario) -> String {
+    use dcsim_core::config::Transport;
+    let cfg = &v.cfg;
+    let mut out = String::new();
+    if !cfg.flow_transport.is_empty() {
+        let count = |t: Transport| cfg.flow_transport.iter().filter(|&&x| x == t).count();
+        let roce = count(Transport::Roce);
+        if roce > 0 {
+            out += &format!(
+                " {roce} RoCE flow{} ({}).",
+                if roce == 1 { "" } else { "s" },
+                v.cc.name()
+            );
+        }
+        for (i, g) in cfg.tcp_groups.iter().enumerate() {
+            let n = count(Transport::Tcp(i as u16));
+            let classes: std::collections::BTreeSet<u8> = v
+                .flows
+                .iter()
+                .zip(&cfg.flow_transport)
+                .filter(|(_, t)| **t == Transport::Tcp(i as u16))
+                .map(|(f, _)| f.pg)
+                .collect();
+            let classes: Vec<String> = classes.iter().map(u8::to_string).collect();
+            out += &format!(
+                " TCP group \"{}\": {n} flow{} with {}, MSS {} B, ECN {:?}, SACK {}, handshake {}, \
+                 min RTO {}, lossy class {}.",
+                g.name,
+                if n == 1 { "" } else { "s" },
+                g.cca.name(),
+                g.tcp.mss,
+                g.tcp.ecn,
+                if g.tcp.sack { "on" } else { "off" },
+                if g.tcp.handshake { "on" } else { "off" },
+                HumanDuration(Duration::from_ps(g.tcp.min_rto.as_ps())),
+                classes.join(", "),
+            );
+        }
+    }
+    let rules = &cfg.switch.qdiscs;
+    if !rules.is_empty() {
+        let mut kinds: Vec<(&str, Vec<String>)> = Vec::new();
+        for r in rules {
+            let port = format!("switch {} port {}", r.node, r.port.0);
+            match kinds.iter_mut().find(|(k, _)| *k == r.qdisc.name()) {
+                Some((_, ports)) => ports.push(port),
+                None => kinds.push((r.qdisc.name(), vec![port])),
+            }
+        }
+        for (kind, ports) in kinds {
+            let shown = ports.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+            let more = if ports.len() > 4 {
+                format!(" and {} more", ports.len() - 4)
+            } else {
+                String::new()
+            };
+            out += &format!(
+                " Queue discipline {kind} on {} port{} ({shown}{more}).",
+                ports.len(),
+                if ports.len() == 1 { "" } else { "s" }
+            );
+        }
+        let default = if cfg.switch.ecn_enabled { "RED/ECN" } else { "drop-tail" };
+        out += &format!(" Other switch ports: {default}.");
+    }
+    out
 }
 
 /// One sentence per generator of a scenario.

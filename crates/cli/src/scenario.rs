@@ -14,7 +14,9 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dcsim_core::config::{EcnParams, FlowSpec, NicConfig, SimConfig, SwitchConfig, WindowMode};
+use dcsim_core::config::{
+    EcnParams, FlowSpec, NicConfig, SimConfig, SwitchConfig, Transport, WindowMode,
+};
 use dcsim_core::ids::{FlowId, NodeId};
 use dcsim_core::network::{Network, NodeKind, RoutingTable};
 use dcsim_core::units::{BitsPerSec, Bytes, Duration, Time};
@@ -30,6 +32,9 @@ use crate::spans::{line_col, KeyTree};
 use crate::units::{self, HumanDuration, UnitError};
 
 mod generator;
+mod groups;
+
+pub use groups::{Group, QUEUE_AT, TRANSPORTS};
 
 pub use generator::WorkloadInfo;
 
@@ -83,6 +88,8 @@ struct RawScenario {
     cc: Option<toml::Table>,
     switch: Option<RawSwitch>,
     nic: Option<RawNic>,
+    group: Option<Vec<toml::Table>>,
+    queue: Option<Vec<toml::Table>>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -124,6 +131,9 @@ struct RawFlows {
     list: Option<Vec<Spanned<RawFlow>>>,
     workload: Option<generator::RawWorkload>,
     incast: Option<generator::RawIncast>,
+    lognormal: Option<generator::RawLognormal>,
+    /// The group of every flow that does not name one.
+    group: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -135,6 +145,7 @@ struct RawFlow {
     start: Option<Qty>,
     pg: Option<Int>,
     dport: Option<Int>,
+    group: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -419,6 +430,12 @@ pub struct ValidScenario {
 }
 
 impl ValidScenario {
+    /// Whether the scenario has TCP flow groups or explicit queue disciplines (its
+    /// `counters.csv` then lists their counters even when zero).
+    pub fn uses_tcp_or_qdiscs(&self) -> bool {
+        !self.cfg.tcp_groups.is_empty() || !self.cfg.switch.qdiscs.is_empty()
+    }
+
     /// Runs the scenario on `threads` threads (results do not depend on it), recording every
     /// switch passage of the data packets of the flows in `trace`.
     ///
@@ -508,7 +525,10 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     cfg.nic = nic_config(src, raw.nic.as_ref(), &profile)?;
 
     let routes = dcsim_topology::compute_routes(&net);
-    let (flows, workload) = flows(src, raw.flows.as_ref(), &net, cfg.seed)?;
+    let (mut flows, refs, workload) = flows(src, raw.flows.as_ref(), &net, cfg.seed)?;
+    let groups = groups::groups(src, raw.group.as_ref(), &mut cfg)?;
+    assign_groups(src, &groups, &refs, &mut flows, &mut cfg)?;
+    groups::queues(src, raw.queue.as_ref(), &net, &mut cfg)?;
 
     Ok(ValidScenario {
         path: src.path.clone(),
@@ -1068,21 +1088,29 @@ fn host_problem(net: &Network, id: i64) -> Option<String> {
 /// (`workload`, `incast`). With a generator, all flows are merged by start time (stable:
 /// explicit, then workload, then incast flows at equal times) and renumbered `0..n`; without
 /// one, explicit flows keep their ids (positions).
+/// A flow's group as the scenario names it: the name and where it is written.
+type GroupRef = Option<(String, Range<usize>)>;
+
+/// The flows of a scenario, each flow's group reference, and what the generators made.
+type Flows = (Vec<FlowSpec>, Vec<GroupRef>, Option<WorkloadInfo>);
+
 fn flows(
     src: &Source,
     raw: Option<&RawFlows>,
     net: &Network,
     sim_seed: u64,
-) -> Result<(Vec<FlowSpec>, Option<WorkloadInfo>), CliError> {
+) -> Result<Flows, CliError> {
     const SOURCES: &str = "`file = \"flow.txt\"`, a [[flows.list]] of flows, or a generator \
                            (`workload = { cdf = \"websearch\", load = 0.3, duration = \"10ms\" }`, \
-                           `incast = { ... }`)";
+                           `incast = { ... }`, `lognormal = { ... }`)";
     let missing = || CliError::Scenario {
         file: src.path.clone(),
         message: format!("missing required section [flows]: give {SOURCES}"),
     };
     let raw = raw.ok_or_else(missing)?;
-    let explicit = match (&raw.file, &raw.list) {
+    let generators = raw.workload.is_some() || raw.incast.is_some() || raw.lognormal.is_some();
+    let default_group: GroupRef = raw.group.as_ref().map(|g| (g.get_ref().clone(), g.span()));
+    let explicit: Vec<(FlowSpec, GroupRef)> = match (&raw.file, &raw.list) {
         (Some(f), Some(_)) => {
             return Err(src.error(
                 f.span(),
@@ -1090,25 +1118,112 @@ fn flows(
                 "give either `file` or [[flows.list]], not both",
             ))
         }
-        (None, None) if raw.workload.is_none() && raw.incast.is_none() => {
+        (None, None) if !generators => {
             return Err(src.error_at(src.span_of(&["flows"]), "flows", format!("needs {SOURCES}")))
         }
         (None, None) => Vec::new(),
-        (Some(f), None) => flows_from_file(src, f, net)?,
+        (Some(f), None) => {
+            flows_from_file(src, f, net)?.into_iter().map(|f| (f, default_group.clone())).collect()
+        }
         (None, Some(list)) => list
             .iter()
             .enumerate()
-            .map(|(i, f)| inline_flow(src, i, f.get_ref(), net))
+            .map(|(i, f)| {
+                let g = f.get_ref().group.as_ref().map(|g| (g.get_ref().clone(), g.span()));
+                inline_flow(src, i, f.get_ref(), net).map(|s| (s, g.or(default_group.clone())))
+            })
             .collect::<Result<_, _>>()?,
     };
-    if raw.workload.is_none() && raw.incast.is_none() {
-        return Ok((explicit, None));
+    if !generators {
+        let (flows, groups) = explicit.into_iter().unzip();
+        return Ok((flows, groups, None));
     }
-    let generated =
-        generator::generate(src, raw.workload.as_ref(), raw.incast.as_ref(), net, sim_seed)?;
-    let all = dcsim_workload::merge(&explicit, &generated.background);
-    let all = dcsim_workload::merge(&all, &generated.incast);
-    Ok((all, generated.info))
+    let (generated, info) = if raw.workload.is_some() || raw.incast.is_some() {
+        let g =
+            generator::generate(src, raw.workload.as_ref(), raw.incast.as_ref(), net, sim_seed)?;
+        (vec![g.background, g.incast], g.info)
+    } else {
+        (Vec::new(), None)
+    };
+    let lognormal = match &raw.lognormal {
+        Some(l) => generator::lognormal_flows(src, l, net, sim_seed)?,
+        None => Vec::new(),
+    };
+    // Sorted by start time, stably (as `dcsim_workload::merge`): listed flows first, then the
+    // background, the incast and the lognormal flows, each in its own order.
+    let mut all = explicit;
+    for list in generated.into_iter().chain([lognormal]) {
+        all.extend(list.into_iter().map(|f| (f, default_group.clone())));
+    }
+    all.sort_by_key(|(f, _)| f.start);
+    for (i, (f, _)) in all.iter_mut().enumerate() {
+        f.id = FlowId::from_idx(i);
+    }
+    let (flows, groups) = all.into_iter().unzip();
+    Ok((flows, groups, info))
+}
+
+/// Gives every flow its group's transport (and class, if the group sets one); makes the
+/// classes of TCP groups lossy; checks that no class mixes lossless RoCE and lossy TCP flows.
+fn assign_groups(
+    src: &Source,
+    groups: &[Group],
+    refs: &[GroupRef],
+    flows: &mut [FlowSpec],
+    cfg: &mut SimConfig,
+) -> Result<(), CliError> {
+    if groups.is_empty() {
+        if let Some((name, span)) = refs.iter().flatten().next() {
+            return Err(src.error(
+                span.clone(),
+                "group",
+                format!("no [[group]] named \"{name}\" (the scenario defines none)"),
+            ));
+        }
+        return Ok(());
+    }
+    let mut transports = Vec::with_capacity(flows.len());
+    let mut roce_classes = 0u8;
+    let mut tcp_classes: Vec<(u8, usize)> = Vec::new();
+    for (f, r) in flows.iter_mut().zip(refs) {
+        let group = match r {
+            None => None,
+            Some((name, span)) => {
+                Some(groups.iter().position(|g| &g.name == name).ok_or_else(|| {
+                    let known: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+                    src.error(
+                        span.clone(),
+                        "group",
+                        format!("no [[group]] named \"{name}\" (groups: {})", known.join(", ")),
+                    )
+                })?)
+            }
+        };
+        let t = group.map_or(Transport::Roce, |g| groups[g].transport);
+        if let Some(pg) = group.and_then(|g| groups[g].pg) {
+            f.pg = pg;
+        }
+        match t {
+            Transport::Roce => roce_classes |= 1 << f.pg,
+            Transport::Tcp(_) => tcp_classes.push((f.pg, group.expect("TCP flows have a group"))),
+        }
+        transports.push(t);
+    }
+    for &(pg, g) in &tcp_classes {
+        if cfg.switch.pfc_enabled && roce_classes & (1 << pg) != 0 {
+            return Err(src.error_at(
+                groups[g].span.clone(),
+                format!("group \"{}\"", groups[g].name),
+                format!(
+                    "its flows use class {pg}, which RoCE flows use losslessly with PFC; TCP \
+                     classes are lossy: give the group another `pg`"
+                ),
+            ));
+        }
+        cfg.switch.lossy_classes |= 1 << pg;
+    }
+    cfg.flow_transport = transports;
+    Ok(())
 }
 
 fn inline_flow(src: &Source, i: usize, f: &RawFlow, net: &Network) -> Result<FlowSpec, CliError> {

@@ -66,15 +66,18 @@ impl KeyTree {
         }
     }
 
-    /// The span of the value at the table path `keys` (e.g. `["switch", "ecn_map"]`); for an
-    /// implicit table or an array of tables, the range covering its contents.
+    /// The span of the value at the table path `keys` (e.g. `["switch", "ecn_map"]`; an array
+    /// element is named by its index: `["queue", "0", "kind"]`); for an implicit table or an
+    /// array of tables, the range covering its contents.
     pub fn span_of(&self, keys: &[&str]) -> Option<Range<usize>> {
         let (first, rest) = keys.split_first()?;
         let mut item = &self.root.iter().find(|(k, _)| k == first)?.1;
         for key in rest {
             match &item.node {
                 Node::Table(entries) => item = &entries.iter().find(|(k, _)| k == key)?.1,
-                _ => return None,
+                // An array element by its index (`["queue", "2", "kind"]`).
+                Node::Array(items) => item = items.get(key.parse::<usize>().ok()?)?,
+                Node::Leaf => return None,
             }
         }
         item.extent()

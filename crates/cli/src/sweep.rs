@@ -702,12 +702,13 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
     let valid = scenario::validate(&src, None)
         .map_err(|e| cell_error(&plan.sweep, &cell.name, values(), e))?;
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
+    let all_counters = valid.uses_tcp_or_qdiscs();
     let result = valid
         .run(1, Vec::new())
         .map_err(|source| CliError::Simulation { file: plan.base.clone(), source })?;
     let cdir = dir.join("cells").join(&cell.name);
     create_dir(&cdir)?;
-    crate::write_run_outputs(&cdir, &result, &dports)?;
+    crate::write_run_outputs(&cdir, &result, &dports, all_counters)?;
     output::write_atomic(&cdir, "scenario.toml", &cell.text)?;
     Ok(CellReport {
         done: result.summary.flows_done,

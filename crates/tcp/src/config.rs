@@ -173,7 +173,12 @@ const ECN: &[&str] = &["off", "classic", "accurate"];
 
 /// The transport's parameters (defaults: the `linux` profile; `profile` picks the base).
 pub const TCP_PARAMS: &[ParamSpec] = &[
-    ParamSpec::new("profile", Kind::Choice(PROFILES), "linux", "base profile the other keys override"),
+    ParamSpec::new(
+        "profile",
+        Kind::Choice(PROFILES),
+        "linux",
+        "base profile the other keys override",
+    ),
     ParamSpec::new("mss", Kind::Size, "1448", "payload bytes per full segment"),
     ParamSpec::new("header_bytes", Kind::Size, "66", "frame bytes around a segment's payload"),
     ParamSpec::new("syn_frame_bytes", Kind::Size, "74", "frame bytes of a SYN or SYN-ACK"),
@@ -194,7 +199,12 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
     ParamSpec::new("max_rto", Kind::Duration, "120s", "RTO upper bound"),
     ParamSpec::new("initial_rto", Kind::Duration, "1s", "RTO before an RTT sample; SYN timeout"),
     ParamSpec::new("clock_granularity", Kind::Duration, "0ns", "G in the RFC 6298 formula"),
-    ParamSpec::new("timer_min", Kind::Duration, "2ms", "TLP and RACK timer slack (TCP_TIMEOUT_MIN)"),
+    ParamSpec::new(
+        "timer_min",
+        Kind::Duration,
+        "2ms",
+        "TLP and RACK timer slack (TCP_TIMEOUT_MIN)",
+    ),
     ParamSpec::new("pacing", Kind::Choice(PACING), "auto", "pace data: auto = if the CCA asks"),
     ParamSpec::new("pacing_ss_ratio", Kind::Integer, "200", "pacing % of cwnd/SRTT in slow start"),
     ParamSpec::new("pacing_ca_ratio", Kind::Integer, "120", "pacing % of cwnd/SRTT otherwise"),
@@ -256,7 +266,8 @@ impl TcpConfig {
     /// A value out of range, naming the parameter.
     pub fn from_params(p: &Params) -> Result<TcpConfig, ParamError> {
         let base = p.choice("profile", "linux");
-        let d = TcpConfig::profile(base).ok_or_else(|| ParamError::new("profile", format!("unknown profile {base:?}")))?;
+        let d = TcpConfig::profile(base)
+            .ok_or_else(|| ParamError::new("profile", format!("unknown profile {base:?}")))?;
         let size32 = |name: &'static str, default: u32| -> Result<u32, ParamError> {
             let v = p.size(name, dcsim_types::Bytes(u64::from(default))).get();
             u32::try_from(v).map_err(|_| ParamError::new(name, format!("{v} bytes is too large")))
@@ -268,13 +279,16 @@ impl TcpConfig {
             min_frame_bytes: size32("min_frame_bytes", d.min_frame_bytes)?,
             iw: p.u32("iw", d.iw)?,
             sack: p.bool("sack", d.sack),
-            recovery: match p.choice("recovery", if d.recovery == Recovery::Sack { "sack" } else { "newreno" }) {
+            recovery: match p
+                .choice("recovery", if d.recovery == Recovery::Sack { "sack" } else { "newreno" })
+            {
                 "newreno" => Recovery::NewReno,
                 _ => Recovery::Sack,
             },
-            loss_detection: match p
-                .choice("loss_detection", if d.loss_detection == LossDetection::Rack { "rack" } else { "dupthresh" })
-            {
+            loss_detection: match p.choice(
+                "loss_detection",
+                if d.loss_detection == LossDetection::Rack { "rack" } else { "dupthresh" },
+            ) {
                 "dupthresh" => LossDetection::DupThresh,
                 _ => LossDetection::Rack,
             },
@@ -285,7 +299,9 @@ impl TcpConfig {
             delack_segments: p.u32("delack_segments", d.delack_segments)?,
             delack_timeout: p.duration("delack_timeout", d.delack_timeout),
             quickack: p.u32("quickack", d.quickack)?,
-            rto_mode: match p.choice("rto_mode", if d.rto_mode == RtoMode::Linux { "linux" } else { "rfc6298" }) {
+            rto_mode: match p
+                .choice("rto_mode", if d.rto_mode == RtoMode::Linux { "linux" } else { "rfc6298" })
+            {
                 "rfc6298" => RtoMode::Rfc6298,
                 _ => RtoMode::Linux,
             },
@@ -294,17 +310,17 @@ impl TcpConfig {
             initial_rto: p.duration("initial_rto", d.initial_rto),
             clock_granularity: p.duration("clock_granularity", d.clock_granularity),
             timer_min: p.duration("timer_min", d.timer_min),
-            pacing: match p.choice("pacing", "auto") {
+            pacing: match p.choice("pacing", PACING[d.pacing as usize]) {
                 "on" => Pacing::On,
                 "off" => Pacing::Off,
-                _ => d.pacing,
+                _ => Pacing::Auto,
             },
             pacing_ss_ratio: p.u32("pacing_ss_ratio", d.pacing_ss_ratio)?,
             pacing_ca_ratio: p.u32("pacing_ca_ratio", d.pacing_ca_ratio)?,
-            ecn: match p.choice("ecn", "off") {
+            ecn: match p.choice("ecn", ECN[d.ecn as usize]) {
                 "classic" => EcnMode::Classic,
                 "accurate" => EcnMode::Accurate,
-                _ => d.ecn,
+                _ => EcnMode::Off,
             },
             handshake: p.bool("handshake", d.handshake),
             request_bytes: size32("request_bytes", d.request_bytes)?,
@@ -386,7 +402,10 @@ mod tests {
         assert_eq!(TcpConfig::from_params(&p).unwrap_err().field, "min_rto");
         let p = Params::from_values(
             TCP_PARAMS,
-            vec![("min_rto", Value::Duration(Duration::from_ms(5))), ("max_rto", Value::Duration(Duration::from_ms(4)))],
+            vec![
+                ("min_rto", Value::Duration(Duration::from_ms(5))),
+                ("max_rto", Value::Duration(Duration::from_ms(4))),
+            ],
         );
         let e = TcpConfig::from_params(&p).unwrap_err();
         assert_eq!(e.field, "min_rto");

@@ -163,7 +163,10 @@ impl Receiver {
     /// Handles a segment from the sender: data, or a SYN-ACK.
     pub fn on_segment(&mut self, now: Time, seg: &Segment) {
         if let Some(c) = &mut self.client {
-            if seg.flags.contains(Flags::ACK) && seg.ack >= u64::from(self.cfg.request_bytes) && c.established {
+            if seg.flags.contains(Flags::ACK)
+                && seg.ack >= u64::from(self.cfg.request_bytes)
+                && c.established
+            {
                 c.req_acked = true;
                 c.req_pending = false;
                 c.req_timer = None;
@@ -371,7 +374,13 @@ impl Receiver {
             if c.syn_pending {
                 c.syn_pending = false;
                 c.syn_sent_at = Some(now);
-                c.syn_timer = Some(now + crate::rtt::backoff_of(self.cfg.initial_rto, c.syn_retries, self.cfg.max_rto));
+                c.syn_timer = Some(
+                    now + crate::rtt::backoff_of(
+                        self.cfg.initial_rto,
+                        c.syn_retries,
+                        self.cfg.max_rto,
+                    ),
+                );
                 self.stats.syns += 1;
                 return Some(Segment { flags: Flags::SYN, ecn: Ecn::NotEct, ..Segment::default() });
             }

@@ -57,7 +57,13 @@ impl BitOr for Flags {
 
 impl fmt::Debug for Flags {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names = [(Flags::SYN, "SYN"), (Flags::ACK, "ACK"), (Flags::FIN, "FIN"), (Flags::ECE, "ECE"), (Flags::CWR, "CWR")];
+        let names = [
+            (Flags::SYN, "SYN"),
+            (Flags::ACK, "ACK"),
+            (Flags::FIN, "FIN"),
+            (Flags::ECE, "ECE"),
+            (Flags::CWR, "CWR"),
+        ];
         let mut first = true;
         for (flag, name) in names {
             if self.contains(flag) {

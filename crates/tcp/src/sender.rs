@@ -331,11 +331,16 @@ impl Sender {
     pub fn pacing_rate(&self) -> u64 {
         let Some(srtt) = self.rtt.srtt() else { return 0 };
         let in_flight = self.pipe();
-        let p = PacingInput { srtt, in_flight, mtu: u64::from(self.cfg.mss + self.cfg.header_bytes) };
+        let p =
+            PacingInput { srtt, in_flight, mtu: u64::from(self.cfg.mss + self.cfg.header_bytes) };
         if let Some(r) = self.cca.pacing_rate(&self.w, &p) {
             return r;
         }
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
+            self.cfg.pacing_ss_ratio
+        } else {
+            self.cfg.pacing_ca_ratio
+        };
         let bytes = u128::from(self.w.cwnd.max(in_flight)) * u128::from(ratio);
         (bytes * 1_000_000_000_000 / 100 / u128::from(srtt.as_ps().max(1))) as u64
     }
@@ -420,9 +425,14 @@ impl Sender {
             if self.synack_sent_at.is_none() {
                 self.synack_sent_at = Some(now);
             }
-            self.synack_timer = Some(now + backoff_of(self.cfg.initial_rto, self.synack_retries, self.cfg.max_rto));
+            self.synack_timer =
+                Some(now + backoff_of(self.cfg.initial_rto, self.synack_retries, self.cfg.max_rto));
             self.stats.synacks += 1;
-            return Some(Segment { flags: Flags::SYN | Flags::ACK, ecn: Ecn::NotEct, ..Segment::default() });
+            return Some(Segment {
+                flags: Flags::SYN | Flags::ACK,
+                ecn: Ecn::NotEct,
+                ..Segment::default()
+            });
         }
         let choice = self.choose();
         if self.data_ready && self.snd_nxt >= self.total && self.pipe() < self.w.cwnd {
@@ -481,14 +491,19 @@ impl Sender {
         if self.paced {
             let rate = self.pacing_rate();
             if rate > 0 {
-                let gap = Duration::from_ps((u128::from(len) * 1_000_000_000_000 / u128::from(rate)) as u64);
+                let gap = Duration::from_ps(
+                    (u128::from(len) * 1_000_000_000_000 / u128::from(rate)) as u64,
+                );
                 self.next_send = self.next_send.max(now) + gap;
             }
         }
         // Linux tcp_cwnd_validate.
         let out = self.snd_nxt - self.snd_una;
         let limited = self.pipe() + self.w.mss > self.w.cwnd;
-        if self.snd_una >= self.cwnd_usage_seq || limited || (!self.is_cwnd_limited && out > self.max_out) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.is_cwnd_limited && out > self.max_out)
+        {
             self.is_cwnd_limited = limited;
             self.max_out = out;
             self.cwnd_usage_seq = self.snd_nxt;
@@ -610,7 +625,9 @@ impl Sender {
             return false;
         }
         let mut pto = match self.rtt.srtt() {
-            Some(srtt) => srtt * 2 + if self.sb.len() == 1 { self.cfg.min_rto } else { self.cfg.timer_min },
+            Some(srtt) => {
+                srtt * 2 + if self.sb.len() == 1 { self.cfg.min_rto } else { self.cfg.timer_min }
+            }
             None => self.cfg.initial_rto,
         };
         let rto_delta = if advancing_rto {
@@ -783,7 +800,8 @@ impl Sender {
             if r.sacked || (r.lost && !r.retrans) {
                 continue;
             }
-            let remaining = (self.rack.rtt + reo_wnd).as_ps() as i128 - now.saturating_since(r.sent).as_ps() as i128;
+            let remaining = (self.rack.rtt + reo_wnd).as_ps() as i128
+                - now.saturating_since(r.sent).as_ps() as i128;
             if remaining <= 0 {
                 self.mark_lost(i);
             } else {
@@ -871,7 +889,9 @@ impl Sender {
         let pipe = self.pipe();
         let ssthresh = self.w.ssthresh;
         let mut sndcnt: i128 = if ssthresh < pipe {
-            let dividend = u128::from(ssthresh) * u128::from(self.prr_delivered) + u128::from(self.prior_cwnd) - 1;
+            let dividend = u128::from(ssthresh) * u128::from(self.prr_delivered)
+                + u128::from(self.prior_cwnd)
+                - 1;
             (dividend / u128::from(self.prior_cwnd)) as i128 - self.prr_out as i128
         } else {
             let delta = (ssthresh - pipe) as i128;
@@ -1097,7 +1117,8 @@ impl Sender {
         }
 
         // 3. RTT (tcp_ack_update_rtt): Karn's rule — no sample if retransmitted data was ACKed.
-        let seq_rtt = if retrans_acked { None } else { first_ackt.map(|t| now.saturating_since(t)) };
+        let seq_rtt =
+            if retrans_acked { None } else { first_ackt.map(|t| now.saturating_since(t)) };
         let rtt_sample = seq_rtt.or(first_sackt.map(|t| now.saturating_since(t)));
         if let Some(r) = rtt_sample {
             self.rtt.sample(r, self.snd_una, self.snd_nxt);
@@ -1111,7 +1132,10 @@ impl Sender {
         let rate = match rs_rec {
             Some(r) => RateSample {
                 delivered: self.delivered - r.delivered,
-                interval: r.sent.saturating_since(r.first_tx).max(now.saturating_since(r.delivered_time)),
+                interval: r
+                    .sent
+                    .saturating_since(r.first_tx)
+                    .max(now.saturating_since(r.delivered_time)),
                 app_limited: r.app_limited,
             },
             None => RateSample::default(),
@@ -1184,7 +1208,10 @@ impl Sender {
                             self.mark_lost(0);
                         }
                     }
-                } else if una_advanced && self.ca == CaState::Recovery && self.snd_una < self.high_seq {
+                } else if una_advanced
+                    && self.ca == CaState::Recovery
+                    && self.snd_una < self.high_seq
+                {
                     // Partial ACK: the next hole is lost too (RFC 6582 §3.2 step 5).
                     if self.sb.front().is_some_and(|r| !r.lost) {
                         self.mark_lost(0);
@@ -1198,7 +1225,9 @@ impl Sender {
         // 7. State machine (tcp_fastretrans_alert).
         let flight = self.snd_nxt - self.snd_una;
         let was_recovery = self.ca == CaState::Recovery;
-        if matches!(self.ca, CaState::Cwr | CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
+        if matches!(self.ca, CaState::Cwr | CaState::Recovery | CaState::Loss)
+            && self.snd_una >= self.high_seq
+        {
             let done = self.snd_una >= self.snd_nxt;
             match self.ca {
                 CaState::Cwr if self.snd_una > self.high_seq || done => {
@@ -1206,7 +1235,10 @@ impl Sender {
                     self.set_state(CaState::Open, now);
                 }
                 CaState::Recovery => {
-                    if self.cfg.recovery == Recovery::NewReno && !self.cfg.prr && !self.cca.owns_window() {
+                    if self.cfg.recovery == Recovery::NewReno
+                        && !self.cfg.prr
+                        && !self.cca.owns_window()
+                    {
                         // RFC 6582 step 6 (option 1).
                         self.w.cwnd = self.w.ssthresh.min(flight + self.w.mss);
                     } else {

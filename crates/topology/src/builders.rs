@@ -265,6 +265,45 @@ pub fn dumbbell(
     Ok(t.finish())
 }
 
+/// A dumbbell whose bottleneck has its own propagation delay: `left_hosts` hosts (ids
+/// `0..left_hosts`) on switch `L = left_hosts + right_hosts`, `right_hosts` hosts (ids
+/// `left_hosts..L`) on switch `L + 1`, every host link at `host_rate` with delay `host_delay`,
+/// and one bottleneck link between the two switches at `bottleneck_rate` with delay
+/// `bottleneck_delay` (declared last). Nodes and links are numbered as in [`dumbbell`]; the
+/// one-way propagation delay between a left and a right host is
+/// `2 · host_delay + bottleneck_delay`.
+///
+/// This is the path of the FCT-harm experiment (ccafct): fast, short host links and a slow
+/// bottleneck that carries the whole path delay.
+///
+/// # Errors
+/// [`TopologyError::InvalidArgument`] if a count or rate is zero or the network would exceed
+/// [`MAX_NODES`].
+pub fn dumbbell_asym(
+    left_hosts: usize,
+    right_hosts: usize,
+    host_rate: BitsPerSec,
+    host_delay: Duration,
+    bottleneck_rate: BitsPerSec,
+    bottleneck_delay: Duration,
+) -> Result<Topology, TopologyError> {
+    const B: &str = "dumbbell_asym";
+    positive(B, "left_hosts", left_hosts)?;
+    positive(B, "right_hosts", right_hosts)?;
+    nonzero_rate(B, "host_rate", host_rate)?;
+    nonzero_rate(B, "bottleneck_rate", bottleneck_rate)?;
+    let hosts = sum(B, &[left_hosts, right_hosts])?;
+    sum(B, &[hosts, 2])?;
+    let left = hosts;
+    let right = hosts + 1;
+    let mut t = Builder::new(hosts, 2, hosts + 1);
+    for h in 0..hosts {
+        t.link(h, if h < left_hosts { left } else { right }, host_rate, host_delay);
+    }
+    t.link(left, right, bottleneck_rate, bottleneck_delay);
+    Ok(t.finish())
+}
+
 /// A star for incast: `senders` senders (ids `0..senders`) and one receiver (id `senders`, the
 /// last host) on a single switch (id `senders + 1`), all links at `host_rate`.
 ///
@@ -352,4 +391,32 @@ fn sum(b: &'static str, xs: &[usize]) -> Result<usize, TopologyError> {
         .try_fold(0usize, |acc, &x| acc.checked_add(x))
         .filter(|&v| v <= MAX_NODES)
         .ok_or_else(|| invalid(b, too_big()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dumbbell_asym_has_its_own_bottleneck_delay() {
+        let (hr, hd) = (BitsPerSec::gbps(10), Duration::from_us(1));
+        let (br, bd) = (BitsPerSec::mbps(50), Duration::from_us(4_998));
+        let t = dumbbell_asym(2, 3, hr, hd, br, bd).unwrap();
+        assert_eq!((t.host_count(), t.switch_count()), (5, 2));
+        assert_eq!(t.links.len(), 6);
+        for (h, l) in t.links[..5].iter().enumerate() {
+            let sw = if h < 2 { 5 } else { 6 };
+            assert_eq!((l.a, l.b, l.rate, l.delay), (NodeId::from_idx(h), NodeId(sw), hr, hd));
+        }
+        let last = t.links[5];
+        assert_eq!((last.a, last.b, last.rate, last.delay), (NodeId(5), NodeId(6), br, bd));
+        // Same shape as `dumbbell` when the delays agree.
+        let same = dumbbell_asym(2, 3, hr, hd, br, hd).unwrap();
+        assert_eq!(same.links, dumbbell(2, 3, hr, br, hd).unwrap().links);
+        assert!(same.validate().is_ok());
+        let e = dumbbell_asym(0, 1, hr, hd, br, bd).unwrap_err();
+        assert!(e.to_string().contains("left_hosts must be at least 1"), "{e}");
+        let e = dumbbell_asym(1, 1, hr, hd, BitsPerSec(0), bd).unwrap_err();
+        assert!(e.to_string().contains("bottleneck_rate"), "{e}");
+    }
 }

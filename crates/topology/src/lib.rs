@@ -48,7 +48,7 @@ pub mod routing;
 mod topology;
 
 pub use builders::{
-    dumbbell, fat_tree, leaf_spine, paper_fat_tree, star, three_tier_clos, ClosParams,
+    dumbbell, dumbbell_asym, fat_tree, leaf_spine, paper_fat_tree, star, three_tier_clos, ClosParams,
     FatTreeParams,
 };
 pub use error::{LinkRef, TopologyError};

@@ -417,3 +417,97 @@ fn incast_flows(
     let info = IncastInfo { flows: flows.len(), senders, size, fraction, start, duration, seed };
     Ok((flows, info))
 }
+
+/// `[flows] lognormal = { src, dst, flows, start, mean_gap, p5, p95, seed, pg, dport }` as
+/// written: the ccafct FCT-harm workload (spec A4) between two hosts.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLognormal {
+    src: Option<Int>,
+    dst: Option<Int>,
+    flows: Option<Int>,
+    start: Option<Qty>,
+    mean_gap: Option<Qty>,
+    p5: Option<Qty>,
+    p95: Option<Qty>,
+    seed: Option<Int>,
+    pg: Option<Int>,
+    dport: Option<Int>,
+}
+
+const LOGNORMAL: &str = "flows.lognormal";
+
+/// The flows of `[flows] lognormal`: `flows` flows from `src` to `dst`, the first at `start`,
+/// then exponential gaps of mean `mean_gap`, sizes lognormal through the given 5th and 95th
+/// percentiles (`dcsim_workload::HarmWorkload`).
+pub(super) fn lognormal_flows(
+    src: &Source,
+    w: &RawLognormal,
+    net: &Network,
+    sim_seed: u64,
+) -> Result<Vec<FlowSpec>, CliError> {
+    let d = dcsim_workload::HarmWorkload::default();
+    let field = |k: &str| format!("{LOGNORMAL}.{k}");
+    let host = |v: &Option<Int>, k: &str| -> Result<NodeId, CliError> {
+        let v = v.as_ref().ok_or_else(|| missing(src, "lognormal", k, "expected a host id"))?;
+        match host_problem(net, *v.get_ref()) {
+            Some(p) => Err(src.error(v.span(), field(k), p)),
+            None => Ok(NodeId(*v.get_ref() as u32)),
+        }
+    };
+    let (s, t) = (host(&w.src, "src")?, host(&w.dst, "dst")?);
+    if s == t {
+        let span = w.dst.as_ref().map(|v| v.span());
+        return Err(src.error_at(span, field("dst"), format!("same host as src ({s})")));
+    }
+    let flows = match &w.flows {
+        Some(v) => src.int(v, &field("flows"), 1, 10_000_000)? as usize,
+        None => d.flows,
+    };
+    let start = start(src, w.start.as_ref(), &field("start"), d.start)?;
+    let mean_gap = match &w.mean_gap {
+        Some(q) => src.duration(q, &field("mean_gap"), Zero::Rejected)?,
+        None => d.mean_gap,
+    };
+    let size = |q: &Option<Qty>, k: &str, default: u64| -> Result<u64, CliError> {
+        match q {
+            Some(q) => Ok(src.size(q, &field(k), Zero::Rejected)?.0),
+            None => Ok(default),
+        }
+    };
+    let p5 = size(&w.p5, "p5", d.p5)?;
+    let p95 = size(&w.p95, "p95", d.p95)?;
+    let seed = seed(src, w.seed.as_ref(), &field("seed"), sim_seed)?;
+    let pg = match &w.pg {
+        Some(v) => src.int(v, &field("pg"), 1, 7)? as u8,
+        None => dcsim_workload::FLOW_PG,
+    };
+    let dport = match &w.dport {
+        Some(v) => src.int(v, &field("dport"), 0, i64::from(u16::MAX))? as u16,
+        None => dcsim_workload::BACKGROUND_DPORT,
+    };
+    let gen = dcsim_workload::HarmWorkload { flows, start, mean_gap, p5, p95 };
+    let list = gen.generate(seed).map_err(|e| {
+        let key = match e {
+            dcsim_workload::HarmWorkloadError::MeanGapTooShort { .. } => "mean_gap",
+            dcsim_workload::HarmWorkloadError::ZeroFlows => "flows",
+            _ => "p95",
+        };
+        let span =
+            src.span_of(&["flows", "lognormal", key]).or_else(|| table_span(src, "lognormal"));
+        src.error_at(span, field(key), e.to_string())
+    })?;
+    Ok(list
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| FlowSpec {
+            id: dcsim_core::ids::FlowId::from_idx(i),
+            src: s,
+            dst: t,
+            size: f.size,
+            start: f.start,
+            pg,
+            dport,
+        })
+        .collect())
+}

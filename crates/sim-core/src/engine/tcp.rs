@@ -116,7 +116,7 @@ impl TcpTx {
 }
 
 impl<F: CcFactory> Shard<F> {
-    fn tcp_group<'a>(sh: &'a Shared<F>, group: u16) -> &'a TcpGroup {
+    fn tcp_group(sh: &Shared<F>, group: u16) -> &TcpGroup {
         &sh.cfg.tcp_groups[group as usize]
     }
 

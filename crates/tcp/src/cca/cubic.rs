@@ -24,13 +24,48 @@ pub const SPEC: PluginSpec = PluginSpec {
     params: &[
         ParamSpec::new("beta", Kind::Number, "0.7", "multiplicative decrease (Linux 717/1024)"),
         ParamSpec::new("c", Kind::Number, "0.4", "cubic scaling constant C (Linux 410/1024)"),
-        ParamSpec::new("fast_convergence", Kind::Bool, "true", "release bandwidth faster on a lower W_max"),
-        ParamSpec::new("tcp_friendliness", Kind::Bool, "true", "Reno-friendly region (RFC 9438 §4.3)"),
-        ParamSpec::new("hystart", Kind::Choice(HYSTART_MODES), "classic", "slow-start exit: Linux HyStart, RFC 9406, none"),
-        ParamSpec::new("hystart_ack_train", Kind::Bool, "true", "classic HyStart: ACK-train detection"),
-        ParamSpec::new("hystart_delay", Kind::Bool, "true", "classic HyStart: delay-increase detection"),
-        ParamSpec::new("hystart_low_window", Kind::Integer, "16", "HyStart acts from this cwnd (segments)"),
-        ParamSpec::new("hystart_ack_delta", Kind::Duration, "2ms", "ACK-train spacing (hystart_ack_delta_us)"),
+        ParamSpec::new(
+            "fast_convergence",
+            Kind::Bool,
+            "true",
+            "release bandwidth faster on a lower W_max",
+        ),
+        ParamSpec::new(
+            "tcp_friendliness",
+            Kind::Bool,
+            "true",
+            "Reno-friendly region (RFC 9438 §4.3)",
+        ),
+        ParamSpec::new(
+            "hystart",
+            Kind::Choice(HYSTART_MODES),
+            "classic",
+            "slow-start exit: Linux HyStart, RFC 9406, none",
+        ),
+        ParamSpec::new(
+            "hystart_ack_train",
+            Kind::Bool,
+            "true",
+            "classic HyStart: ACK-train detection",
+        ),
+        ParamSpec::new(
+            "hystart_delay",
+            Kind::Bool,
+            "true",
+            "classic HyStart: delay-increase detection",
+        ),
+        ParamSpec::new(
+            "hystart_low_window",
+            Kind::Integer,
+            "16",
+            "HyStart acts from this cwnd (segments)",
+        ),
+        ParamSpec::new(
+            "hystart_ack_delta",
+            Kind::Duration,
+            "2ms",
+            "ACK-train spacing (hystart_ack_delta_us)",
+        ),
     ],
 };
 
@@ -228,12 +263,16 @@ impl Cubic {
             self.hystart_reset(ack);
         }
         let delay_min = self.delay_min.unwrap_or(delay);
-        if self.cfg.hystart_ack_train && ack.now.saturating_since(self.last_ack) <= self.cfg.hystart_ack_delta {
+        if self.cfg.hystart_ack_train
+            && ack.now.saturating_since(self.last_ack) <= self.cfg.hystart_ack_delta
+        {
             self.last_ack = ack.now;
             // hystart_ack_delay: GSO bursts of 64 KB may compress ACKs, up to 1 ms.
             let ack_delay = if ack.pacing_rate > 0 {
-                Duration::from_ps((4 * 65_536 * 1_000_000_000_000u128 / u128::from(ack.pacing_rate)) as u64)
-                    .min(Duration::from_ms(1))
+                Duration::from_ps(
+                    (4 * 65_536 * 1_000_000_000_000u128 / u128::from(ack.pacing_rate)) as u64,
+                )
+                .min(Duration::from_ms(1))
             } else {
                 Duration::ZERO
             };
@@ -251,7 +290,8 @@ impl Cubic {
             if self.sample_cnt < 8 {
                 self.sample_cnt += 1;
             } else {
-                let eta = Duration(delay_min.as_ps() / 8).clamp(Duration::from_ms(4), Duration::from_ms(16));
+                let eta = Duration(delay_min.as_ps() / 8)
+                    .clamp(Duration::from_ms(4), Duration::from_ms(16));
                 if self.curr_rtt.is_some_and(|c| c > delay_min + eta) {
                     self.found = true;
                     w.ssthresh = w.cwnd;
@@ -287,7 +327,8 @@ impl Cubic {
         match self.hspp_css_baseline {
             None => {
                 if let Some(last) = self.hspp_last_round_min {
-                    let eta = Duration(last.as_ps() / 8).clamp(HSPP_MIN_RTT_THRESH, HSPP_MAX_RTT_THRESH);
+                    let eta =
+                        Duration(last.as_ps() / 8).clamp(HSPP_MIN_RTT_THRESH, HSPP_MAX_RTT_THRESH);
                     if cur >= last + eta {
                         self.hspp_css_baseline = Some(cur);
                         self.hspp_css_rounds = 0;
@@ -307,7 +348,9 @@ impl Cubic {
     fn update(&mut self, w: &Window, now: Time, acked: u64) {
         let cwnd = w.segs();
         self.ack_cnt += acked;
-        if self.last_cwnd == cwnd && self.last_time.is_some_and(|t| now.saturating_since(t) <= Duration::from_us(31_250)) {
+        if self.last_cwnd == cwnd
+            && self.last_time.is_some_and(|t| now.saturating_since(t) <= Duration::from_us(31_250))
+        {
             return;
         }
         self.last_cwnd = cwnd;
@@ -328,10 +371,12 @@ impl Cubic {
                 now
             }
         };
-        let t = (now.saturating_since(epoch) + self.delay_min.unwrap_or(Duration::ZERO)).as_secs_f64();
+        let t =
+            (now.saturating_since(epoch) + self.delay_min.unwrap_or(Duration::ZERO)).as_secs_f64();
         let offs = (t - self.k).abs();
         let delta = (self.cfg.c * offs * offs * offs).floor() as u64;
-        let target = if t < self.k { self.origin.saturating_sub(delta) } else { self.origin + delta };
+        let target =
+            if t < self.k { self.origin.saturating_sub(delta) } else { self.origin + delta };
         self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
         if self.last_max_cwnd == 0 && self.cnt > 20 {
             self.cnt = 20;
@@ -368,8 +413,12 @@ impl CongestionControl for Cubic {
             return;
         }
         match self.cfg.hystart {
-            HyStartMode::Classic if w.segs() >= self.cfg.hystart_low_window => self.hystart_update(w, ack, delay),
-            HyStartMode::Plus if w.segs() >= self.cfg.hystart_low_window => self.hystart_plus_update(w, ack, delay),
+            HyStartMode::Classic if w.segs() >= self.cfg.hystart_low_window => {
+                self.hystart_update(w, ack, delay)
+            }
+            HyStartMode::Plus if w.segs() >= self.cfg.hystart_low_window => {
+                self.hystart_plus_update(w, ack, delay)
+            }
             _ => {}
         }
     }
@@ -399,8 +448,11 @@ impl CongestionControl for Cubic {
         let cwnd = w.segs();
         self.epoch_start = None;
         let b = (self.cfg.beta * 1024.0).round() as u64;
-        self.last_max_cwnd =
-            if cwnd < self.last_max_cwnd && self.cfg.fast_convergence { cwnd * (1024 + b) / 2048 } else { cwnd };
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
+            cwnd * (1024 + b) / 2048
+        } else {
+            cwnd
+        };
         self.hspp_css_baseline = None;
         (cwnd * b / 1024).max(2) * w.mss
     }

@@ -16,8 +16,18 @@ pub const SPEC: PluginSpec = PluginSpec {
     name: "dctcp",
     summary: "DCTCP (RFC 8257, Linux tcp_dctcp.c): cwnd·(1 − α/2) per window with CE",
     params: &[
-        ParamSpec::new("shift_g", Kind::Integer, "4", "EWMA gain g = 2^-shift_g (Linux dctcp_shift_g)"),
-        ParamSpec::new("alpha_on_init", Kind::Integer, "1024", "initial α in 1/1024 (Linux dctcp_alpha_on_init)"),
+        ParamSpec::new(
+            "shift_g",
+            Kind::Integer,
+            "4",
+            "EWMA gain g = 2^-shift_g (Linux dctcp_shift_g)",
+        ),
+        ParamSpec::new(
+            "alpha_on_init",
+            Kind::Integer,
+            "1024",
+            "initial α in 1/1024 (Linux dctcp_alpha_on_init)",
+        ),
     ],
 };
 
@@ -48,7 +58,10 @@ impl DctcpConfig {
         }
         let alpha_on_init = p.u32("alpha_on_init", 1024)?;
         if alpha_on_init > 1024 {
-            return Err(ParamError::new("alpha_on_init", format!("must be at most 1024, got {alpha_on_init}")));
+            return Err(ParamError::new(
+                "alpha_on_init",
+                format!("must be at most 1024, got {alpha_on_init}"),
+            ));
         }
         Ok(DctcpConfig { shift_g, alpha_on_init })
     }

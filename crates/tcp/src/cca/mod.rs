@@ -125,8 +125,10 @@ pub struct RateSample {
 impl RateSample {
     /// Delivered bytes per second, if the interval is not zero.
     pub fn rate_bytes_per_sec(&self) -> Option<u64> {
-        (self.interval.as_ps() > 0)
-            .then(|| (u128::from(self.delivered) * 1_000_000_000_000 / u128::from(self.interval.as_ps())) as u64)
+        (self.interval.as_ps() > 0).then(|| {
+            (u128::from(self.delivered) * 1_000_000_000_000 / u128::from(self.interval.as_ps()))
+                as u64
+        })
     }
 }
 

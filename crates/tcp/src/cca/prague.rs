@@ -25,11 +25,27 @@ use super::{AckSample, CaState, Congestion, CongestionControl, PacingInput, Wind
 /// Prague's parameters.
 pub const SPEC: PluginSpec = PluginSpec {
     name: "prague",
-    summary: "TCP Prague v0.6 (L4S): ECT(1), DCTCP-like α, fractional cwnd, RTT independence, paced",
+    summary:
+        "TCP Prague v0.6 (L4S): ECT(1), DCTCP-like α, fractional cwnd, RTT independence, paced",
     params: &[
-        ParamSpec::new("rtt_target", Kind::Duration, "25ms", "RTT-independence target (prague_rtt_target)"),
-        ParamSpec::new("rtt_transition", Kind::Integer, "500", "post-slow-start rounds before RTT independence"),
-        ParamSpec::new("rtt_scaling", Kind::Choice(&["rate", "none"]), "rate", "RTT scaling heuristic"),
+        ParamSpec::new(
+            "rtt_target",
+            Kind::Duration,
+            "25ms",
+            "RTT-independence target (prague_rtt_target)",
+        ),
+        ParamSpec::new(
+            "rtt_transition",
+            Kind::Integer,
+            "500",
+            "post-slow-start rounds before RTT independence",
+        ),
+        ParamSpec::new(
+            "rtt_scaling",
+            Kind::Choice(&["rate", "none"]),
+            "rate",
+            "RTT scaling heuristic",
+        ),
     ],
 };
 
@@ -63,7 +79,10 @@ impl PragueConfig {
             rtt_scaling: p.choice("rtt_scaling", "rate") == "rate",
         };
         if c.rtt_scaling && c.rtt_target.as_ps() == 0 {
-            return Err(ParamError::new("rtt_target", "must be greater than 0 with rtt_scaling = \"rate\""));
+            return Err(ParamError::new(
+                "rtt_target",
+                "must be greater than 0 with rtt_scaling = \"rate\"",
+            ));
         }
         Ok(c)
     }
@@ -132,7 +151,7 @@ impl Prague {
     }
 
     fn target_units(&self) -> u64 {
-        self.cfg.rtt_target.as_ps() / 1_000_000 >> 7
+        (self.cfg.rtt_target.as_ps() / 1_000_000) >> 7
     }
 
     fn update_ai_ack_increase(&mut self) {
@@ -183,7 +202,8 @@ impl Prague {
 
     fn should_update_ewma(&self, w: &Window, ack: &AckSample) -> bool {
         ack.snd_una >= self.next_seq
-            && (!self.rtt_independent(w) || ack.now.saturating_since(self.alpha_stamp) >= self.cfg.rtt_target)
+            && (!self.rtt_independent(w)
+                || ack.now.saturating_since(self.alpha_stamp) >= self.cfg.rtt_target)
     }
 
     fn enter_loss(&mut self, w: &Window) {
@@ -195,7 +215,9 @@ impl Prague {
     }
 
     fn enter_cwr(&mut self, w: &Window, now: Time) {
-        if self.rtt_independent(w) && self.cwr_stamp.is_some_and(|t| now.saturating_since(t) < self.cfg.rtt_target) {
+        if self.rtt_independent(w)
+            && self.cwr_stamp.is_some_and(|t| now.saturating_since(t) < self.cfg.rtt_target)
+        {
             return;
         }
         self.cwr_stamp = Some(now);

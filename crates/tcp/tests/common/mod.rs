@@ -191,6 +191,7 @@ pub fn run(mut o: Opts) -> Run {
     let mut rx_ver = 0u64;
     let mut rx_timer: Option<Time> = None;
     let mut nth: HashMap<u64, u32> = HashMap::new();
+    let mut syn_nth = 0u32;
 
     if cfg.handshake {
         rx.connect(Time::ZERO);
@@ -222,15 +223,19 @@ pub fn run(mut o: Opts) -> Run {
             }
             Ev::AtBottleneck(mut seg) => {
                 let size = u64::from(seg.wire_bytes(&cfg));
-                let n = if seg.len > 0 { nth.get(&seg.seq).copied().unwrap_or(1) - 1 } else { 0 };
+                let n = if seg.len > 0 {
+                    nth.get(&seg.seq).copied().unwrap_or(1) - 1
+                } else {
+                    let c = syn_nth;
+                    syn_nth += u32::from(seg.is_syn());
+                    c
+                };
                 let mut drop = false;
-                if seg.len > 0 {
-                    if let Some(f) = o.drop.as_mut() {
-                        drop |= f(n, &seg);
-                    }
-                    if p.loss > 0.0 && rng.gen::<f64>() < p.loss {
-                        drop = true;
-                    }
+                if let Some(f) = o.drop.as_mut() {
+                    drop |= f(n, &seg);
+                }
+                if seg.len > 0 && p.loss > 0.0 && rng.gen::<f64>() < p.loss {
+                    drop = true;
                 }
                 if !drop && qbytes + size > p.buffer && link_busy {
                     drop = true;
@@ -403,7 +408,10 @@ impl Run {
     /// cwnd (bytes) of the last ACK at or before `t`.
     pub fn cwnd_at(&self, t: Time) -> u64 {
         let i = self.acks.partition_point(|a| a.t <= t);
-        self.acks[i.max(1) - 1].cwnd
+        if i == 0 {
+            return u64::from(self.cfg.iw) * u64::from(self.cfg.mss);
+        }
+        self.acks[i - 1].cwnd
     }
 }
 
