@@ -11,7 +11,10 @@ use dcsim::tcp::{CcaConfig, TcpConfig};
 use dcsim::topology as topo;
 
 /// `n` senders on the left of a dumbbell, one receiver on the right.
-fn dumbbell(n: usize, bottleneck: BitsPerSec) -> (dcsim::core::network::Network, dcsim::core::network::RoutingTable) {
+fn dumbbell(
+    n: usize,
+    bottleneck: BitsPerSec,
+) -> (dcsim::core::network::Network, dcsim::core::network::RoutingTable) {
     let t = topo::dumbbell(n, 1, BitsPerSec::gbps(1), bottleneck, Duration::from_us(500)).unwrap();
     let net = t.validate().unwrap();
     let routes = topo::compute_routes(&net);
@@ -55,9 +58,11 @@ fn newreno_flows_share_a_drop_tail_bottleneck_and_complete() {
         (0..4).map(|i| flow(i, i, 4, 2_000_000, Time::from_ns(i as u64 * 1_000_000))).collect();
     let mut cfg = tcp_cfg(CcaConfig::NewReno(Default::default()), TcpConfig::dc_newreno(), 4);
     // A 100-packet drop-tail buffer at the bottleneck (left switch 5, port towards switch 6).
-    let port = PortNo(net.ports(NodeId(5)).iter().position(|p| p.peer == NodeId(6)).unwrap() as u16);
+    let port =
+        PortNo(net.ports(NodeId(5)).iter().position(|p| p.peer == NodeId(6)).unwrap() as u16);
     let fifo = dcsim::aqm::fifo::FifoParams { limit_bytes: None, limit_packets: Some(100) };
-    cfg.switch.qdiscs = vec![PortQdisc { node: NodeId(5), port, classes: 0xfe, qdisc: QdiscConfig::Fifo(fifo) }];
+    cfg.switch.qdiscs =
+        vec![PortQdisc { node: NodeId(5), port, classes: 0xfe, qdisc: QdiscConfig::Fifo(fifo) }];
     let mut sim = Simulation::new(net, routes, cfg, flows, NoCcFactory).unwrap();
     sim.run();
     assert_sound(&sim);
@@ -73,15 +78,22 @@ fn cubic_through_codel_completes_and_is_identical_on_several_threads() {
         let flows: Vec<FlowSpec> =
             (0..3).map(|i| flow(i, i, 3, 1_000_000 + i as u64 * 77_777, Time::ZERO)).collect();
         let mut cfg = tcp_cfg(CcaConfig::Cubic(Default::default()), TcpConfig::linux(), 3);
-        let port = PortNo(net.ports(NodeId(4)).iter().position(|p| p.peer == NodeId(5)).unwrap() as u16);
+        let port =
+            PortNo(net.ports(NodeId(4)).iter().position(|p| p.peer == NodeId(5)).unwrap() as u16);
         let codel = CoDelParams { ecn: false, ..CoDelParams::default() };
-        cfg.switch.qdiscs = vec![PortQdisc { node: NodeId(4), port, classes: 0xfe, qdisc: QdiscConfig::CoDel(codel) }];
+        cfg.switch.qdiscs = vec![PortQdisc {
+            node: NodeId(4),
+            port,
+            classes: 0xfe,
+            qdisc: QdiscConfig::CoDel(codel),
+        }];
         let part = if threads == 1 {
             Partition::single(net.node_count())
         } else {
             Partition::round_robin(net.node_count(), threads)
         };
-        let mut sim = Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, part).unwrap();
+        let mut sim =
+            Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, part).unwrap();
         sim.set_threads(threads);
         sim.run();
         assert_sound(&sim);
@@ -95,4 +107,140 @@ fn cubic_through_codel_completes_and_is_identical_on_several_threads() {
         assert_eq!(c.data_bytes_delivered, c1.data_bytes_delivered);
         assert_eq!(c.aqm_drops, c1.aqm_drops);
     }
+}
+
+/// Every TCP congestion controller through every queue discipline, on 1 and 3 threads: each
+/// byte delivered once and in order, bytes conserved, queues and MMU counters back to zero,
+/// identical results for any thread count.
+#[test]
+fn every_controller_through_every_queue_discipline_is_sound_and_deterministic() {
+    use dcsim::aqm::{
+        dualpi2::DualPi2Params, fifo::FifoParams, fq_codel::FqCodelParams, red::RedParams,
+    };
+    use dcsim::core::units::Bytes;
+    let qdiscs = [
+        QdiscConfig::Fifo(FifoParams { limit_bytes: None, limit_packets: Some(40) }),
+        QdiscConfig::Red(RedParams {
+            kmin: Bytes(15_000),
+            kmax: Bytes(60_000),
+            pmax: 0.2,
+            ecn: true,
+        }),
+        // Targets scaled to the 1 ms RTT of the path, so that the AQMs act within the run.
+        QdiscConfig::CoDel(CoDelParams {
+            target: ms(0.5),
+            interval: ms(5.0),
+            ..CoDelParams::default()
+        }),
+        QdiscConfig::FqCodel(FqCodelParams {
+            target: ms(0.5),
+            interval: ms(5.0),
+            ..FqCodelParams::default()
+        }),
+        QdiscConfig::DualPi2(DualPi2Params {
+            target: ms(1.0),
+            tupdate: ms(1.0),
+            ..DualPi2Params::default()
+        }),
+    ];
+    let ccas = [
+        CcaConfig::NewReno(Default::default()),
+        CcaConfig::Cubic(Default::default()),
+        CcaConfig::Dctcp(Default::default()),
+        CcaConfig::Prague(Default::default()),
+    ];
+    for qdisc in &qdiscs {
+        for cca in &ccas {
+            let run = |threads: usize| {
+                let (net, routes) = dumbbell(3, BitsPerSec::mbps(100));
+                let flows: Vec<FlowSpec> = (0..3)
+                    .map(|i| {
+                        flow(
+                            i,
+                            i,
+                            3,
+                            1_000_000 + 50_000 * i as u64,
+                            Time::from_ns(i as u64 * 300_000),
+                        )
+                    })
+                    .collect();
+                let mut tcp = TcpConfig::linux();
+                tcp.ecn = dcsim::tcp::EcnMode::Accurate;
+                tcp.min_rto = Duration::from_ms(10);
+                let mut cfg = tcp_cfg(cca.clone(), tcp, 3);
+                let port = PortQdisc {
+                    node: NodeId(4),
+                    port: bottleneck_port(&net, 4, 5),
+                    classes: 0xfe,
+                    qdisc: qdisc.clone(),
+                };
+                cfg.switch.qdiscs = vec![port];
+                let part = Partition::round_robin(net.node_count(), threads);
+                let mut sim =
+                    Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, part).unwrap();
+                sim.set_threads(threads);
+                sim.run();
+                assert_sound(&sim);
+                (sim.flow_results().to_vec(), *sim.counters())
+            };
+            let (r1, c1) = run(1);
+            let (r3, c3) = run(3);
+            let what = format!("{} through {}", cca.name(), qdisc.name());
+            assert_eq!(r1, r3, "{what}: 1 and 3 threads");
+            assert_eq!(c1.data_bytes_delivered, c3.data_bytes_delivered, "{what}");
+            assert_eq!(c1.frames_transmitted, c3.frames_transmitted, "{what}");
+            assert!(
+                c1.aqm_drops + c1.qdisc_overflow_drops + c1.ecn_marks > 0,
+                "{what}: the bottleneck signals: {c1:?}"
+            );
+        }
+    }
+}
+
+fn ms(v: f64) -> Duration {
+    Duration::from_ps((v * 1e9) as u64)
+}
+
+fn bottleneck_port(net: &dcsim::core::network::Network, from: u32, to: u32) -> PortNo {
+    PortNo(net.ports(NodeId(from)).iter().position(|p| p.peer == NodeId(to)).unwrap() as u16)
+}
+
+/// NewReno through the engine, one flow, a drop-tail buffer of one BDP: the bottleneck stays
+/// busy (goodput >= 98% of the payload share of the link), losses are repaired by fast
+/// recovery (no RTO), about one recovery per sawtooth cycle of W/2 round trips with
+/// W = BDP + buffer.
+#[test]
+fn newreno_sawtooth_keeps_a_bdp_buffered_bottleneck_busy() {
+    let (net, routes) = dumbbell(1, BitsPerSec::mbps(100));
+    let tcp = TcpConfig { delack_segments: 1, ..TcpConfig::dc_newreno() };
+    let mss = u64::from(tcp.mss);
+    let wire = mss + u64::from(tcp.header_bytes);
+    // RTT: three 500 us links each way plus serialization (~0.3 ms); BDP in full segments.
+    let rtt = 3.0e-3 + 3.3e-4;
+    let bdp = (100e6 * rtt / 8.0 / wire as f64).round() as u32;
+    let size = 40_000_000u64;
+    let mut cfg = tcp_cfg(CcaConfig::NewReno(Default::default()), tcp, 1);
+    let fifo = dcsim::aqm::fifo::FifoParams { limit_bytes: None, limit_packets: Some(bdp) };
+    let port = bottleneck_port(&net, 2, 3);
+    cfg.switch.qdiscs =
+        vec![PortQdisc { node: NodeId(2), port, classes: 0xfe, qdisc: QdiscConfig::Fifo(fifo) }];
+    let mut sim =
+        Simulation::new(net, routes, cfg, vec![flow(0, 0, 1, size, Time::ZERO)], NoCcFactory)
+            .unwrap();
+    sim.run();
+    assert_sound(&sim);
+    let c = *sim.counters();
+    let fct = sim.flow_results()[0].fct.unwrap().as_secs_f64();
+    let goodput = size as f64 * 8.0 / fct;
+    let ceiling = 100e6 * mss as f64 / wire as f64;
+    assert!(goodput >= 0.98 * ceiling, "goodput {goodput:.0} b/s of {ceiling:.0}");
+    assert_eq!(c.timeouts, 0, "no RTO: {c:?}");
+    // One cycle: the window climbs from W/2 to W = 2 BDP, one segment per RTT.
+    let cycle = f64::from(bdp) * rtt;
+    let cycles = fct / cycle;
+    let r = c.tcp_recoveries as f64;
+    assert!(
+        (0.6 * cycles..=1.5 * cycles + 2.0).contains(&r),
+        "{r} recoveries in {cycles:.1} cycles"
+    );
 }

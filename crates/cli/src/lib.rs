@@ -15,6 +15,8 @@
 //! dcsim pint path-tracing --out DIR [--k K,..] [--bits B,..] [--instances N,..] [--trials N]
 //! dcsim pint latency --out DIR [--bits B,..] [--sketch N,..] [--hist BYTES,..]
 //!                    [--checkpoints P,..] [--flows N]
+//! dcsim harm --out DIR [--rtt T,..] [--cca CCA,..] [--seeds N] [--flows N] [--fq-flows N]
+//!            [--aqm fq_codel|dualpi2] [--bandwidth RATE] [--warmup T] [--timeout T] [--jobs N]
 //! ```
 //!
 //! The pipeline is parse → validate → run: [`scenario::load`] reads the scenario (and the flow
@@ -70,6 +72,7 @@ pub mod analyze;
 pub mod compare;
 pub mod error;
 pub mod flowfile;
+pub mod harm;
 pub mod ns3import;
 pub mod output;
 pub mod pint;
@@ -172,6 +175,10 @@ pub enum Command {
         #[command(subcommand)]
         experiment: pint::PintCommand,
     },
+    /// The FCT-harm experiment of ccafct: a workload of short CUBIC flows through one CoDel
+    /// queue, alone and beside one bulk flow of each competitor, per RTT; writes harm.csv,
+    /// per-run fct.csv and figures and prints ccafct's table (see docs/harm.md).
+    Harm(harm::HarmArgs),
 }
 
 /// Arguments of `dcsim analyze`.
@@ -291,6 +298,7 @@ pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(
             compare_command(&reference, &ours, csv.as_deref(), out)
         }
         Command::Pint { experiment } => pint::execute(experiment, out),
+        Command::Harm(a) => harm::harm_command(&a, out, notes),
     }
 }
 

@@ -947,3 +947,148 @@ fn compare_ns3_bad_input_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert_has(&String::from_utf8_lossy(&o.stderr), &["error: empty.txt: no flows to compare"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// TCP flow groups and queue disciplines: bad input is located; good input runs.
+// ---------------------------------------------------------------------------------------------
+
+/// A TCP group for BASE's flows (appended after line 31).
+const TCP_GROUP: &str = "\n[[group]]\nname = \"web\"\ncca = \"cubic\"\n";
+
+/// BASE with both flows in group "web" and `extra` appended after [`TCP_GROUP`].
+fn tcp_case(c: &Case, group_extra: &str, extra: &str) -> PathBuf {
+    let edits = [
+        ("size = \"100KB\"", "size = \"100KB\"\ngroup = \"web\""),
+        ("size = 20000", "size = 20000\ngroup = \"web\""),
+    ];
+    c.scenario(&edits, &format!("{TCP_GROUP}{group_extra}{extra}"))
+}
+
+#[test]
+fn tcp_groups_and_queues_run() {
+    let c = Case::new();
+    tcp_case(
+        &c,
+        "tcp = { ecn = \"accurate\", min_rto = \"1ms\" }\n",
+        "\n[[queue]]\nat = \"fabric\"\nkind = \"fq_codel\"\nflows = 1\n",
+    );
+    let o = c.run(&["validate", "scenario.toml"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_has(
+        &text,
+        &["TCP group \"web\": 2 flows with cubic", "ECN Accurate", "fq_codel on 4 ports"],
+    );
+    let o = c.run(&["run", "scenario.toml", "--out", "out"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let fct = fs::read_to_string(c.out().join("fct.csv")).unwrap();
+    assert_eq!(fct.lines().count(), 3, "both flows complete:\n{fct}");
+    let counters = fs::read_to_string(c.out().join("counters.csv")).unwrap();
+    assert_has(&counters, &["aqm_drops,", "timeouts,", "tcp_acks_sent,"]);
+}
+
+#[test]
+fn unknown_transport_controller_and_queue_names() {
+    let c = Case::new();
+    tcp_case(&c, "transport = \"quic\"\n", "");
+    assert_has(
+        &c.run_fails(),
+        &["scenario.toml:27:13: field `group[0].transport`", "unknown transport", "tcp, roce"],
+    );
+    c.scenario(
+        &[("size = 20000", "size = 20000\ngroup = \"web\"")],
+        "\n[[group]]\nname = \"web\"\ncca = \"bbr9\"\n",
+    );
+    assert_has(
+        &c.run_fails(),
+        &[
+            "field `group[0].cca`",
+            "unknown congestion controller \"bbr9\"",
+            "newreno, cubic, dctcp, prague",
+        ],
+    );
+    c.scenario(&[], "\n[[queue]]\nat = \"all\"\nkind = \"sfq\"\n");
+    assert_has(
+        &c.run_fails(),
+        &[
+            "scenario.toml:24:8: field `queue[0].kind`",
+            "unknown queue discipline \"sfq\"",
+            "fq_codel",
+        ],
+    );
+    c.scenario(&[("size = 20000", "size = 20000\ngroup = \"mail\"")], "");
+    assert_has(&c.run_fails(), &["field `group`", "no [[group]] named \"mail\""]);
+}
+
+#[test]
+fn codel_target_must_be_positive_and_below_the_interval() {
+    let c = Case::new();
+    c.scenario(&[], "\n[[queue]]\nat = \"all\"\nkind = \"codel\"\ntarget = \"200ms\"\n");
+    assert_has(&c.run_fails(), &["scenario.toml:25:10: field `queue[0].target`", "interval"]);
+    c.scenario(&[], "\n[[queue]]\nat = \"all\"\nkind = \"fq_codel\"\ntarget = \"0s\"\n");
+    assert_has(&c.run_fails(), &["field `queue[0].target`"]);
+}
+
+#[test]
+fn mss_must_fit_the_mtu_and_min_rto_must_be_positive() {
+    let c = Case::new();
+    tcp_case(&c, "tcp = { mss = 9000 }\n", "");
+    assert_has(&c.run_fails(), &["field `group[0].tcp.mss`", "exceeds the group's MTU of 1500 B"]);
+    tcp_case(&c, "tcp = { mss = 8900 }\nmtu = 9000\n", "");
+    let o = c.run(&["validate", "scenario.toml"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "jumbo frames fit: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    tcp_case(&c, "tcp = { min_rto = \"0s\" }\n", "");
+    assert_has(&c.run_fails(), &["field `group[0].tcp.min_rto`"]);
+}
+
+#[test]
+fn transport_parameters_belong_to_their_transport() {
+    let c = Case::new();
+    // A TCP parameter on a RoCE group.
+    c.scenario(&[], "\n[[group]]\nname = \"rdma\"\ntransport = \"roce\"\ncca = \"cubic\"\n");
+    assert_has(&c.run_fails(), &["field `group[0].cca`", "a RoCE group uses the [cc] scheme"]);
+    // A RoCE congestion-control parameter inside a TCP group's controller.
+    c.scenario(
+        &[("size = 20000", "size = 20000\ngroup = \"web\"")],
+        "\n[[group]]\nname = \"web\"\ncca = { name = \"dctcp\", rate_ai = \"40Mbps\" }\n",
+    );
+    assert_has(
+        &c.run_fails(),
+        &["field `group[0].cca.rate_ai`", "unknown parameter `rate_ai` for \"dctcp\""],
+    );
+    // An unknown TCP parameter.
+    tcp_case(&c, "tcp = { alpha = 0.5 }\n", "");
+    assert_has(&c.run_fails(), &["field `group[0].tcp.alpha`", "unknown parameter"]);
+}
+
+#[test]
+fn a_queue_on_a_port_that_does_not_exist() {
+    let c = Case::new();
+    c.scenario(&[], "\n[[queue]]\nswitch = 8\nport = 17\nkind = \"codel\"\n");
+    assert_has(
+        &c.run_fails(),
+        &["scenario.toml:24:8: field `queue[0].port`", "not a port of switch 8"],
+    );
+    c.scenario(&[], "\n[[queue]]\nlink = [0, 8]\nkind = \"codel\"\n");
+    assert_has(&c.run_fails(), &["field `queue[0].link`", "node 0 is not a switch"]);
+    c.scenario(&[], "\n[[queue]]\nlink = [8, 9]\nkind = \"codel\"\n");
+    assert_has(&c.run_fails(), &["field `queue[0].link`", "no link from 8 to 9"]);
+}
+
+#[test]
+fn tcp_cannot_share_a_lossless_roce_class() {
+    let c = Case::new();
+    c.scenario(&[("size = 20000", "size = 20000\ngroup = \"web\"")], TCP_GROUP);
+    assert_has(&c.run_fails(), &["group \"web\"", "class 3", "give the group another `pg`"]);
+    c.scenario(
+        &[("size = 20000", "size = 20000\ngroup = \"web\"")],
+        &format!("{TCP_GROUP}pg = 2\n"),
+    );
+    let o = c.run(&["run", "scenario.toml", "--out", "out"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
