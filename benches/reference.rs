@@ -9,6 +9,8 @@
 //!   beside the checkout).
 //! - `fattree2ms_hpcc_{1,2}thread(s)`: the HPCC paper's 320-host fat tree with 2 ms of web-search
 //!   arrivals at 30% (a sixth of `examples/perf/fattree-12ms.toml`), on one and two threads.
+//! - `harm40ms_tcp_cubic_prague`: TCP through `fq_codel` — the FCT-harm setting at 40 ms RTT,
+//!   CUBIC workload flows against a Prague bulk flow (TCP's events/s and frames/s beside RoCE's).
 //!
 //! Only the simulation is timed (`RunOutput::wall`, as in the run summary), not the loading.
 //! Two groups report the same runs in two units: `reference_events` in simulated events per
@@ -34,6 +36,42 @@ workload = { cdf = "websearch", load = 0.3, duration = "2ms" }
 [cc]
 name = "hpcc"
 rate_ai = "50Mbps"
+"#;
+
+/// TCP beside RoCE's figures: the ccafct FCT-harm setting at 40 ms RTT (a 50 Mb/s dumbbell with
+/// `fq_codel flows 1` both ways), 150 CUBIC workload flows of lognormal sizes against one
+/// Prague bulk flow, for 10 s of workload.
+const HARM_40MS: &str = r#"
+[simulation]
+stop_time = "60s"
+seed = 1
+[topology]
+kind = "dumbbell"
+left_hosts = 2
+right_hosts = 2
+host_rate = "10Gbps"
+bottleneck_rate = "50Mbps"
+delay = "6666us"
+[[group]]
+name = "workload"
+cca = "cubic"
+tcp = { ecn = "off", handshake = true }
+[[group]]
+name = "competitor"
+cca = "prague"
+tcp = { ecn = "accurate" }
+[[queue]]
+at = "bottleneck"
+kind = "fq_codel"
+flows = 1
+[flows]
+group = "workload"
+lognormal = { src = 0, dst = 2, flows = 50, start = "2s", mean_gap = "200ms" }
+[[flows.list]]
+src = 1
+dst = 3
+size = "120MB"
+group = "competitor"
 "#;
 
 /// One benchmarked scenario: how to load it afresh for every run.
@@ -107,6 +145,12 @@ fn cases() -> Vec<Case> {
             threads,
         });
     }
+    cases.push(Case {
+        name: "harm40ms_tcp_cubic_prague".into(),
+        path: Path::new(env!("CARGO_MANIFEST_DIR")).join("harm-40ms.toml"),
+        toml: HARM_40MS.into(),
+        threads: 1,
+    });
     cases
 }
 

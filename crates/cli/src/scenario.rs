@@ -1222,6 +1222,9 @@ fn assign_groups(
         }
         cfg.switch.lossy_classes |= 1 << pg;
     }
+    // Classes no RoCE flow uses are lossy too: they carry nothing that PFC must protect, and
+    // a switch whose classes are all lossy sets no headroom aside.
+    cfg.switch.lossy_classes |= 0xfe & !roce_classes;
     cfg.flow_transport = transports;
     Ok(())
 }

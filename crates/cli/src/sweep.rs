@@ -543,8 +543,11 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         let buckets = buckets.clone().unwrap_or_else(|| auto_buckets(&doc));
         Ok(CellPlan { index, name, choice, buckets, text })
     };
-    let cells: Vec<CellPlan> =
-        in_pool(jobs, || combos.into_par_iter().map(build).collect::<Result<_, _>>())??;
+    // Every cell is validated (in parallel); the error reported is the first cell's in cell
+    // order, whatever the thread timing (a `Result` collect would keep whichever came first).
+    let built: Vec<Result<CellPlan, CliError>> =
+        in_pool(jobs, || combos.into_par_iter().map(build).collect())?;
+    let cells: Vec<CellPlan> = built.into_iter().collect::<Result<_, _>>()?;
 
     Ok(Plan { sweep: sweep.to_path_buf(), base, base_dir, dport, lines, set, axes, cells })
 }

@@ -55,8 +55,9 @@ impl Mmu {
             .map(|&(rate, delay_ps)| {
                 // floor(rate * delay / 8) bytes-per-second·seconds, i.e. one-way BDP in bytes.
                 let bdp = (rate.0 as u128 * delay_ps as u128 / 8 / 1_000_000_000_000u128) as u64;
-                // Without PFC there is nothing to absorb in flight: no headroom is set aside.
-                if cfg.pfc_enabled {
+                // Without PFC (or with every class lossy) there is nothing to absorb in
+                // flight: no headroom is set aside.
+                if cfg.pfc_enabled && cfg.lossy_classes & 0xfe != 0xfe {
                     bdp * cfg.headroom_bdp_multiple
                 } else {
                     0
