@@ -434,6 +434,13 @@ pub struct DcqcnFactory {
     pub params: DcqcnParams,
 }
 
+impl From<DcqcnParams> for DcqcnFactory {
+    /// The factory for checked parameters.
+    fn from(params: DcqcnParams) -> DcqcnFactory {
+        DcqcnFactory { params }
+    }
+}
+
 impl CcFactory for DcqcnFactory {
     type Cc = Dcqcn;
     fn name(&self) -> &str {

@@ -262,6 +262,13 @@ pub struct DctcpFactory {
     pub params: DctcpParams,
 }
 
+impl From<DctcpParams> for DctcpFactory {
+    /// The factory for checked parameters.
+    fn from(params: DctcpParams) -> DctcpFactory {
+        DctcpFactory { params }
+    }
+}
+
 impl CcFactory for DctcpFactory {
     type Cc = Dctcp;
     fn name(&self) -> &str {

@@ -335,6 +335,13 @@ pub struct TimelyFactory {
     pub params: TimelyParams,
 }
 
+impl From<TimelyParams> for TimelyFactory {
+    /// The factory for checked parameters.
+    fn from(params: TimelyParams) -> TimelyFactory {
+        TimelyFactory { params }
+    }
+}
+
 impl CcFactory for TimelyFactory {
     type Cc = Timely;
     fn name(&self) -> &str {

@@ -65,7 +65,7 @@ use crate::units;
 ///          [, setup];
 /// ```
 ///
-/// `Factory { params: XxxParams::from_params }` builds the factory from its checked
+/// `Factory { params: XxxParams::from_params }` builds the factory (`Factory::from`) from its checked
 /// parameters; a bare `Factory` is a unit struct without parameters. `window` is a [`WindowMode`] variant,
 /// `ecn` an [`EcnDefault`] variant. `setup`, if given, is a `fn(&Factory, &mut SimConfig)`
 /// run before the simulation is built (for settings the switches must share with the scheme).
@@ -132,7 +132,7 @@ macro_rules! registry {
             }
         }
     };
-    (@build $p:ident, $factory:ident, $from:path) => { $factory { params: $from($p)? } };
+    (@build $p:ident, $factory:ident, $from:path) => { <$factory>::from($from($p)?) };
     (@build $p:ident, $factory:ident) => {{ let _ = $p; $factory }};
     (@setup $setup:path) => { $setup };
     (@setup) => { |_, _| {} };
@@ -143,17 +143,12 @@ registry! {
     // nic.ack_high_prio, default ECN map [, setup];
     None:     NoCcFactory,                                             NONE_SPEC,        None,     false,  Red;
     Hpcc:     HpccFactory { params: HpccParams::from_params },         dcsim_hpcc::SPEC, Variable, false,  Red;
-    HpccPint: HpccPintFactory { params: HpccPintParams::from_params }, hpcc_pint::SPEC,  Variable, false,  Red, pint_switches;
+    HpccPint: HpccPintFactory { params: HpccPintParams::from_params }, hpcc_pint::SPEC,  Variable, false,  Red;
     Dcqcn:    DcqcnFactory { params: DcqcnParams::from_params },       dcqcn::SPEC,      None,     true,   Red;
     DcqcnW:   DcqcnFactory { params: DcqcnParams::from_params },       dcqcn::SPEC_W,    Variable, false,  Red;
     Timely:   TimelyFactory { params: TimelyParams::from_params },     timely::SPEC,     None,     true,   Red;
     TimelyW:  TimelyFactory { params: TimelyParams::from_params },     timely::SPEC_W,   Variable, true,   Red;
     Dctcp:    DctcpFactory { params: DctcpParams::from_params },       dctcp::SPEC,      Variable, false,  Dctcp;
-}
-
-/// HPCC-PINT's setup: the switches encode utilisation with the log base the senders decode.
-fn pint_switches(f: &HpccPintFactory, cfg: &mut SimConfig) {
-    cfg.pint_log_base = f.params.log_base;
 }
 
 /// One line of the registry.

@@ -333,6 +333,13 @@ impl HpccFactory {
     }
 }
 
+impl From<HpccParams> for HpccFactory {
+    /// The factory for checked parameters.
+    fn from(params: HpccParams) -> HpccFactory {
+        HpccFactory { params }
+    }
+}
+
 impl CcFactory for HpccFactory {
     type Cc = Hpcc;
     fn name(&self) -> &str {

@@ -255,7 +255,7 @@ impl Additive {
     }
 }
 
-pub use dcsim_core::telemetry::{InvalidBase, UtilCodec};
+pub use crate::codec::{InvalidBase, UtilCodec};
 
 #[cfg(test)]
 mod tests {

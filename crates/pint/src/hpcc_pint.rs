@@ -2,8 +2,8 @@
 //! PINT digest instead of 42 bytes of INT.
 //!
 //! Switches keep a per-port EWMA of utilisation and write the path maximum, encoded with
-//! [`UtilCodec`], into a 2-byte digest (done by `dcsim-core`'s switch model in
-//! [`HeaderMode::Pint`]). The receiver echoes the digest; the sender decodes `U` and applies
+//! [`UtilCodec`], into a 2-byte digest (`dcsim-core`'s switch model in [`HeaderMode::Pint`]
+//! calls [`HpccPintFactory`]'s `pint_digest`). The receiver echoes the digest; the sender decodes `U` and applies
 //! HPCC's multiplicative-increase / additive-increase rule: `c = U / eta`, then
 //! `rate = curRate / c + AI` (or `curRate + AI` in the additive stage), clamped to
 //! `[min_rate, line rate]`, re-timing the next send like HPCC. The rule is HPCC's own
@@ -20,7 +20,7 @@ use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use dcsim_core::telemetry::UtilCodec;
+pub use crate::codec::UtilCodec;
 
 /// Parameters of HPCC-PINT (the reference's `hpccPint` run-script row and config keys).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -229,12 +229,34 @@ impl CongestionControl for HpccPint {
     }
 }
 
-/// The HPCC-PINT scheme: name `"hpcc-pint"`, 2-byte PINT digests.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// The HPCC-PINT scheme: name `"hpcc-pint"`, 2-byte PINT digests. Build it with
+/// [`HpccPintFactory::from`] (its switches' codec comes from `params.log_base`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct HpccPintFactory {
-    /// Parameters for every flow. The switches' log base must be the same
-    /// (`SimConfig::pint_log_base`).
+    /// Parameters for every flow.
     pub params: HpccPintParams,
+    /// The codec the switches encode port utilisation with (base `params.log_base`).
+    codec: UtilCodec,
+    /// The digest is one byte (`n_bits <= 8`): the reference writes only its low byte.
+    one_byte: bool,
+}
+
+impl From<HpccPintParams> for HpccPintFactory {
+    /// The factory for checked parameters.
+    ///
+    /// # Panics
+    /// If `params.log_base` is not a finite number above 1 ([`HpccPintParams::check`]).
+    fn from(params: HpccPintParams) -> HpccPintFactory {
+        let codec = UtilCodec::new(params.log_base).expect("a checked log base");
+        let one_byte = codec.n_bits() <= 8;
+        HpccPintFactory { params, codec, one_byte }
+    }
+}
+
+impl Default for HpccPintFactory {
+    fn default() -> Self {
+        HpccPintFactory::from(HpccPintParams::default())
+    }
 }
 
 impl CcFactory for HpccPintFactory {
@@ -247,6 +269,14 @@ impl CcFactory for HpccPintFactory {
     }
     fn new_flow(&self, init: &FlowInit) -> HpccPint {
         HpccPint::new(&self.params, init)
+    }
+    fn pint_digest(&self, u: f64, rng: &mut ChaCha8Rng) -> u16 {
+        let p = self.codec.encode(u, rng);
+        if self.one_byte {
+            p & 0xff
+        } else {
+            p
+        }
     }
 }
 

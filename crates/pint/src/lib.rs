@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 pub mod approx;
+pub mod codec;
 pub mod error;
 mod hash;
 pub mod hist;

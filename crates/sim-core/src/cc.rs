@@ -10,6 +10,8 @@
 //! `snd_una`, records completion, applies go-back-N for a NACK, then calls
 //! [`CongestionControl::on_feedback`], then kicks the NIC scheduler.
 
+use rand_chacha::ChaCha8Rng;
+
 use crate::packet::{HeaderMode, IntStack};
 use crate::units::{BitsPerSec, Duration, Time};
 
@@ -171,6 +173,15 @@ pub trait CcFactory: Sync {
     fn header_mode(&self) -> HeaderMode;
     /// Builds the state of a new flow.
     fn new_flow(&self, init: &FlowInit) -> Self::Cc;
+    /// The digest a switch writes into a data packet that carries a PINT area
+    /// ([`HeaderMode::Pint`]), from its egress port's utilisation `u` (the EWMA of
+    /// [`crate::telemetry::PortUtil`]), drawing any randomness from the port's stream; the
+    /// switch keeps the path maximum. Only schemes whose packets carry a digest need it (the
+    /// codec is theirs: HPCC-PINT's lives in `dcsim-pint`); the default writes 0.
+    fn pint_digest(&self, u: f64, rng: &mut ChaCha8Rng) -> u16 {
+        let _ = (u, rng);
+        0
+    }
 }
 
 /// The `none` scheme: sends at line rate and never reacts; the window (if any) is whatever the

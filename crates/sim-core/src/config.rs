@@ -162,8 +162,6 @@ pub struct SimConfig {
     pub stop_time: Time,
     /// Master seed: ECMP hashing, ECN marking and loss draws derive their streams from it.
     pub seed: u64,
-    /// Log base of the PINT utilisation encoding at switches (used in [`crate::packet::HeaderMode::Pint`]).
-    pub pint_log_base: f64,
     /// The TCP flow groups of the run: each a transport configuration and a congestion
     /// controller. Flows choose one in [`SimConfig::flow_transport`].
     pub tcp_groups: Vec<TcpGroup>,
@@ -207,7 +205,6 @@ impl Default for SimConfig {
             nic: NicConfig::default(),
             stop_time: Time::from_ns(4_000_000_000),
             seed: 1,
-            pint_log_base: 1.05,
             tcp_groups: Vec::new(),
             flow_transport: Vec::new(),
         }

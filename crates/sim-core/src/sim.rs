@@ -42,7 +42,7 @@ use crate::packet::{HeaderMode, DATA_BASE_HEADER};
 use crate::partition::Partition;
 use crate::paths::{self, Hop};
 use crate::results::{Counters, FlowResult, HopSample, RunSummary};
-use crate::telemetry::{PortUtil, UtilCodec};
+use crate::telemetry::PortUtil;
 use crate::units::{BitsPerSec, Duration, Time};
 use dcsim_aqm::fifo::FifoParams;
 use dcsim_aqm::red::RedParams;
@@ -114,9 +114,6 @@ pub enum SimError {
     /// A parameter that must be positive is zero.
     #[error("{0} must be greater than zero")]
     Zero(&'static str),
-    /// The PINT log base must be a finite number above 1.
-    #[error("PINT log base must be greater than 1, got {0}")]
-    BadPintBase(f64),
     /// A partition must assign every node.
     #[error("the partition assigns {assigned} nodes but the network has {nodes}")]
     PartitionSize {
@@ -526,14 +523,7 @@ impl<F: CcFactory> Simulation<F> {
             }));
         }
         let nflows = flows.len();
-        let pint = if header == HeaderMode::Pint {
-            let b = cfg.pint_log_base;
-            let codec = UtilCodec::new(b).map_err(|_| SimError::BadPintBase(b))?;
-            let one_byte = codec.n_bits() <= 8;
-            Some((codec, max_rtt.as_ps().max(1), one_byte))
-        } else {
-            None
-        };
+        let pint = (header == HeaderMode::Pint).then(|| max_rtt.as_ps().max(1));
         let shared =
             Shared { cfg, net, routes, header, pint, factory, flows, meta, place, tracing: false };
         let mut qps = Some(qps);

@@ -27,7 +27,6 @@ use crate::event::{BinaryHeapQueue, EventQueue};
 use crate::network::{Network, RoutingTable};
 use crate::packet::{HeaderMode, Packet};
 use crate::results::{Counters, HopSample};
-use crate::telemetry::UtilCodec;
 use crate::units::{Duration, Time};
 use dcsim_aqm::QueueDisc;
 
@@ -96,9 +95,9 @@ pub(crate) struct Shared<F: CcFactory> {
     pub(crate) net: Network,
     pub(crate) routes: RoutingTable,
     pub(crate) header: HeaderMode,
-    /// PINT codec, the EWMA window (max base RTT, ps) and whether the digest is one byte, in
-    /// [`HeaderMode::Pint`].
-    pub(crate) pint: Option<(UtilCodec, u64, bool)>,
+    /// The PINT utilisation EWMA's window (the max base RTT, ps), in runs whose packets carry a
+    /// PINT area ([`HeaderMode::Pint`]); the factory encodes the digest.
+    pub(crate) pint: Option<u64>,
     pub(crate) factory: F,
     pub(crate) flows: Vec<FlowSpec>,
     pub(crate) meta: Vec<FlowMeta>,

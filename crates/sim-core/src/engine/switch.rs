@@ -232,16 +232,13 @@ impl<F: CcFactory> Shard<F> {
                 qlen: port.queued,
             });
         }
-        if let Some((codec, t, one_byte)) = &sh.pint {
+        if let Some(t) = sh.pint {
             if pk.is_data() {
                 // Every data packet updates the port's utilisation estimate; those that carry a
-                // PINT area take the digest.
-                let u = port.util.update(self.now.0, port.link.rate.0, port.queued, *t);
+                // PINT area take the scheme's digest of it.
+                let u = port.util.update(self.now.0, port.link.rate.0, port.queued, t);
                 if pk.header == HeaderMode::Pint {
-                    let mut p = codec.encode(u, &mut port.link.rng);
-                    if *one_byte {
-                        p &= 0xff; // one-byte digest: the reference writes only the low byte
-                    }
+                    let p = sh.factory.pint_digest(u, &mut port.link.rng);
                     pk.pint = pk.pint.max(p);
                 }
             }
