@@ -52,7 +52,7 @@ use dcsim_analysis::{
 };
 use dcsim_aqm::{DualPi2Params, FqCodelParams, QdiscConfig};
 use dcsim_core::cc::NoCcFactory;
-use dcsim_core::config::{FlowSpec, PortQdisc, SimConfig, TcpGroup, Transport};
+use dcsim_core::config::{FlowSpec, PortQdisc, SimConfig, SwitchConfig, TcpGroup, Transport};
 use dcsim_core::ids::{FlowId, NodeId, PortNo};
 use dcsim_core::network::Network;
 use dcsim_core::units::{BitsPerSec, Bytes, Duration, Time};
@@ -451,19 +451,11 @@ impl HarmPlan {
             });
             transport.push(Transport::Tcp(1));
         }
-        let mut cfg = SimConfig::default();
-        cfg.seed = c.seed;
-        cfg.stop_time = self.deadline();
-        cfg.switch.buffer = SWITCH_BUFFER;
-        cfg.switch.pfc_enabled = false;
-        cfg.switch.ecn_enabled = false;
-        cfg.tcp_groups = groups;
-        cfg.flow_transport = transport;
         let port = |from: NodeId, to: NodeId| {
             let p = net.ports(from).iter().position(|p| p.peer == to);
             PortNo(p.expect("the two switches are linked") as u16)
         };
-        cfg.switch.qdiscs = [(LEFT_SWITCH, RIGHT_SWITCH), (RIGHT_SWITCH, LEFT_SWITCH)]
+        let qdiscs = [(LEFT_SWITCH, RIGHT_SWITCH), (RIGHT_SWITCH, LEFT_SWITCH)]
             .into_iter()
             .map(|(node, to)| PortQdisc {
                 node,
@@ -472,6 +464,22 @@ impl HarmPlan {
                 qdisc: self.aqm.qdisc(),
             })
             .collect();
+        // One lossy class: PFC off; ECN marking only by the queue disciplines (no RED).
+        let switch = SwitchConfig {
+            buffer: SWITCH_BUFFER,
+            pfc_enabled: false,
+            ecn_enabled: false,
+            qdiscs,
+            ..SwitchConfig::default()
+        };
+        let cfg = SimConfig {
+            switch,
+            seed: c.seed,
+            stop_time: self.deadline(),
+            tcp_groups: groups,
+            flow_transport: transport,
+            ..SimConfig::default()
+        };
         (flows, cfg)
     }
 
@@ -727,11 +735,22 @@ pub fn harm_command(
             .map_err(|source| CliError::Write { path: d.to_path_buf(), source })
     };
     let summaries = aggregate_seeds(&results.rows);
-    let plots = dir.join("plots");
-    mkdir(&plots)?;
+    // The figures are drawn into a hidden folder first and moved into plots/ once all of them
+    // are drawn, so that a failed figure leaves no partial output.
+    let tmp = dir.join(".plots.tmp");
+    mkdir(&tmp)?;
     let title =
         format!("ccafct, {} at {} Mb/s", plan.aqm.describe(), plan.bandwidth.0 as f64 / 1e6);
-    plot_harm_all(&summaries, &plots, "rtt", &title)?;
+    let figures = plot_harm_all(&summaries, &tmp, "rtt", &title).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&tmp);
+    })?;
+    let plots = dir.join("plots");
+    mkdir(&plots)?;
+    for f in &figures {
+        let to = plots.join(f.file_name().expect("a figure file"));
+        std::fs::rename(f, &to).map_err(|source| CliError::Write { path: to.clone(), source })?;
+    }
+    let _ = std::fs::remove_dir(&tmp);
     let dports = vec![WORKLOAD_DPORT; plan.workload.flows];
     for (r, name) in results.runs.iter().zip(&results.names) {
         let d = dir.join("runs").join(name);
@@ -780,4 +799,91 @@ pub fn harm_command(
         dir.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: HarmArgs,
+    }
+
+    fn plan(extra: &[&str]) -> HarmPlan {
+        let mut argv = vec!["harm", "--out", "x"];
+        argv.extend_from_slice(extra);
+        HarmPlan::new(&Cmd::parse_from(argv).args).unwrap()
+    }
+
+    #[test]
+    fn defaults_are_ccafcts() {
+        let p = plan(&[]);
+        assert_eq!(p.rtt_ms(), [10.0, 20.0, 40.0, 80.0, 160.0]);
+        assert_eq!(p.ccas, ["cubic", "prague"]);
+        assert_eq!((p.seeds, p.workload.flows, p.aqm), (1, 900, Aqm::FqCodel { flows: 1 }));
+        assert_eq!(p.bandwidth, BitsPerSec::mbps(50));
+        // 20 s warm-up + 900 × 200 ms + 60 s.
+        assert_eq!(p.deadline(), Time::from_ns(260_000_000_000));
+        // The competitor cannot finish: twice what 50 Mb/s carries in 260 s.
+        assert_eq!(p.competitor_bytes(), 50_000_000 / 8 * 260 * 2 + 1_000_000);
+        assert_eq!(p.cells().len(), 15);
+    }
+
+    #[test]
+    fn the_path_has_the_requested_rtt_and_fq_codel_on_both_ends() {
+        let p = plan(&["--rtt", "40ms", "--cca", "prague", "--fq-flows", "4"]);
+        let net = p.network(p.rtts[0]);
+        // One way: host link, bottleneck, host link.
+        let delay = |a: NodeId, b: NodeId| {
+            net.ports(a).iter().find(|x| x.peer == b).map(|x| x.delay).unwrap()
+        };
+        let one_way = delay(WORKLOAD_SERVER, LEFT_SWITCH)
+            + delay(LEFT_SWITCH, RIGHT_SWITCH)
+            + delay(RIGHT_SWITCH, WORKLOAD_CLIENT);
+        assert_eq!(one_way, Duration::from_ms(20));
+        assert_eq!(delay(COMPETITOR_SERVER, LEFT_SWITCH), HOST_DELAY);
+        assert_eq!(delay(RIGHT_SWITCH, COMPETITOR_CLIENT), HOST_DELAY);
+
+        let (flows, cfg) = p.setup(&Cell { rtt: 0, cca: Some(0), seed: 3 }, &net);
+        assert_eq!(flows.len(), 901);
+        let comp = flows[900];
+        assert_eq!(
+            (comp.src, comp.dst, comp.start),
+            (COMPETITOR_SERVER, COMPETITOR_CLIENT, Time::ZERO)
+        );
+        assert!(flows[..900].iter().all(|f| f.src == WORKLOAD_SERVER && f.dst == WORKLOAD_CLIENT));
+        assert_eq!(cfg.flow_transport[899], Transport::Tcp(0));
+        assert_eq!(cfg.flow_transport[900], Transport::Tcp(1));
+        let (w, c) = (&cfg.tcp_groups[0], &cfg.tcp_groups[1]);
+        assert_eq!((w.tcp.ecn, w.tcp.handshake, w.cca.name()), (EcnMode::Off, true, "cubic"));
+        assert_eq!(
+            (c.tcp.ecn, c.tcp.handshake, c.cca.name()),
+            (EcnMode::Accurate, false, "prague")
+        );
+        assert!(!cfg.switch.pfc_enabled && !cfg.switch.ecn_enabled);
+        let ends: Vec<(NodeId, NodeId)> = cfg
+            .switch
+            .qdiscs
+            .iter()
+            .map(|q| (q.node, net.ports(q.node)[q.port.idx()].peer))
+            .collect();
+        assert_eq!(ends, [(LEFT_SWITCH, RIGHT_SWITCH), (RIGHT_SWITCH, LEFT_SWITCH)]);
+        for q in &cfg.switch.qdiscs {
+            assert_eq!(q.classes & (1 << CLASS), 1 << CLASS);
+            match &q.qdisc {
+                QdiscConfig::FqCodel(f) => {
+                    assert_eq!((f.flows, f.ecn), (4, true));
+                    assert_eq!(*f, FqCodelParams { flows: 4, ..FqCodelParams::default() });
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // The solo run has the same workload and no competitor.
+        let (solo, cfg) = p.setup(&Cell { rtt: 0, cca: None, seed: 3 }, &net);
+        assert_eq!(solo[..], flows[..900]);
+        assert_eq!(cfg.tcp_groups.len(), 1);
+    }
 }
