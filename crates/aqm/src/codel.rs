@@ -93,7 +93,8 @@ pub struct CoDelParams {
     pub limit: u32,
     /// Backlog at or below which nothing is "above target" (Linux: the device MTU, 1514).
     pub mtu: Bytes,
-    /// Mark ECN-capable packets instead of dropping them.
+    /// Mark ECN-capable packets instead of dropping them (Linux `codel`: off unless `ecn` is
+    /// given; `fq_codel` turns it on).
     pub ecn: bool,
     /// Mark ECN-capable packets whose sojourn exceeds this (`None`: off, Linux's default).
     pub ce_threshold: Option<Duration>,
@@ -110,7 +111,7 @@ impl Default for CoDelParams {
             interval: Duration::from_ms(100),
             limit: 1000,
             mtu: Bytes(1514),
-            ecn: true,
+            ecn: false,
             ce_threshold: None,
             ce_threshold_selector: CeSelector::Any,
             exact_sqrt: false,
@@ -179,9 +180,10 @@ pub(crate) struct LawParams {
     pub exact_sqrt: bool,
 }
 
-/// Reads the shared CoDel law parameters, with CoDel's defaults.
-pub(crate) fn read_law(p: &Params) -> Result<LawParams, ParamError> {
-    let d = CoDelParams::default();
+/// Reads the shared CoDel law parameters, with CoDel's defaults but for `ecn`, whose default
+/// differs between Linux's `codel` (off) and `fq_codel` (on).
+pub(crate) fn read_law(p: &Params, ecn_default: bool) -> Result<LawParams, ParamError> {
+    let d = CoDelParams { ecn: ecn_default, ..CoDelParams::default() };
     let lp = LawParams {
         target: p.duration("target", d.target),
         interval: check::positive(p, "interval", d.interval)?,
@@ -232,8 +234,8 @@ pub const SPEC: PluginSpec = PluginSpec {
         ParamSpec::new(
             "ecn",
             Kind::Bool,
-            "true",
-            "mark ECN-capable packets instead of dropping (Linux codel: false)",
+            "false",
+            "mark ECN-capable packets instead of dropping them (Linux codel's default: off)",
         ),
         ParamSpec::new(
             "ce_threshold",
@@ -262,7 +264,7 @@ pub const SPEC: PluginSpec = PluginSpec {
 /// `target` zero or not below `interval` (on `target`), `interval` zero, `limit` zero,
 /// `ce_threshold` zero.
 pub fn from_params(p: &Params) -> Result<CoDelParams, ParamError> {
-    let lp = read_law(p)?;
+    let lp = read_law(p, CoDelParams::default().ecn)?;
     let cp = CoDelParams {
         target: lp.target,
         interval: lp.interval,

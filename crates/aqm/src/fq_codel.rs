@@ -189,7 +189,7 @@ pub const SPEC: PluginSpec = PluginSpec {
 /// # Errors
 /// See [`FqCodelParams::validate`]; each error names its parameter.
 pub fn from_params(p: &Params) -> Result<FqCodelParams, ParamError> {
-    let lp = codel::read_law(p)?;
+    let lp = codel::read_law(p, FqCodelParams::default().ecn)?;
     let d = FqCodelParams::default();
     let fp = FqCodelParams {
         flows: check::u32_at_least(p, "flows", d.flows, 1)?,

@@ -51,6 +51,7 @@ fn configs() -> Vec<QdiscConfig> {
             target: short(1),
             interval: short(10),
             limit: 30,
+            ecn: true,
             ..CoDelParams::default()
         }),
         QdiscConfig::CoDel(CoDelParams {

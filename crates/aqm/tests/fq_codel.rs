@@ -147,7 +147,8 @@ fn memory_limit_drops_from_the_fattest_flow() {
 #[test]
 fn one_flow_equals_codel() {
     for (seed, exact) in [(1u64, false), (2, true), (3, false)] {
-        let law = CoDelParams { limit: 1_000_000, exact_sqrt: exact, ..CoDelParams::default() };
+        // fq_codel's ECN default (on), which Linux's codel leaves off.
+        let law = CoDelParams { limit: 1_000_000, exact_sqrt: exact, ecn: true, ..CoDelParams::default() };
         let mut c = CoDel::new(&law);
         let mut f = fq(FqCodelParams {
             flows: 1,

@@ -55,7 +55,7 @@ fn table() -> Vec<(&'static str, &'static str, Value)> {
         ("codel", "interval", ms(50)),
         ("codel", "limit", Integer(5)),
         ("codel", "mtu", Size(Bytes(100))),
-        ("codel", "ecn", Bool(false)),
+        ("codel", "ecn", Bool(true)),
         ("codel", "ce_threshold", ms(1)),
         ("codel", "ce_threshold_selector", Choice("ect1")),
         ("codel", "exact_sqrt", Bool(true)),
