@@ -121,6 +121,7 @@ struct RawTopology {
     fabric_rate: Option<Qty>,
     bottleneck_rate: Option<Qty>,
     delay: Option<Qty>,
+    bottleneck_delay: Option<Qty>,
     error_rate_per_link: Option<Spanned<f64>>,
 }
 
@@ -568,7 +569,9 @@ fn kind_params(kind: &str) -> &'static [&'static str] {
         "leaf-spine" => {
             &["leaves", "spines", "hosts_per_leaf", "host_rate", "fabric_rate", "delay"]
         }
-        "dumbbell" => &["left_hosts", "right_hosts", "host_rate", "bottleneck_rate", "delay"],
+        "dumbbell" => {
+            &["left_hosts", "right_hosts", "host_rate", "bottleneck_rate", "delay", "bottleneck_delay"]
+        }
         "star" => &["senders", "host_rate", "delay"],
         "file" => &["path"],
         _ => &[],
@@ -602,6 +605,7 @@ impl RawTopology {
             ("fabric_rate", &self.fabric_rate),
             ("bottleneck_rate", &self.bottleneck_rate),
             ("delay", &self.delay),
+            ("bottleneck_delay", &self.bottleneck_delay),
         ] {
             if let Some(q) = q {
                 v.push((name, q.span()));
@@ -809,15 +813,33 @@ fn build_topology(
             let hr = c.rate(&raw.host_rate, "host_rate", g100)?;
             let br = c.rate(&raw.bottleneck_rate, "bottleneck_rate", g100)?;
             let delay = c.delay(us1)?;
-            let t = builders::dumbbell(left, right, hr, br, delay).map_err(builder_error)?;
-            let delay = HumanDuration(delay);
-            (
-                t,
-                format!(
-                    "dumbbell ({left} + {right} hosts, {hr} host links, {br} bottleneck, \
-                     {delay} per link)"
-                ),
-            )
+            match &raw.bottleneck_delay {
+                None => {
+                    let t =
+                        builders::dumbbell(left, right, hr, br, delay).map_err(builder_error)?;
+                    let delay = HumanDuration(delay);
+                    (
+                        t,
+                        format!(
+                            "dumbbell ({left} + {right} hosts, {hr} host links, {br} bottleneck, \
+                             {delay} per link)"
+                        ),
+                    )
+                }
+                Some(q) => {
+                    let bd = src.duration(q, "topology.bottleneck_delay", Zero::Allowed)?;
+                    let t = builders::dumbbell_asym(left, right, hr, delay, br, bd)
+                        .map_err(builder_error)?;
+                    let (delay, bd) = (HumanDuration(delay), HumanDuration(bd));
+                    (
+                        t,
+                        format!(
+                            "dumbbell ({left} + {right} hosts, {hr} host links of {delay}, {br} \
+                             bottleneck of {bd})"
+                        ),
+                    )
+                }
+            }
         }
         "star" => {
             let senders = c.count(&raw.senders, "senders")?;
