@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!  workload server (0) ─┐ 10 Gb/s, 1 µs            1 µs, 10 Gb/s ┌─ workload client (2)
-//!                        ├─ switch 4 ══ 50 Mb/s, RTT/2 − 4 µs ══ switch 5 ─┤
+//!                        ├─ switch 4 ══ 50 Mb/s, RTT/2 − 2 µs ══ switch 5 ─┤
 //!  competitor server (1)─┘   fq_codel on both ends of the bottleneck     └─ competitor client (3)
 //! ```
 //!
@@ -85,7 +85,8 @@ pub const WORKLOAD_DPORT: u16 = 8188;
 pub const COMPETITOR_DPORT: u16 = 5201;
 /// The priority class every packet uses (one lossy class; PFC is off).
 pub const CLASS: u8 = 3;
-/// Node ids of the dumbbell ([`dcsim_topology::dumbbell_asym`]`(2, 2, ..)`).
+/// The workload's server (the flows' source): node 0 of the dumbbell
+/// ([`dcsim_topology::dumbbell_asym`]`(2, 2, ..)`).
 pub const WORKLOAD_SERVER: NodeId = NodeId(0);
 /// The competitor's sender.
 pub const COMPETITOR_SERVER: NodeId = NodeId(1);
@@ -97,6 +98,9 @@ pub const COMPETITOR_CLIENT: NodeId = NodeId(3);
 pub const LEFT_SWITCH: NodeId = NodeId(4);
 /// The switch of the clients (its port towards [`LEFT_SWITCH`] carries ACKs and requests).
 pub const RIGHT_SWITCH: NodeId = NodeId(5);
+/// The slowest bottleneck accepted (slower ones make the engine's ideal FCTs of large flows
+/// overflow 64-bit picoseconds).
+pub const MIN_BANDWIDTH: BitsPerSec = BitsPerSec::mbps(1);
 /// The largest RTT accepted.
 pub const MAX_RTT: Duration = Duration::from_ms(10_000);
 /// The most seeds accepted.
@@ -137,7 +141,7 @@ pub struct HarmArgs {
     /// Queue discipline on both ends of the bottleneck: fq_codel (ccafct) or dualpi2.
     #[arg(long, value_name = "NAME", default_value = "fq_codel")]
     pub aqm: String,
-    /// Bottleneck rate each way (below the 10 Gb/s host links).
+    /// Bottleneck rate each way, from 1 Mb/s to below the 10 Gb/s host links.
     #[arg(long, value_name = "RATE", default_value = "50Mbps")]
     pub bandwidth: String,
     /// When the workload starts; the competitor starts at 0 (ccafct's slow-start delay).
@@ -235,8 +239,8 @@ impl HarmPlan {
     /// [`CliError::BadOption`] naming the first bad option: an RTT that does not parse, is not
     /// above 4 µs (the host links' share of the round trip) or is above 10 s, or is given twice;
     /// an unknown or repeated algorithm; zero or too many seeds or flows; `--fq-flows` outside
-    /// 1..=65536 or given with `--aqm dualpi2`; an unknown `--aqm`; a bottleneck rate of 0 or not
-    /// below the host links' 10 Gb/s; a warm-up or timeout above an hour.
+    /// 1..=65536 or given with `--aqm dualpi2`; an unknown `--aqm`; a bottleneck rate below 1 Mb/s
+    /// or not below the host links' 10 Gb/s; a warm-up or timeout above an hour.
     pub fn new(a: &HarmArgs) -> Result<HarmPlan, CliError> {
         let min_rtt = HOST_DELAY * 4;
         let mut rtts = Vec::with_capacity(a.rtt.len());
@@ -327,10 +331,13 @@ impl HarmPlan {
         };
         let bandwidth =
             parse_rate(a.bandwidth.trim()).map_err(|e| bad("--bandwidth", e.to_string()))?;
-        if bandwidth.0 == 0 || bandwidth >= HOST_RATE {
+        if bandwidth < MIN_BANDWIDTH || bandwidth >= HOST_RATE {
             return Err(bad(
                 "--bandwidth",
-                format!("{} must be above 0 and below the host links' 10 Gb/s", a.bandwidth.trim()),
+                format!(
+                    "{} is outside 1 Mb/s up to (not including) the host links' 10 Gb/s",
+                    a.bandwidth.trim()
+                ),
             ));
         }
         let warmup = duration_option("--warmup", &a.warmup)?;

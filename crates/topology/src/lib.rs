@@ -48,8 +48,8 @@ pub mod routing;
 mod topology;
 
 pub use builders::{
-    dumbbell, dumbbell_asym, fat_tree, leaf_spine, paper_fat_tree, star, three_tier_clos, ClosParams,
-    FatTreeParams,
+    dumbbell, dumbbell_asym, fat_tree, leaf_spine, paper_fat_tree, star, three_tier_clos,
+    ClosParams, FatTreeParams,
 };
 pub use error::{LinkRef, TopologyError};
 pub use ns3::{parse_ns3, write_ns3};

@@ -12,6 +12,9 @@ use crate::results::HopSample;
 use crate::sim::murmur3_32;
 use crate::telemetry::PortUtil;
 
+/// Mixed into a switch's hash seed for flow-queue classification.
+const FQ_HASH_SALT: u32 = 0x5bd1_e995;
+
 /// A switch egress port: the link, one queue discipline per priority class, and the
 /// scheduler's state (class 0 strictly first, then round robin over unpaused classes 1–7).
 pub(crate) struct SwitchPort {
@@ -82,8 +85,16 @@ impl<F: CcFactory> Shard<F> {
         let p = &mut self.pool[pkt as usize];
         p.in_port = PortNo(inp as u16);
         p.arrived = self.now;
-        let entry = Entry { pkt, wire, ecn: p.ecn, flow: hash_key[2] ^ hash_key[0], enq: self.now };
+        let (ecn, hash_seed) = (p.ecn, self.switches[s].hash_seed);
         let port = &mut self.switches[s].ports[out];
+        // Flow queueing classifies by a hash of the 5-tuple (Linux `skb_get_hash`, perturbed
+        // per switch; a different seed from ECMP's so the two choices are independent). Only
+        // a discipline that queues per flow needs it.
+        let flow = match port.classes[q] {
+            Qdisc::FqCodel(_) => murmur3_32(&hash_key, hash_seed ^ FQ_HASH_SALT),
+            _ => 0,
+        };
+        let entry = Entry { pkt, wire, ecn, flow, enq: self.now };
         port.queued += wire as u64;
         let mut cx = Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
         port.classes[q].enqueue(entry, &mut cx);
