@@ -853,13 +853,7 @@ pub fn plot_harm_all(
     prefix: &str,
     title: &str,
 ) -> Result<Vec<PathBuf>, AnalysisError> {
-    let caption = |what: &str| {
-        if title.is_empty() {
-            what.to_string()
-        } else {
-            format!("{title}: {what}")
-        }
-    };
+    let caption = |what: &str| crate::plot::caption(title, what);
     let mut written = Vec::new();
     for ext in ["png", "svg"] {
         let path = dir.join(format!("{prefix}_harm.{ext}"));

@@ -406,13 +406,7 @@ pub fn plot_all(
     prefix: &str,
     title: &str,
 ) -> Result<Vec<PathBuf>, AnalysisError> {
-    let caption = |what: &str| {
-        if title.is_empty() {
-            what.to_string()
-        } else {
-            format!("{title}: {what}")
-        }
-    };
+    let caption = |what: &str| caption(title, what);
     let mut written = Vec::new();
     for pct in SlowdownPercentile::ALL {
         for ext in ["png", "svg"] {
@@ -436,6 +430,15 @@ pub fn plot_all(
         }
     }
     Ok(written)
+}
+
+/// A figure's caption: `title: what`, or `what` alone when there is no title.
+pub(crate) fn caption(title: &str, what: &str) -> String {
+    if title.is_empty() {
+        what.to_string()
+    } else {
+        format!("{title}: {what}")
+    }
 }
 
 #[cfg(test)]

@@ -106,6 +106,7 @@ impl Fifo {
 }
 
 impl QueueDisc for Fifo {
+    #[inline(always)]
     fn enqueue(&mut self, e: Entry, cx: &mut Ctx<'_>) {
         let wire = u64::from(e.wire);
         if self.q.len() >= self.limit_packets || self.bytes.saturating_add(wire) > self.limit_bytes
@@ -117,20 +118,24 @@ impl QueueDisc for Fifo {
         self.q.push_back(e);
     }
 
+    #[inline(always)]
     fn dequeue(&mut self, _cx: &mut Ctx<'_>) -> Option<Dequeued> {
         let e = self.q.pop_front()?;
         self.bytes -= u64::from(e.wire);
         Some(Dequeued { entry: e, marked: false })
     }
 
+    #[inline(always)]
     fn backlog_bytes(&self) -> u64 {
         self.bytes
     }
 
+    #[inline(always)]
     fn len(&self) -> usize {
         self.q.len()
     }
 
+    #[inline(always)]
     fn peek(&self) -> Option<u32> {
         self.q.front().map(|e| e.pkt)
     }

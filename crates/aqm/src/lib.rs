@@ -131,7 +131,8 @@ pub trait QueueDisc {
     }
 }
 
-/// Every discipline, for static dispatch.
+/// Every discipline, for static dispatch. A switch port holds one per priority class, so the
+/// enum is kept small: the default disciplines (FIFO, RED) inline, the larger AQMs boxed.
 #[derive(Clone, Debug)]
 pub enum Qdisc {
     /// Drop-tail.
@@ -139,11 +140,11 @@ pub enum Qdisc {
     /// RED/ECN marking at dequeue.
     Red(Red),
     /// CoDel.
-    CoDel(CoDel),
+    CoDel(Box<CoDel>),
     /// fq_codel.
-    FqCodel(FqCodel),
+    FqCodel(Box<FqCodel>),
     /// DualPI2.
-    DualPi2(DualPi2),
+    DualPi2(Box<DualPi2>),
 }
 
 /// The parameters of one discipline: what a scenario chooses per port class.
@@ -198,9 +199,9 @@ impl Qdisc {
         match cfg {
             QdiscConfig::Fifo(p) => Qdisc::Fifo(Fifo::new(p)),
             QdiscConfig::Red(p) => Qdisc::Red(Red::new(p)),
-            QdiscConfig::CoDel(p) => Qdisc::CoDel(CoDel::new(p)),
-            QdiscConfig::FqCodel(p) => Qdisc::FqCodel(FqCodel::new(p)),
-            QdiscConfig::DualPi2(p) => Qdisc::DualPi2(DualPi2::new(p)),
+            QdiscConfig::CoDel(p) => Qdisc::CoDel(Box::new(CoDel::new(p))),
+            QdiscConfig::FqCodel(p) => Qdisc::FqCodel(Box::new(FqCodel::new(p))),
+            QdiscConfig::DualPi2(p) => Qdisc::DualPi2(Box::new(DualPi2::new(p))),
         }
     }
 }
@@ -218,27 +219,27 @@ macro_rules! dispatch {
 }
 
 impl QueueDisc for Qdisc {
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, e: Entry, cx: &mut Ctx<'_>) {
         dispatch!(self, q => q.enqueue(e, cx))
     }
-    #[inline]
+    #[inline(always)]
     fn dequeue(&mut self, cx: &mut Ctx<'_>) -> Option<Dequeued> {
         dispatch!(self, q => q.dequeue(cx))
     }
-    #[inline]
+    #[inline(always)]
     fn backlog_bytes(&self) -> u64 {
         dispatch!(self, q => q.backlog_bytes())
     }
-    #[inline]
+    #[inline(always)]
     fn len(&self) -> usize {
         dispatch!(self, q => q.len())
     }
-    #[inline]
+    #[inline(always)]
     fn is_empty(&self) -> bool {
         dispatch!(self, q => q.is_empty())
     }
-    #[inline]
+    #[inline(always)]
     fn peek(&self) -> Option<u32> {
         dispatch!(self, q => q.peek())
     }
@@ -319,5 +320,18 @@ pub(crate) mod check {
             return Err(ParamError::new(name, "must be positive (leave it out for no limit)"));
         }
         Ok(Some(b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A port holds eight of these: the enum stays within two cache lines.
+    #[test]
+    fn the_dispatch_enum_is_small() {
+        assert!(
+            std::mem::size_of::<super::Qdisc>() <= 80,
+            "{}",
+            std::mem::size_of::<super::Qdisc>()
+        );
     }
 }

@@ -152,11 +152,13 @@ impl Red {
 }
 
 impl QueueDisc for Red {
+    #[inline(always)]
     fn enqueue(&mut self, e: Entry, _cx: &mut Ctx<'_>) {
         self.bytes += u64::from(e.wire);
         self.q.push_back(e);
     }
 
+    #[inline(always)]
     fn dequeue(&mut self, cx: &mut Ctx<'_>) -> Option<Dequeued> {
         loop {
             let mut e = self.q.pop_front()?;
@@ -172,14 +174,17 @@ impl QueueDisc for Red {
         }
     }
 
+    #[inline(always)]
     fn backlog_bytes(&self) -> u64 {
         self.bytes
     }
 
+    #[inline(always)]
     fn len(&self) -> usize {
         self.q.len()
     }
 
+    #[inline(always)]
     fn peek(&self) -> Option<u32> {
         self.q.front().map(|e| e.pkt)
     }

@@ -17,7 +17,12 @@ fn t_out() -> Duration {
 
 /// CoDel with ECN on (Linux `codel ecn`), so that ECT traffic is marked.
 fn codel(exact: bool) -> CoDel {
-    CoDel::new(&CoDelParams { limit: 100_000, exact_sqrt: exact, ecn: true, ..CoDelParams::default() })
+    CoDel::new(&CoDelParams {
+        limit: 100_000,
+        exact_sqrt: exact,
+        ecn: true,
+        ..CoDelParams::default()
+    })
 }
 
 fn run(q: &mut CoDel, ecn: Ecn, end_ms: u64) -> Vec<Step<CodelVars>> {

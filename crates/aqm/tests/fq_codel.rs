@@ -148,7 +148,12 @@ fn memory_limit_drops_from_the_fattest_flow() {
 fn one_flow_equals_codel() {
     for (seed, exact) in [(1u64, false), (2, true), (3, false)] {
         // fq_codel's ECN default (on), which Linux's codel leaves off.
-        let law = CoDelParams { limit: 1_000_000, exact_sqrt: exact, ecn: true, ..CoDelParams::default() };
+        let law = CoDelParams {
+            limit: 1_000_000,
+            exact_sqrt: exact,
+            ecn: true,
+            ..CoDelParams::default()
+        };
         let mut c = CoDel::new(&law);
         let mut f = fq(FqCodelParams {
             flows: 1,

@@ -569,9 +569,14 @@ fn kind_params(kind: &str) -> &'static [&'static str] {
         "leaf-spine" => {
             &["leaves", "spines", "hosts_per_leaf", "host_rate", "fabric_rate", "delay"]
         }
-        "dumbbell" => {
-            &["left_hosts", "right_hosts", "host_rate", "bottleneck_rate", "delay", "bottleneck_delay"]
-        }
+        "dumbbell" => &[
+            "left_hosts",
+            "right_hosts",
+            "host_rate",
+            "bottleneck_rate",
+            "delay",
+            "bottleneck_delay",
+        ],
         "star" => &["senders", "host_rate", "delay"],
         "file" => &["path"],
         _ => &[],

@@ -117,21 +117,17 @@ pub enum PacketKind {
 }
 
 /// A packet in flight or queued. Stored in a pool and moved by index.
+///
+/// The layout is fixed (`repr(C)`) so that the fields every hop reads — kind, sizes, class,
+/// ECN, flow, addresses, hash key, sequence number, timestamp — fill the first 64-byte cache
+/// line, which the event loop prefetches; the header area follows.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct Packet {
-    /// Type.
-    pub kind: PacketKind,
     /// Total bytes on the wire.
     pub wire: u32,
     /// Payload bytes (data only).
     pub payload: u32,
-    /// Priority group / queue index (0 is strict priority).
-    pub pg: u8,
-    /// The IP header's ECN field: set by the sending transport (RoCE sends ECT(0)), turned
-    /// into [`Ecn::Ce`] by a queue that marks.
-    pub ecn: Ecn,
-    /// ECN echo flag on ACK/NACK.
-    pub ecn_echo: bool,
     /// The flow this packet belongs to (data and ACK/NACK).
     pub flow: FlowId,
     /// Source host.
@@ -140,24 +136,64 @@ pub struct Packet {
     pub dst: NodeId,
     /// ECMP hash of (addresses, ports) for this direction.
     pub hash_key: [u32; 3],
-    /// Data: first byte's sequence number. ACK/NACK: cumulative acknowledged byte.
-    pub seq: u64,
-    /// Sender timestamp (data: set at NIC transmission start; ACK: echoed).
-    pub ts: Time,
+    /// Type.
+    pub kind: PacketKind,
+    /// Priority group / queue index (0 is strict priority).
+    pub pg: u8,
+    /// The IP header's ECN field: set by the sending transport (RoCE sends ECT(0)), turned
+    /// into [`Ecn::Ce`] by a queue that marks.
+    pub ecn: Ecn,
+    /// ECN echo flag on ACK/NACK.
+    pub ecn_echo: bool,
     /// Which telemetry area this packet carries, and so what switches stamp into it: chosen by
     /// the packet's transport, not for the whole run (a probe may carry INT in a run whose
     /// data packets carry none). An ACK keeps its data packet's mode to echo the area.
     pub header: HeaderMode,
-    /// INT records (stamped only on data packets in [`HeaderMode::Int`]).
-    pub int: IntStack,
     /// PINT digest (written only on data packets in [`HeaderMode::Pint`]; echoed in the ACK).
     pub pint: u16,
     /// Ingress port at the current switch (for MMU release).
     pub in_port: PortNo,
+    /// Data: first byte's sequence number. ACK/NACK: cumulative acknowledged byte.
+    pub seq: u64,
+    /// Sender timestamp (data: set at NIC transmission start; ACK: echoed).
+    pub ts: Time,
     /// When the packet was fully received by the current switch (for hop-latency traces).
     pub arrived: Time,
-    /// TCP header fields beyond `seq`, `payload` and `ecn` ([`PacketKind::Tcp`] only).
-    pub tcp: TcpFields,
+    /// The packet's variable header area: INT records or TCP fields.
+    pub area: Area,
+}
+
+/// The variable part of a packet's headers. INT records and TCP fields never occur in the
+/// same packet, so they share the space (the packet stays within four cache lines).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Area {
+    /// Nothing beyond the fixed fields.
+    #[default]
+    None,
+    /// INT records: a data packet in [`HeaderMode::Int`] (stamped by switches) and its ACK
+    /// (echoed).
+    Int(IntStack),
+    /// TCP header fields beyond `seq`, `payload` and `ecn` ([`PacketKind::Tcp`]).
+    Tcp(TcpFields),
+}
+
+impl Area {
+    /// The INT records, if the area holds them.
+    #[inline]
+    pub fn int(&self) -> Option<&IntStack> {
+        match self {
+            Area::Int(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The TCP fields, if the area holds them.
+    #[inline]
+    pub fn tcp(&self) -> Option<&TcpFields> {
+        match self {
+            Area::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
 }
 
 impl Packet {

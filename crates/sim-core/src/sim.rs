@@ -381,6 +381,7 @@ impl<F: CcFactory> Simulation<F> {
                         ports.push(SwitchPort {
                             link: link_of(i, p),
                             classes,
+                            backlogged: 0,
                             rr_last: 0,
                             queued: 0,
                             util: PortUtil::default(),
@@ -867,6 +868,7 @@ impl<F: CcFactory> Simulation<F> {
                     sw.mmu.is_idle()
                         && sw.ports.iter().all(|p| {
                             p.queued == 0
+                                && p.backlogged == 0
                                 && p.classes.iter().all(|q| q.is_empty())
                                 && p.link.busy_until <= now
                                 && p.link.paused.iter().all(|&x| !x)

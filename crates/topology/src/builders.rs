@@ -248,21 +248,7 @@ pub fn dumbbell(
     bottleneck_rate: BitsPerSec,
     delay: Duration,
 ) -> Result<Topology, TopologyError> {
-    const B: &str = "dumbbell";
-    positive(B, "left_hosts", left_hosts)?;
-    positive(B, "right_hosts", right_hosts)?;
-    nonzero_rate(B, "host_rate", host_rate)?;
-    nonzero_rate(B, "bottleneck_rate", bottleneck_rate)?;
-    let hosts = sum(B, &[left_hosts, right_hosts])?;
-    sum(B, &[hosts, 2])?;
-    let left = hosts;
-    let right = hosts + 1;
-    let mut t = Builder::new(hosts, 2, hosts + 1);
-    for h in 0..hosts {
-        t.link(h, if h < left_hosts { left } else { right }, host_rate, delay);
-    }
-    t.link(left, right, bottleneck_rate, delay);
-    Ok(t.finish())
+    dumbbell_of("dumbbell", left_hosts, right_hosts, (host_rate, delay), (bottleneck_rate, delay))
 }
 
 /// A dumbbell whose bottleneck has its own propagation delay: `left_hosts` hosts (ids
@@ -287,13 +273,25 @@ pub fn dumbbell_asym(
     bottleneck_rate: BitsPerSec,
     bottleneck_delay: Duration,
 ) -> Result<Topology, TopologyError> {
-    const B: &str = "dumbbell_asym";
-    positive(B, "left_hosts", left_hosts)?;
-    positive(B, "right_hosts", right_hosts)?;
-    nonzero_rate(B, "host_rate", host_rate)?;
-    nonzero_rate(B, "bottleneck_rate", bottleneck_rate)?;
-    let hosts = sum(B, &[left_hosts, right_hosts])?;
-    sum(B, &[hosts, 2])?;
+    let (host, bottleneck) = ((host_rate, host_delay), (bottleneck_rate, bottleneck_delay));
+    dumbbell_of("dumbbell_asym", left_hosts, right_hosts, host, bottleneck)
+}
+
+/// The dumbbell of [`dumbbell`] and [`dumbbell_asym`], named `b` in errors, with (rate, delay)
+/// of the host links and of the bottleneck.
+fn dumbbell_of(
+    b: &'static str,
+    left_hosts: usize,
+    right_hosts: usize,
+    (host_rate, host_delay): (BitsPerSec, Duration),
+    (bottleneck_rate, bottleneck_delay): (BitsPerSec, Duration),
+) -> Result<Topology, TopologyError> {
+    positive(b, "left_hosts", left_hosts)?;
+    positive(b, "right_hosts", right_hosts)?;
+    nonzero_rate(b, "host_rate", host_rate)?;
+    nonzero_rate(b, "bottleneck_rate", bottleneck_rate)?;
+    let hosts = sum(b, &[left_hosts, right_hosts])?;
+    sum(b, &[hosts, 2])?;
     let left = hosts;
     let right = hosts + 1;
     let mut t = Builder::new(hosts, 2, hosts + 1);

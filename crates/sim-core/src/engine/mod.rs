@@ -28,7 +28,6 @@ use crate::network::{Network, RoutingTable};
 use crate::packet::{HeaderMode, Packet};
 use crate::results::{Counters, HopSample};
 use crate::units::{Duration, Time};
-use dcsim_aqm::QueueDisc;
 
 /// Events. Compact (at most 16 bytes): packets live in a pool and are named by index.
 #[derive(Clone, Copy, Debug)]
@@ -169,7 +168,7 @@ impl<F: CcFactory> Shard<F> {
                 // Most likely the head of the first non-empty queue goes next.
                 if let Slot::Switch(s) = sh.place[node as usize].slot {
                     let p = &self.switches[s as usize].ports[port as usize];
-                    if let Some(pkt) = p.classes.iter().find_map(|c| c.peek()) {
+                    if let Some(pkt) = p.likely_next() {
                         prefetch(&self.pool[pkt as usize]);
                     }
                 }
@@ -299,5 +298,15 @@ mod tests {
     #[test]
     fn events_are_compact() {
         assert!(std::mem::size_of::<Event>() <= 16);
+    }
+
+    /// The fields every hop reads sit in the packet's first cache line (the one the loop
+    /// prefetches), and the whole packet within four lines.
+    #[test]
+    fn packets_keep_their_hot_fields_in_the_first_cache_line() {
+        use crate::packet::Packet;
+        assert!(std::mem::offset_of!(Packet, ts) + 8 <= 64);
+        assert!(std::mem::offset_of!(Packet, in_port) + 2 <= 64);
+        assert!(std::mem::size_of::<Packet>() <= 256, "{}", std::mem::size_of::<Packet>());
     }
 }

@@ -6,7 +6,7 @@ use super::{Event, Host, Shard, Shared, Slot};
 use crate::cc::{CcCtx, CcFactory, CongestionControl, Feedback, TimerOp, MAX_TIMERS};
 use crate::config::WindowMode;
 use crate::ids::{FlowId, PortNo};
-use crate::packet::{Ecn, HeaderMode, IntStack, Packet, PacketKind, TcpFields};
+use crate::packet::{Area, Ecn, HeaderMode, IntStack, Packet, PacketKind};
 use crate::units::{BitsPerSec, Time};
 
 /// Sender state of one flow (queue pair).
@@ -100,11 +100,14 @@ impl<F: CcFactory> Shard<F> {
             seq,
             ts: self.now,
             header: sh.header,
-            int: IntStack::default(),
+            area: if sh.header == HeaderMode::Int {
+                Area::Int(IntStack::default())
+            } else {
+                Area::None
+            },
             pint: 0,
             in_port: PortNo(0),
             arrived: self.now,
-            tcp: TcpFields::default(),
         });
         self.host_transmit(sh, h, pkt);
     }
@@ -174,7 +177,10 @@ impl<F: CcFactory> Shard<F> {
         }
         let (ack, kind, ecn, ts_echo, pint) = (p.seq, p.kind, p.ecn_echo, p.ts, p.pint);
         // Only INT-mode ACKs carry records; copy them out of the pool for the callback.
-        let int = if sh.header == HeaderMode::Int { p.int } else { IntStack::default() };
+        let int = match (sh.header, &p.area) {
+            (HeaderMode::Int, Area::Int(s)) => *s,
+            _ => IntStack::default(),
+        };
         let nic = &sh.cfg.nic;
         let mut seq = ack;
         if nic.back_to_chunk {

@@ -7,7 +7,7 @@ use super::{Event, Link, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
-use crate::packet::{Ecn, HeaderMode, IntHop, IntStack, Packet, PacketKind, TcpFields, PFC_FRAME};
+use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, PFC_FRAME};
 use crate::results::HopSample;
 use crate::sim::murmur3_32;
 use crate::telemetry::PortUtil;
@@ -21,11 +21,35 @@ pub(crate) struct SwitchPort {
     pub(crate) link: Link,
     /// The queue discipline of each priority class.
     pub(crate) classes: [Qdisc; QUEUES],
+    /// Bit `q` is set while class `q` holds packets: the scheduler reads this, not the classes.
+    pub(crate) backlogged: u8,
     pub(crate) rr_last: usize,
     /// Bytes queued over all priorities (INT `qlen`).
     pub(crate) queued: u64,
     /// PINT utilisation EWMA (HPCC-PINT only).
     pub(crate) util: PortUtil,
+}
+
+impl SwitchPort {
+    /// Records whether class `q` holds packets, after a call that may have changed it.
+    #[inline]
+    pub(crate) fn mark_backlog(&mut self, q: usize) {
+        if self.classes[q].is_empty() {
+            self.backlogged &= !(1 << q);
+        } else {
+            self.backlogged |= 1 << q;
+        }
+    }
+
+    /// The packet most likely to leave next (the head of the first backlogged class), if its
+    /// discipline knows it cheaply: a prefetch hint.
+    #[inline]
+    pub(crate) fn likely_next(&self) -> Option<u32> {
+        match self.backlogged {
+            0 => None,
+            b => self.classes[b.trailing_zeros() as usize].peek(),
+        }
+    }
 }
 
 pub(crate) struct Switch {
@@ -98,6 +122,7 @@ impl<F: CcFactory> Shard<F> {
         port.queued += wire as u64;
         let mut cx = Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
         port.classes[q].enqueue(entry, &mut cx);
+        port.mark_backlog(q);
         if !self.dropped.is_empty() {
             self.qdisc_drops(sh, s, out, q);
         }
@@ -153,17 +178,17 @@ impl<F: CcFactory> Shard<F> {
             seq: 0,
             ts: self.now,
             header: HeaderMode::None,
-            int: IntStack::default(),
+            area: Area::None,
             pint: 0,
             in_port: PortNo(port as u16),
             arrived: self.now,
-            tcp: TcpFields::default(),
         });
         let entry = Entry { pkt, wire: PFC_FRAME, ecn: Ecn::NotEct, flow: 0, enq: self.now };
         let p = &mut self.switches[s].ports[port];
         p.queued += PFC_FRAME as u64;
         let mut cx = Ctx { now: self.now, rng: &mut p.link.rng, dropped: &mut self.dropped };
         p.classes[0].enqueue(entry, &mut cx);
+        p.backlogged |= 1;
         debug_assert!(self.dropped.is_empty(), "class 0 holds control frames without limit");
         self.switch_send(sh, s, port);
     }
@@ -183,13 +208,14 @@ impl<F: CcFactory> Shard<F> {
         let (q, pkt, wire) = loop {
             let sw = &mut self.switches[s];
             let port = &mut sw.ports[out];
-            let q = if !port.classes[0].is_empty() {
+            let backlogged = port.backlogged;
+            let q = if backlogged & 1 != 0 {
                 0
             } else {
                 let mut found = None;
                 for k in 0..QUEUES - 1 {
                     let q = (port.rr_last + k) % (QUEUES - 1) + 1;
-                    if !port.classes[q].is_empty() && !port.link.paused[q] {
+                    if backlogged & (1 << q) != 0 && !port.link.paused[q] {
                         found = Some(q);
                         break;
                     }
@@ -204,6 +230,7 @@ impl<F: CcFactory> Shard<F> {
             };
             let mut cx = Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
             let next = port.classes[q].dequeue(&mut cx);
+            port.mark_backlog(q);
             if !self.dropped.is_empty() {
                 self.qdisc_drops(sh, s, out, q);
             }
@@ -236,12 +263,14 @@ impl<F: CcFactory> Shard<F> {
         let port = &mut sw.ports[out];
         let pk = &mut self.pool[pkt as usize];
         if pk.header == HeaderMode::Int && pk.is_data() {
-            pk.int.push(IntHop {
-                rate: port.link.rate,
-                time: self.now,
-                tx_bytes: port.link.tx_bytes,
-                qlen: port.queued,
-            });
+            if let Area::Int(stack) = &mut pk.area {
+                stack.push(IntHop {
+                    rate: port.link.rate,
+                    time: self.now,
+                    tx_bytes: port.link.tx_bytes,
+                    qlen: port.queued,
+                });
+            }
         }
         if let Some(t) = sh.pint {
             if pk.is_data() {

@@ -21,7 +21,7 @@ use super::{Event, FlowRx, Host, Shard, Shared, Slot};
 use crate::cc::{CcFactory, MAX_TIMERS};
 use crate::config::TcpGroup;
 use crate::ids::{FlowId, PortNo};
-use crate::packet::{HeaderMode, IntStack, Packet, PacketKind, TcpFields};
+use crate::packet::{Area, HeaderMode, Packet, PacketKind, TcpFields};
 use crate::units::Time;
 
 /// The timer slot of a TCP sender's deadline.
@@ -72,13 +72,14 @@ impl TcpRx {
 
 /// The segment a packet carries.
 fn segment_of(p: &Packet) -> Segment {
+    let t = p.area.tcp().copied().unwrap_or_default();
     Segment {
         seq: p.seq,
         len: p.payload,
-        ack: p.tcp.ack,
-        flags: p.tcp.flags,
-        sack: p.tcp.sack,
-        ace: p.tcp.ace,
+        ack: t.ack,
+        flags: t.flags,
+        sack: t.sack,
+        ace: t.ace,
         ecn: p.ecn,
     }
 }
@@ -152,11 +153,16 @@ impl<F: CcFactory> Shard<F> {
             seq: seg.seq,
             ts: self.now,
             header: HeaderMode::None,
-            int: IntStack::default(),
+
             pint: 0,
             in_port: PortNo(0),
             arrived: self.now,
-            tcp: TcpFields { ack: seg.ack, flags: seg.flags, sack: seg.sack, ace: seg.ace },
+            area: Area::Tcp(TcpFields {
+                ack: seg.ack,
+                flags: seg.flags,
+                sack: seg.sack,
+                ace: seg.ace,
+            }),
         }
     }
 
