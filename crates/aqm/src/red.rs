@@ -151,11 +151,20 @@ impl Red {
     }
 }
 
+impl Red {
+    /// Queues a packet. RED never refuses one at enqueue (it signals at dequeue; the buffer
+    /// limit is the engine's), so this is [`QueueDisc::enqueue`] without a context.
+    #[inline(always)]
+    pub fn push(&mut self, e: Entry) {
+        self.bytes += u64::from(e.wire);
+        self.q.push_back(e);
+    }
+}
+
 impl QueueDisc for Red {
     #[inline(always)]
     fn enqueue(&mut self, e: Entry, _cx: &mut Ctx<'_>) {
-        self.bytes += u64::from(e.wire);
-        self.q.push_back(e);
+        self.push(e);
     }
 
     #[inline(always)]

@@ -99,6 +99,82 @@ impl<E> EventQueue<E> for BinaryHeapQueue<E> {
     }
 }
 
+/// [`EventQueue`] as two binary heaps: one for events that always run, and one, filled by
+/// [`TwoHeapQueue::push_aside`], for events that are often superseded before they are due
+/// (versioned timers that are re-armed or cancelled by leaving their old entry to lapse). The
+/// lapsed entries sit in the second heap until their time, so they no longer deepen the heap
+/// that every packet event goes through. `pop` takes the smaller `(time, seq)` of the two heads:
+/// the order is exactly that of one heap.
+pub struct TwoHeapQueue<E> {
+    main: BinaryHeap<Entry<E>>,
+    aside: BinaryHeap<Entry<E>>,
+}
+
+impl<E> Default for TwoHeapQueue<E> {
+    fn default() -> Self {
+        TwoHeapQueue { main: BinaryHeap::new(), aside: BinaryHeap::new() }
+    }
+}
+
+impl<E> TwoHeapQueue<E> {
+    /// An empty queue with room for `n` events in each heap.
+    pub fn with_capacity(n: usize) -> Self {
+        TwoHeapQueue { main: BinaryHeap::with_capacity(n), aside: BinaryHeap::with_capacity(n) }
+    }
+
+    /// Inserts an event that is likely to be superseded before it is due (into the second
+    /// heap). Ordering is unaffected: `(time, seq)` decides, whichever heap holds the event.
+    #[inline]
+    pub fn push_aside(&mut self, time: Time, seq: u64, ev: E) {
+        self.aside.push(Entry { key: key(time, seq), ev });
+    }
+
+    /// Whether the next event is in the second heap.
+    #[inline]
+    fn aside_first(&self) -> bool {
+        match (self.main.peek(), self.aside.peek()) {
+            (Some(m), Some(a)) => a.key < m.key,
+            (None, Some(_)) => true,
+            _ => false,
+        }
+    }
+
+    /// The next event, without removing it.
+    #[inline]
+    pub fn peek_event(&self) -> Option<&E> {
+        if self.aside_first() {
+            self.aside.peek().map(|e| &e.ev)
+        } else {
+            self.main.peek().map(|e| &e.ev)
+        }
+    }
+}
+
+impl<E> EventQueue<E> for TwoHeapQueue<E> {
+    #[inline]
+    fn push(&mut self, time: Time, seq: u64, ev: E) {
+        self.main.push(Entry { key: key(time, seq), ev });
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<(Time, u64, E)> {
+        let heap = if self.aside_first() { &mut self.aside } else { &mut self.main };
+        heap.pop().map(|e| (Time((e.key >> 64) as u64), e.key as u64, e.ev))
+    }
+    #[inline]
+    fn peek_time(&mut self) -> Option<Time> {
+        let k = match (self.main.peek(), self.aside.peek()) {
+            (Some(m), Some(a)) => m.key.min(a.key),
+            (Some(m), None) => m.key,
+            (None, Some(a)) => a.key,
+            (None, None) => return None,
+        };
+        Some(Time((k >> 64) as u64))
+    }
+    fn len(&self) -> usize {
+        self.main.len() + self.aside.len()
+    }
+}
+
 /// [`EventQueue`] as an implicit 4-ary min-heap (shallower than a binary heap; children of a
 /// node share a cache line more often).
 pub struct QuadHeapQueue<E> {
@@ -439,10 +515,11 @@ mod tests {
         /// Interleaved pushes (never earlier than the last pop) and pops give the same
         /// sequence from the radix queue and the timing wheel as from the binary heap.
         #[test]
-        fn radix_queue_matches_binary_heap(ops in proptest::collection::vec((0u64..3, 0u64..40, proptest::bool::ANY), 1..400)) {
+        fn other_queues_match_binary_heap(ops in proptest::collection::vec((0u64..3, 0u64..40, proptest::bool::ANY), 1..400)) {
             let mut a = BinaryHeapQueue::default();
             let mut b = RadixQueue::default();
             let mut w = WheelQueue::new(3, 4);
+            let mut h = TwoHeapQueue::default();
             let mut now = 0u64;
             let mut seq = 0u64;
             for (kind, dt, big) in ops {
@@ -450,7 +527,10 @@ mod tests {
                     let x = a.pop();
                     let y = b.pop();
                     let z = w.pop();
+                    let v = h.pop();
+                    prop_assert_eq!(h.peek_event(), a.peek_event());
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), y.map(|e| (e.0, e.1, e.2)));
+                    prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), v.map(|e| (e.0, e.1, e.2)));
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), z.map(|e| (e.0, e.1, e.2)));
                     now = x.unwrap().0 .0;
                 } else {
@@ -461,9 +541,17 @@ mod tests {
                     a.push(Time(t), s, seq as u32);
                     b.push(Time(t), s, seq as u32);
                     w.push(Time(t), s, seq as u32);
+                    // Every third event goes to the second heap.
+                    if seq % 3 == 0 {
+                        h.push_aside(Time(t), s, seq as u32);
+                    } else {
+                        h.push(Time(t), s, seq as u32);
+                    }
                 }
                 prop_assert_eq!(a.len(), b.len());
                 prop_assert_eq!(a.len(), w.len());
+                prop_assert_eq!(a.len(), h.len());
+                prop_assert_eq!(a.peek_time(), h.peek_time());
                 let p = a.peek_time();
                 prop_assert_eq!(p, b.peek_time());
                 prop_assert_eq!(p, w.peek_time());
@@ -473,6 +561,7 @@ mod tests {
             let da = drain(&mut a);
             prop_assert_eq!(&da, &drain(&mut b));
             prop_assert_eq!(&da, &drain(&mut w));
+            prop_assert_eq!(&da, &drain(&mut h));
         }
 
         #[test]

@@ -15,9 +15,8 @@ pub const QUEUES: usize = 8;
 pub(crate) struct Mmu {
     reserve: u64,
     resume_offset: u64,
-    pfc: bool,
-    /// Classes that never pause (PFC off for them).
-    lossy: u8,
+    /// Bit `q` is set for the classes that pause their upstream (PFC on, class not lossy).
+    pfc_classes: u8,
     /// `buffer - total headroom - total reserve` (saturating).
     pool: u64,
     shared_used: u64,
@@ -81,8 +80,7 @@ impl Mmu {
         Mmu {
             reserve: cfg.reserve.0,
             resume_offset: cfg.resume_offset.0,
-            pfc: cfg.pfc_enabled,
-            lossy: cfg.lossy_classes,
+            pfc_classes: if cfg.pfc_enabled { !cfg.lossy_classes } else { 0 },
             pool: cfg.buffer.0.saturating_sub(total_h).saturating_sub(total_r),
             shared_used: 0,
             headroom,
@@ -109,7 +107,7 @@ impl Mmu {
         let th = self.threshold(inp);
         let s = self.shared(inp, q);
         let shared_full = size + s > th;
-        let pfc = self.pfc && self.lossy & (1 << q) == 0;
+        let pfc = self.pfc_classes & (1 << q) != 0;
         let headroom_full = !pfc || size + self.hdrm[inp][q] > self.headroom[inp];
         if shared_full && headroom_full {
             return Admit::Drop;

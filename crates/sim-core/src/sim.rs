@@ -34,7 +34,7 @@ use crate::engine::{
     FlowMeta, FlowRx, FlowTx, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort,
     TcpRx, TcpTx,
 };
-use crate::event::{BinaryHeapQueue, EventQueue};
+use crate::event::{EventQueue, TwoHeapQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Mmu, QUEUES};
 use crate::network::{Network, NodeKind, RoutingTable};
@@ -318,7 +318,7 @@ impl<F: CcFactory> Simulation<F> {
                 loss: port.loss,
                 busy_until: Time::ZERO,
                 txdone_pending: false,
-                paused: [false; QUEUES],
+                paused: Default::default(),
                 tx_bytes: 0,
                 tx_frames: 0,
                 tx_data_frames: 0,
@@ -547,7 +547,7 @@ impl<F: CcFactory> Simulation<F> {
                 Shard {
                     id: id as u32,
                     now: Time::ZERO,
-                    queue: BinaryHeapQueue::with_capacity(1024),
+                    queue: TwoHeapQueue::with_capacity(1024),
                     node_seq: vec![0; n],
                     hosts,
                     switches,
@@ -871,12 +871,12 @@ impl<F: CcFactory> Simulation<F> {
                                 && p.backlogged == 0
                                 && p.classes.iter().all(|q| q.is_empty())
                                 && p.link.busy_until <= now
-                                && p.link.paused.iter().all(|&x| !x)
+                                && p.link.paused.mask() == 0
                         })
                 }) && s.hosts.iter().all(|h| {
                     h.ack_fifo.is_empty()
                         && h.link.busy_until <= now
-                        && h.link.paused.iter().all(|&x| !x)
+                        && h.link.paused.mask() == 0
                 })
             })
     }

@@ -53,7 +53,7 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let ack_q = if sh.cfg.nic.ack_high_prio { 0 } else { 3 };
-        if !host.ack_fifo.is_empty() && !host.link.paused[ack_q] {
+        if !host.ack_fifo.is_empty() && !host.link.paused.get(ack_q) {
             let host = &mut self.hosts[h];
             let pkt = host.ack_fifo.pop_front().expect("non-empty");
             self.host_transmit(sh, h, pkt);
@@ -150,7 +150,7 @@ impl<F: CcFactory> Shard<F> {
         match self.pool[pkt as usize].kind {
             PacketKind::Pfc { pause, queue } => {
                 self.release(pkt);
-                self.hosts[h].link.paused[queue as usize] = pause;
+                self.hosts[h].link.paused.set(queue as usize, pause);
                 if !pause {
                     self.host_send(sh, h);
                 }

@@ -24,7 +24,7 @@ pub(crate) struct Link {
     /// wait behind the one on the wire).
     pub(crate) txdone_pending: bool,
     /// Priorities paused by PFC frames received on this port.
-    pub(crate) paused: [bool; QUEUES],
+    pub(crate) paused: Paused,
     /// Bytes transmitted so far (INT `tx_bytes`).
     pub(crate) tx_bytes: u64,
     /// Frames transmitted so far.
@@ -34,6 +34,35 @@ pub(crate) struct Link {
     /// Frames on the wire towards the peer: (arrival time, event seq, packet), in order.
     pub(crate) flight: VecDeque<(Time, u64, u32)>,
     pub(crate) rng: ChaCha8Rng,
+}
+
+/// The priorities a port may not send, set by PFC frames from its peer: bit `q` for class `q`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct Paused(u8);
+
+impl Paused {
+    /// Whether class `q` is paused.
+    #[inline]
+    pub(crate) fn get(self, q: usize) -> bool {
+        self.0 & (1 << q) != 0
+    }
+
+    /// Pauses (`true`) or resumes class `q`.
+    #[inline]
+    pub(crate) fn set(&mut self, q: usize, pause: bool) {
+        debug_assert!(q < QUEUES);
+        if pause {
+            self.0 |= 1 << q;
+        } else {
+            self.0 &= !(1 << q);
+        }
+    }
+
+    /// The paused classes as a bit mask.
+    #[inline]
+    pub(crate) fn mask(self) -> u8 {
+        self.0
+    }
 }
 
 impl<F: CcFactory> Shard<F> {

@@ -23,7 +23,7 @@ pub(crate) use transport::{FlowRx, FlowTx};
 
 use crate::cc::CcFactory;
 use crate::config::{FlowSpec, SimConfig};
-use crate::event::{BinaryHeapQueue, EventQueue};
+use crate::event::{EventQueue, TwoHeapQueue};
 use crate::network::{Network, RoutingTable};
 use crate::packet::{HeaderMode, Packet};
 use crate::results::{Counters, HopSample};
@@ -118,7 +118,7 @@ pub(crate) struct Crossing {
 pub(crate) struct Shard<F: CcFactory> {
     pub(crate) id: u32,
     pub(crate) now: Time,
-    pub(crate) queue: BinaryHeapQueue<Event>,
+    pub(crate) queue: TwoHeapQueue<Event>,
     /// Per-node scheduling counters (indexed by node id; only this shard's nodes are used).
     pub(crate) node_seq: Vec<u64>,
     pub(crate) hosts: Vec<Host<F::Cc>>,
@@ -207,7 +207,12 @@ impl<F: CcFactory> Shard<F> {
     #[inline]
     pub(crate) fn schedule(&mut self, origin: u32, at: Time, ev: Event) {
         let seq = self.next_seq(origin);
-        self.queue.push(at, seq, ev);
+        match ev {
+            // Versioned events, often superseded before they are due: kept out of the heap
+            // of packet events (same order either way).
+            Event::CcTimer { .. } | Event::NicWake { .. } => self.queue.push_aside(at, seq, ev),
+            _ => self.queue.push(at, seq, ev),
+        }
     }
 
     #[inline]

@@ -52,6 +52,20 @@ impl SwitchPort {
     }
 }
 
+/// The round-robin choice among classes 1–7: the first class of `eligible` (a bit mask of
+/// backlogged, unpaused classes; bit 0 is ignored) after `last` in the cyclic order 1, 2, …, 7,
+/// 1, … (`last = 0`: from class 1).
+#[inline]
+pub(crate) fn next_round_robin(eligible: u8, last: usize) -> Option<usize> {
+    let eligible = u32::from(eligible) & 0xfe;
+    if eligible == 0 {
+        return None;
+    }
+    let after = eligible & !((2u32 << last) - 1);
+    let pick = if after != 0 { after } else { eligible };
+    Some(pick.trailing_zeros() as usize)
+}
+
 pub(crate) struct Switch {
     pub(crate) node: u32,
     pub(crate) ports: Vec<SwitchPort>,
@@ -72,7 +86,7 @@ impl<F: CcFactory> Shard<F> {
         if let PacketKind::Pfc { pause, queue } = kind {
             self.release(pkt);
             let link = &mut self.switches[s].ports[inp].link;
-            link.paused[queue as usize] = pause;
+            link.paused.set(queue as usize, pause);
             if !pause {
                 self.switch_send(sh, s, inp);
             }
@@ -111,20 +125,32 @@ impl<F: CcFactory> Shard<F> {
         p.arrived = self.now;
         let (ecn, hash_seed) = (p.ecn, self.switches[s].hash_seed);
         let port = &mut self.switches[s].ports[out];
-        // Flow queueing classifies by a hash of the 5-tuple (Linux `skb_get_hash`, perturbed
-        // per switch; a different seed from ECMP's so the two choices are independent). Only
-        // a discipline that queues per flow needs it.
-        let flow = match port.classes[q] {
-            Qdisc::FqCodel(_) => murmur3_32(&hash_key, hash_seed ^ FQ_HASH_SALT),
-            _ => 0,
-        };
-        let entry = Entry { pkt, wire, ecn, flow, enq: self.now };
         port.queued += wire as u64;
-        let mut cx = Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
-        port.classes[q].enqueue(entry, &mut cx);
-        port.mark_backlog(q);
-        if !self.dropped.is_empty() {
-            self.qdisc_drops(sh, s, out, q);
+        let mut entry = Entry { pkt, wire, ecn, flow: 0, enq: self.now };
+        match &mut port.classes[q] {
+            // RED keeps every packet it is offered (the MMU alone admits): nothing to settle.
+            Qdisc::Red(red) => {
+                red.push(entry);
+                port.backlogged |= 1 << q;
+            }
+            class => {
+                // Flow queueing classifies by a hash of the 5-tuple (Linux `skb_get_hash`,
+                // perturbed per switch; a different seed from ECMP's so the two choices are
+                // independent). Only a discipline that queues per flow needs it.
+                if let Qdisc::FqCodel(_) = class {
+                    entry.flow = murmur3_32(&hash_key, hash_seed ^ FQ_HASH_SALT);
+                }
+                let mut cx =
+                    Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
+                class.enqueue(entry, &mut cx);
+                if self.dropped.is_empty() {
+                    // Nothing dropped: the discipline kept the packet.
+                    port.backlogged |= 1 << q;
+                } else {
+                    port.mark_backlog(q);
+                    self.qdisc_drops(sh, s, out, q);
+                }
+            }
         }
         self.switch_send(sh, s, out);
     }
@@ -212,15 +238,7 @@ impl<F: CcFactory> Shard<F> {
             let q = if backlogged & 1 != 0 {
                 0
             } else {
-                let mut found = None;
-                for k in 0..QUEUES - 1 {
-                    let q = (port.rr_last + k) % (QUEUES - 1) + 1;
-                    if backlogged & (1 << q) != 0 && !port.link.paused[q] {
-                        found = Some(q);
-                        break;
-                    }
-                }
-                match found {
+                match next_round_robin(backlogged & !port.link.paused.mask(), port.rr_last) {
                     Some(q) => {
                         port.rr_last = q;
                         q
@@ -262,7 +280,8 @@ impl<F: CcFactory> Shard<F> {
         let sw = &mut self.switches[s];
         let port = &mut sw.ports[out];
         let pk = &mut self.pool[pkt as usize];
-        if pk.header == HeaderMode::Int && pk.is_data() {
+        let data = pk.is_data();
+        if data && pk.header == HeaderMode::Int {
             if let Area::Int(stack) = &mut pk.area {
                 stack.push(IntHop {
                     rate: port.link.rate,
@@ -273,7 +292,7 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         if let Some(t) = sh.pint {
-            if pk.is_data() {
+            if data {
                 // Every data packet updates the port's utilisation estimate; those that carry a
                 // PINT area take the scheme's digest of it.
                 let u = port.util.update(self.now.0, port.link.rate.0, port.queued, t);
@@ -285,12 +304,12 @@ impl<F: CcFactory> Shard<F> {
             port.util.last_ts = self.now.0;
             port.util.last_size = wire;
         }
-        let traced = sh.tracing && pk.is_data() && sh.meta[pk.flow.idx()].traced;
+        let traced = sh.tracing && data && sh.meta[pk.flow.idx()].traced;
         // Read the trace fields (another cache line of the packet) only for traced flows.
         let trace = if traced { Some((pk.flow, pk.seq, pk.ts, pk.arrived)) } else { None };
         port.link.tx_bytes += wire;
         port.link.tx_frames += 1;
-        port.link.tx_data_frames += (pk.is_data()) as u64;
+        port.link.tx_data_frames += data as u64;
         let backlog = port.queued > 0 && !port.link.txdone_pending;
         let node = sw.node;
         let done = self.transmit(sh, node, out as u16, pkt);
@@ -301,6 +320,25 @@ impl<F: CcFactory> Shard<F> {
         if backlog {
             self.switches[s].ports[out].link.txdone_pending = true;
             self.schedule(node, done, Event::TxDone { node, port: out as u16 });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_round_robin;
+
+    /// The scheduler's former loop: classes `last % 7 + 1`, … in cyclic order.
+    fn by_loop(eligible: u8, last: usize) -> Option<usize> {
+        (0..7).map(|k| (last + k) % 7 + 1).find(|&q| eligible & (1 << q) != 0)
+    }
+
+    #[test]
+    fn round_robin_choice_matches_the_cyclic_scan() {
+        for eligible in 0..=u8::MAX {
+            for last in 0..8 {
+                assert_eq!(next_round_robin(eligible, last), by_loop(eligible, last), "{eligible:#010b} after {last}");
+            }
         }
     }
 }

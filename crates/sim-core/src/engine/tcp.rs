@@ -16,6 +16,7 @@
 
 use dcsim_tcp::{Readiness, Receiver, Segment, Sender};
 
+use super::link::Paused;
 use super::transport::FlowTx;
 use super::{Event, FlowRx, Host, Shard, Shared, Slot};
 use crate::cc::{CcFactory, MAX_TIMERS};
@@ -101,8 +102,8 @@ fn rx_mut(rx: &mut [FlowRx], flow: usize) -> &mut TcpRx {
 impl TcpTx {
     /// Whether the sender may put a segment on the wire now.
     #[inline]
-    pub(crate) fn ready(&self, now: Time, paused: &[bool]) -> bool {
-        !paused[self.pg as usize]
+    pub(crate) fn ready(&self, now: Time, paused: Paused) -> bool {
+        !paused.get(self.pg as usize)
             && self.ep.as_ref().is_some_and(|e| e.readiness(now) == Readiness::Now)
     }
 
@@ -367,5 +368,5 @@ impl<F: CcFactory> Shard<F> {
 /// Whether `host`'s link has paused the class of the sender (for the NIC scheduler).
 #[inline]
 pub(crate) fn tcp_ready<C>(t: &TcpTx, now: Time, host: &Host<C>) -> bool {
-    t.ready(now, &host.link.paused)
+    t.ready(now, host.link.paused)
 }
