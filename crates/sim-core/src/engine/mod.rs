@@ -146,11 +146,12 @@ pub(crate) struct Shard<F: CcFactory> {
 impl<F: CcFactory> Shard<F> {
     /// Processes this shard's events with time `< end` and `<= stop`.
     pub(crate) fn run_window(&mut self, sh: &Shared<F>, end: Time, stop: Time) {
-        while let Some(at) = self.queue.peek_time() {
-            if at >= end || at > stop {
-                break;
-            }
-            let (at, _, ev) = self.queue.pop().expect("peeked");
+        // The events at `at < end` and `at <= stop`.
+        if end == Time::ZERO {
+            return;
+        }
+        let last = Time(end.0 - 1).min(stop);
+        while let Some((at, _, ev)) = self.queue.pop_until(last) {
             self.now = at;
             self.counters.events += 1;
             self.prefetch_next(sh);
