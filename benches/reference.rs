@@ -4,7 +4,9 @@
 //! - `calibration_{hpcc,dcqcn,none}`: the reference's calibration scenario
 //!   (`../shared/reference/calibration/small-ws30`: 64 hosts, 1952 web-search flows at 30%),
 //!   imported from its `config-hpcc.txt` / `config-dcqcn.txt` as `dcsim import-ns3` does;
-//!   `none` is the HPCC import with congestion control off. Skipped, with a message, when the
+//!   `none` is the HPCC import with congestion control off. The import's `serialization =
+//!   "ns3"` and PFC log are switched back to exact serialization and no log, so the cases
+//!   measure the same runs as before import-ns3 wrote them. Skipped, with a message, when the
 //!   calibration folder is absent (set `DCSIM_SHARED` to the `shared` folder if it is not
 //!   beside the checkout).
 //! - `fattree2ms_hpcc_{1,2}thread(s)`: the HPCC paper's 320-host fat tree with 2 ms of web-search
@@ -115,18 +117,22 @@ fn cases() -> Vec<Case> {
             let path = std::env::temp_dir().join(format!("dcsim-bench-{scheme}.toml"));
             let imported = dcsim_cli::ns3import::convert(&config, &text, &path)
                 .unwrap_or_else(|e| panic!("{}: {e}", config.display()));
+            let as_before = |t: &str| {
+                t.replace("serialization = \"ns3\"", "serialization = \"exact\"")
+                    .replace("pfc_log = true", "pfc_log = false")
+            };
             if scheme == "hpcc" {
                 cases.push(Case {
                     name: "calibration_none".into(),
                     path: path.clone(),
-                    toml: imported.toml_without_cc.clone(),
+                    toml: as_before(&imported.toml_without_cc),
                     threads: 1,
                 });
             }
             cases.push(Case {
                 name: format!("calibration_{scheme}"),
                 path,
-                toml: imported.toml,
+                toml: as_before(&imported.toml),
                 threads: 1,
             });
         }

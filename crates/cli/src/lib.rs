@@ -259,6 +259,13 @@ pub struct RunArgs {
     /// and simulated in parallel; the results are identical for every value.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
+    /// Also write pfc.csv: every PFC pause/resume frame a switch sent (as `[output] pfc_log`).
+    #[arg(long)]
+    pub pfc_log: bool,
+    /// Also write qlen.csv and qlen_hist.csv: time-weighted backlog statistics and histograms
+    /// of every switch egress port (as `[output] queue_lengths`).
+    #[arg(long)]
+    pub queue_lengths: bool,
 }
 
 /// Runs one parsed command line, printing its report to `out` and notes (such as the keys
@@ -311,7 +318,9 @@ pub fn default_out_dir(scenario: &Path) -> PathBuf {
 }
 
 fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let valid = scenario::load(&args.scenario, args.seed)?;
+    let mut valid = scenario::load(&args.scenario, args.seed)?;
+    valid.cfg.monitor.pfc_log |= args.pfc_log;
+    valid.cfg.monitor.queue_lengths |= args.queue_lengths;
     let dir = args.out.clone().unwrap_or_else(|| default_out_dir(&args.scenario));
     output::check_out_dir(&dir)?;
     let headline = format!(
@@ -348,8 +357,9 @@ fn peak_memory_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-/// Writes `fct.csv`, `unfinished.csv` (or removes a stale one) and `counters.csv` of a run
-/// into `dir`, atomically; `dports[i]` is flow `i`'s destination port; `all_counters` lists
+/// Writes `fct.csv`, `unfinished.csv` (or removes a stale one), `counters.csv`, and `pfc.csv`,
+/// `qlen.csv`, `qlen_hist.csv` when the run monitored them (else removes stale ones), into
+/// `dir`, atomically; `dports[i]` is flow `i`'s destination port; `all_counters` lists
 /// the queue-discipline and TCP counters even when zero (for runs that use them). Returns the
 /// files written.
 pub(crate) fn write_run_outputs(
@@ -370,6 +380,19 @@ pub(crate) fn write_run_outputs(
         output::counters_csv(&result.counters, &result.summary)
     };
     written.push(output::write_atomic(dir, "counters.csv", &counters)?);
+    if result.monitor.pfc_log {
+        written.push(output::write_atomic(dir, "pfc.csv", &output::pfc_csv(&result.pfc_log))?);
+    } else {
+        output::remove_stale(dir, "pfc.csv")?;
+    }
+    if result.monitor.queue_lengths {
+        written.push(output::write_atomic(dir, "qlen.csv", &output::qlen_csv(&result.queues))?);
+        let hist = output::qlen_hist_csv(&result.queues);
+        written.push(output::write_atomic(dir, "qlen_hist.csv", &hist)?);
+    } else {
+        output::remove_stale(dir, "qlen.csv")?;
+        output::remove_stale(dir, "qlen_hist.csv")?;
+    }
     Ok(written)
 }
 

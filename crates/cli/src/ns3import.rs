@@ -138,10 +138,13 @@ const IGNORED: &[(&str, &str)] = &[
     ("TRACE_OUTPUT_FILE", "tracing is not modelled"),
     ("ENABLE_TRACE", "tracing is not modelled"),
     ("FCT_OUTPUT_FILE", "`dcsim run` writes fct.csv into its --out folder"),
-    ("PFC_OUTPUT_FILE", "PFC frames are counted in counters.csv, not logged one by one"),
-    ("QLEN_MON_FILE", "queue-length monitoring is not modelled"),
-    ("QLEN_MON_START", "queue-length monitoring is not modelled"),
-    ("QLEN_MON_END", "queue-length monitoring is not modelled"),
+    (
+        "QLEN_MON_FILE",
+        "the reference's windowed queue sampler is not modelled; `dcsim run --queue-lengths` \
+         writes whole-run time-weighted histograms (qlen.csv, qlen_hist.csv)",
+    ),
+    ("QLEN_MON_START", "the windowed queue sampler is not modelled"),
+    ("QLEN_MON_END", "the windowed queue sampler is not modelled"),
 ];
 
 fn arity(key: &str) -> Option<Arity> {
@@ -687,6 +690,8 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
     let rate_bound = c.flag("RATE_BOUND", true)?;
     let ack_high_prio = c.flag("ACK_HIGH_PRIO", false)?;
 
+    let pfc_file = c.get("PFC_OUTPUT_FILE").map(|e| (e.line, e.values[0].clone()));
+
     // --- Keys with no counterpart.
     for (key, reason) in IGNORED {
         c.ignore(key, reason);
@@ -776,6 +781,11 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
         "1".into(),
         "not in the reference config (its random streams cannot be reproduced)",
     );
+    head.line(
+        "# The reference converts serialization times to whole ns through a double (spec §0,",
+    );
+    head.line("# often 1 ns short); \"exact\" is dcsim's picosecond-exact default.");
+    head.kv("serialization", q("ns3"), "as the reference computes it");
     head.line("");
     head.line("[topology]");
     head.kv("kind", q("file"), "");
@@ -785,6 +795,15 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
     head.line("[flows]");
     head.sourced("file", &flows, |v| q(v));
     head.line("");
+    if let Some((line, file)) = &pfc_file {
+        head.line("[output]");
+        head.kv(
+            "pfc_log",
+            "true".into(),
+            &format!("PFC_OUTPUT_FILE {file} (line {line}): `dcsim run` writes pfc.csv instead"),
+        );
+        head.line("");
+    }
 
     let mut tail = Toml::default();
     tail.line("");

@@ -1,5 +1,6 @@
-//! Result files: `fct.csv`, `unfinished.csv` and `counters.csv`, rendered in memory and
-//! written atomically (a hidden temporary file in the same folder, then a rename).
+//! Result files: `fct.csv`, `unfinished.csv` and `counters.csv`, and when asked for `pfc.csv`,
+//! `qlen.csv` and `qlen_hist.csv`, rendered in memory and written atomically (a hidden
+//! temporary file in the same folder, then a rename).
 //!
 //! Times are picoseconds internally and printed in nanoseconds with up to three decimals
 //! ([`format_ps_as_ns`]); slowdowns with six decimals. The last column of `fct.csv` and
@@ -8,7 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use dcsim_core::{Counters, FlowResult, RunSummary};
+use dcsim_core::qmon::{PortQueue, THRESHOLDS};
+use dcsim_core::{Counters, FlowResult, PfcEvent, RunSummary};
 
 use crate::error::CliError;
 use crate::units::format_ps_as_ns;
@@ -129,6 +131,92 @@ fn counter_rows_with(c: &Counters, s: &RunSummary, all: bool) -> Vec<(&'static s
     rows.push(("flows_done", s.flows_done.to_string()));
     rows.push(("flows_unfinished", s.flows_unfinished.to_string()));
     rows
+}
+
+/// `pfc.csv`: one row per PFC frame a switch sent, in time order (`Simulation::pfc_log`):
+/// `time_ns,switch,port,peer,priority,event` with `event` = `pause` or `resume`. Its pause and
+/// resume rows count exactly `pfc_pauses` and `pfc_resumes` of `counters.csv`.
+pub fn pfc_csv(events: &[PfcEvent]) -> String {
+    let rows = events.iter().map(|e| {
+        [
+            format_ps_as_ns(e.time.as_ps()),
+            e.switch.0.to_string(),
+            e.port.0.to_string(),
+            e.peer.0.to_string(),
+            e.priority.to_string(),
+            if e.pause { "pause" } else { "resume" }.to_string(),
+        ]
+    });
+    csv_text(["time_ns", "switch", "port", "peer", "priority", "event"], rows)
+}
+
+/// `qlen.csv`: one row per switch egress port, by switch and port: the backlog (bytes queued
+/// over all classes, time-weighted over the run) — mean, p50, p90, p99, p99.9, max — and the
+/// fraction of the run's time it was above 0 B, 10 KB, 100 KB and 1 MB.
+pub fn qlen_csv(queues: &[PortQueue]) -> String {
+    let frac = |d: dcsim_core::units::Duration, t: dcsim_core::units::Duration| {
+        if t.as_ps() == 0 {
+            "0".to_string()
+        } else {
+            format!("{:.6}", d.as_ps() as f64 / t.as_ps() as f64)
+        }
+    };
+    debug_assert_eq!(THRESHOLDS, [0, 10_000, 100_000, 1_000_000]);
+    let rows = queues.iter().map(|q| {
+        let s = &q.stats;
+        [
+            q.node.0.to_string(),
+            q.port.0.to_string(),
+            q.peer.0.to_string(),
+            q.rate.0.to_string(),
+            format!("{:.3}", s.mean),
+            s.p50.to_string(),
+            s.p90.to_string(),
+            s.p99.to_string(),
+            s.p999.to_string(),
+            s.max.to_string(),
+            frac(s.above[0], s.time),
+            frac(s.above[1], s.time),
+            frac(s.above[2], s.time),
+            frac(s.above[3], s.time),
+        ]
+    });
+    csv_text(
+        [
+            "switch",
+            "port",
+            "peer",
+            "rate_bps",
+            "mean_bytes",
+            "p50_bytes",
+            "p90_bytes",
+            "p99_bytes",
+            "p999_bytes",
+            "max_bytes",
+            "frac_above_0B",
+            "frac_above_10KB",
+            "frac_above_100KB",
+            "frac_above_1MB",
+        ],
+        rows,
+    )
+}
+
+/// `qlen_hist.csv`: the non-empty bins of every port's time-weighted backlog histogram:
+/// `switch,port,lower_bytes,upper_bytes,time_ns` (a bin holds levels `lower <= b < upper`).
+pub fn qlen_hist_csv(queues: &[PortQueue]) -> String {
+    let rows = queues.iter().flat_map(|q| {
+        q.stats.bins.iter().map(move |&(lo, hi, t)| {
+            [
+                q.node.0.to_string(),
+                q.port.0.to_string(),
+                lo.to_string(),
+                hi.to_string(),
+                format_ps_as_ns(t.as_ps()),
+            ]
+        })
+    });
+    csv_text(["switch", "port", "lower_bytes", "upper_bytes", "time_ns"], rows)
 }
 
 /// `counters.csv`: `name,value` rows ([`counter_rows`]).

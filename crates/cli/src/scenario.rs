@@ -15,7 +15,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dcsim_core::config::{
-    EcnParams, FlowSpec, NicConfig, SimConfig, SwitchConfig, Transport, WindowMode,
+    EcnParams, FlowSpec, NicConfig, Serialization, SimConfig, SwitchConfig, Transport, WindowMode,
 };
 use dcsim_core::ids::{FlowId, NodeId};
 use dcsim_core::network::{Network, NodeKind, RoutingTable};
@@ -90,6 +90,14 @@ struct RawScenario {
     nic: Option<RawNic>,
     group: Option<Vec<toml::Table>>,
     queue: Option<Vec<toml::Table>>,
+    output: Option<RawOutput>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    pfc_log: Option<bool>,
+    queue_lengths: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -97,6 +105,7 @@ struct RawScenario {
 struct RawSimulation {
     stop_time: Option<Qty>,
     seed: Option<u64>,
+    serialization: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -486,6 +495,23 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     }
     if let Some(s) = sim.seed {
         cfg.seed = s;
+    }
+    if let Some(o) = &raw.output {
+        cfg.monitor.pfc_log = o.pfc_log.unwrap_or(false);
+        cfg.monitor.queue_lengths = o.queue_lengths.unwrap_or(false);
+    }
+    if let Some(m) = &sim.serialization {
+        cfg.serialization = match m.get_ref().as_str() {
+            "exact" => Serialization::Exact,
+            "ns3" => Serialization::Ns3,
+            other => {
+                return Err(src.error(
+                    m.span(),
+                    "simulation.serialization",
+                    format!("unknown serialization mode \"{other}\" (valid: exact, ns3)"),
+                ))
+            }
+        };
     }
     if let Some(s) = seed {
         cfg.seed = s;

@@ -45,11 +45,14 @@ use dcsim_baselines::{
     TimelyParams,
 };
 use dcsim_core::cc::{CcFactory, NoCcFactory, NONE_SPEC};
-use dcsim_core::config::{EcnParams, FlowSpec, SimConfig, WindowMode};
+use dcsim_core::config::{EcnParams, FlowSpec, Monitor, SimConfig, WindowMode};
 use dcsim_core::ids::FlowId;
 use dcsim_core::network::{Network, RoutingTable};
+use dcsim_core::qmon::PortQueue;
 use dcsim_core::units::{BitsPerSec, Bytes};
-use dcsim_core::{Counters, FlowResult, HopSample, Partition, RunSummary, SimError, Simulation};
+use dcsim_core::{
+    Counters, FlowResult, HopSample, Partition, PfcEvent, RunSummary, SimError, Simulation,
+};
 use dcsim_hpcc::{HpccFactory, HpccParams};
 use dcsim_pint::{hpcc_pint, HpccPintFactory, HpccPintParams};
 use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec, Value};
@@ -280,6 +283,12 @@ pub struct RunOutput {
     pub fallback: Option<String>,
     /// The switch passages of [`SimInput::trace`]'s flows (`Simulation::hop_trace`).
     pub hop_trace: Vec<HopSample>,
+    /// What was monitored (the scenario's `[output]` and the command line).
+    pub monitor: Monitor,
+    /// The PFC frames switches sent, if logged (`Simulation::pfc_log`).
+    pub pfc_log: Vec<PfcEvent>,
+    /// Per switch egress port backlog statistics, if monitored (`Simulation::queue_stats`).
+    pub queues: Vec<PortQueue>,
 }
 
 /// Builds and runs a simulation with `factory`.
@@ -288,6 +297,7 @@ pub struct RunOutput {
 /// See [`run_with_scheme`].
 pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimError> {
     let SimInput { net, routes, cfg, flows, threads, trace } = input;
+    let monitor = cfg.monitor;
     let part = if threads > 1 {
         Partition::by_rack(&net, threads)
     } else {
@@ -299,6 +309,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     let t0 = Instant::now();
     let summary = sim.run();
     let wall = t0.elapsed();
+    let queues = if monitor.queue_lengths { sim.queue_stats(summary.end_time) } else { Vec::new() };
     Ok(RunOutput {
         summary,
         results: sim.flow_results().to_vec(),
@@ -307,6 +318,9 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         shards: sim.shards(),
         fallback: sim.fallback().map(str::to_string),
         hop_trace: sim.hop_trace(),
+        monitor,
+        pfc_log: sim.pfc_log(),
+        queues,
     })
 }
 

@@ -655,14 +655,21 @@ fn import_ns3_converts_every_calibration_config() {
                 ":2: USE_DYNAMIC_PFC_THRESHOLD 1: ",
                 ":38: INT_MULTI ",
                 ":48: LINK_DOWN 0 0 0: time 0 means no link goes down",
-                ":56: QLEN_MON_FILE qlen.txt: queue-length monitoring is not modelled; ignored",
+                ":56: QLEN_MON_FILE qlen.txt: the reference's windowed queue sampler is not modelled",
             ],
         );
         assert!(!stderr.contains("error"), "{scheme}: {stderr}");
         let toml = read(&c.path(&out));
         assert_has(
             &toml,
-            &[&format!("name = \"{scheme}\""), "buffer = \"32MiB\"", "stop_time = \"4s\""],
+            &[
+                &format!("name = \"{scheme}\""),
+                "buffer = \"32MiB\"",
+                "stop_time = \"4s\"",
+                // The reference's truncated serialization, and its PFC log as pfc.csv.
+                "serialization = \"ns3\"",
+                "pfc_log = true",
+            ],
         );
         // The scenario validates from another working directory.
         let o = Command::new(env!("CARGO_BIN_EXE_dcsim"))

@@ -151,6 +151,38 @@ impl Default for NicConfig {
     }
 }
 
+/// How links compute a frame's serialization time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Serialization {
+    /// Exact: `bytes * 8 / rate`, rounded up to the next picosecond.
+    #[default]
+    Exact,
+    /// As the reference ns-3 simulator: the time in seconds as an IEEE double, truncated to
+    /// whole nanoseconds by ns-3's 64.64 conversion (spec §0; often 1 ns short of an integer
+    /// number of ns). Only frame serialization and the ideal FCT follow it; NIC pacing stays
+    /// exact.
+    Ns3,
+}
+
+impl Serialization {
+    /// The scenario name (`exact`, `ns3`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Serialization::Exact => "exact",
+            Serialization::Ns3 => "ns3",
+        }
+    }
+
+    /// The serialization time of `bytes` at `rate` in this mode.
+    #[inline]
+    pub fn tx_time(self, rate: BitsPerSec, bytes: u64) -> Duration {
+        match self {
+            Serialization::Exact => rate.tx_time(bytes),
+            Serialization::Ns3 => rate.tx_time_ns3(bytes),
+        }
+    }
+}
+
 /// Everything about a run except the network, the flows and the CC scheme.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimConfig {
@@ -168,6 +200,20 @@ pub struct SimConfig {
     /// The transport of each flow, indexed by flow id; empty means every flow is a RoCE queue
     /// pair driven by the run's congestion-control scheme.
     pub flow_transport: Vec<Transport>,
+    /// How links compute serialization times.
+    pub serialization: Serialization,
+    /// What the run records beside its results (PFC log, queue lengths).
+    pub monitor: Monitor,
+}
+
+/// Optional recordings of a run. None changes the simulation itself.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Monitor {
+    /// Record every PFC frame switches send (`Simulation::pfc_log`).
+    pub pfc_log: bool,
+    /// Keep a time-weighted backlog histogram per switch egress port
+    /// (`Simulation::queue_stats`).
+    pub queue_lengths: bool,
 }
 
 /// Which transport carries a flow.
@@ -207,6 +253,8 @@ impl Default for SimConfig {
             seed: 1,
             tcp_groups: Vec::new(),
             flow_transport: Vec::new(),
+            serialization: Serialization::Exact,
+            monitor: Monitor::default(),
         }
     }
 }

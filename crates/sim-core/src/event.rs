@@ -537,7 +537,7 @@ mod tests {
                     let x = a.pop();
                     let y = b.pop();
                     let z = w.pop();
-                    let v = if kind == 0 && dt % 2 == 0 { h.pop_until(Time(u64::MAX)) } else { h.pop() };
+                    let v = if kind == 0 && dt.is_multiple_of(2) { h.pop_until(Time(u64::MAX)) } else { h.pop() };
                     prop_assert_eq!(h.peek_event(), a.peek_event());
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), y.map(|e| (e.0, e.1, e.2)));
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), v.map(|e| (e.0, e.1, e.2)));
@@ -552,7 +552,7 @@ mod tests {
                     b.push(Time(t), s, seq as u32);
                     w.push(Time(t), s, seq as u32);
                     // Every third event goes to the second heap.
-                    if seq % 3 == 0 {
+                    if seq.is_multiple_of(3) {
                         h.push_aside(Time(t), s, seq as u32);
                     } else {
                         h.push(Time(t), s, seq as u32);

@@ -49,11 +49,12 @@ pub use dcsim_types::params;
 mod parallel;
 pub mod partition;
 pub mod paths;
+pub mod qmon;
 pub mod results;
 mod sim;
 pub mod telemetry;
 pub mod units;
 
 pub use partition::Partition;
-pub use results::{Counters, FlowResult, HopSample, RunSummary};
+pub use results::{Counters, FlowResult, HopSample, PfcEvent, RunSummary};
 pub use sim::{PortStats, SimError, Simulation};

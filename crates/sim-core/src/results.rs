@@ -1,6 +1,6 @@
 //! What a run produces: one record per flow and run-wide counters.
 
-use crate::ids::{FlowId, NodeId};
+use crate::ids::{FlowId, NodeId, PortNo};
 use crate::units::{Duration, Time};
 
 /// The outcome of one flow.
@@ -56,6 +56,25 @@ pub struct HopSample {
     pub sent: Time,
     /// Queueing plus serialization at this switch.
     pub latency: Duration,
+}
+
+/// A PFC frame a switch sent (`Simulation::pfc_log`): the switch pauses (or resumes) priority
+/// `priority` of the link from `peer` into its port `port`, because that ingress queue crossed
+/// its threshold. One event per `pfc_pauses` / `pfc_resumes` count.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct PfcEvent {
+    /// When the frame was generated (queued at the head of the port's control class).
+    pub time: Time,
+    /// The switch that sent it.
+    pub switch: NodeId,
+    /// The port it was sent from (the congested ingress port).
+    pub port: PortNo,
+    /// The node it was sent to (the one that stops or resumes sending).
+    pub peer: NodeId,
+    /// The paused priority class.
+    pub priority: u8,
+    /// Pause (`true`) or resume.
+    pub pause: bool,
 }
 
 /// Declares [`Counters`] from one list of fields, so that adding a counter updates the struct,

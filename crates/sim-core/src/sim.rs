@@ -29,7 +29,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::cc::{CcFactory, MAX_TIMERS};
-use crate::config::{EcnParams, FlowSpec, PortQdisc, SimConfig, TcpConfig, Transport, WindowMode};
+use crate::config::{
+    EcnParams, FlowSpec, PortQdisc, Serialization, SimConfig, TcpConfig, Transport, WindowMode,
+};
 use crate::engine::{
     FlowMeta, FlowRx, FlowTx, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort,
     TcpRx, TcpTx,
@@ -41,7 +43,8 @@ use crate::network::{Network, NodeKind, RoutingTable};
 use crate::packet::{HeaderMode, DATA_BASE_HEADER};
 use crate::partition::Partition;
 use crate::paths::{self, Hop};
-use crate::results::{Counters, FlowResult, HopSample, RunSummary};
+use crate::qmon::PortQueue;
+use crate::results::{Counters, FlowResult, HopSample, PfcEvent, RunSummary};
 use crate::telemetry::PortUtil;
 use crate::units::{BitsPerSec, Duration, Time};
 use dcsim_aqm::fifo::FifoParams;
@@ -385,6 +388,7 @@ impl<F: CcFactory> Simulation<F> {
                             rr_last: 0,
                             queued: 0,
                             util: PortUtil::default(),
+                            qmon: cfg.monitor.queue_lengths.then(Box::default),
                         });
                     }
                     let geometry: Vec<(BitsPerSec, u64)> =
@@ -485,8 +489,8 @@ impl<F: CcFactory> Simulation<F> {
                 }
             };
             let ideal = match tcp {
-                None => ideal_fct(&fwd, &rev, f.size, mtu),
-                Some(g) => ideal_fct_tcp(&fwd, &rev, f.size, &g.tcp),
+                None => ideal_fct(&fwd, &rev, f.size, mtu, cfg.serialization),
+                Some(g) => ideal_fct_tcp(&fwd, &rev, f.size, &g.tcp, cfg.serialization),
             };
             let ref_ideal = ref_ideal_fct(&fwd, f.size, mtu);
             let line = net.nic_rate(f.src);
@@ -561,6 +565,7 @@ impl<F: CcFactory> Simulation<F> {
                     done: 0,
                     outbox: (0..nshards).map(|_| Vec::new()).collect(),
                     hop_trace: Vec::new(),
+                    pfc_log: Vec::new(),
                     dropped: Vec::new(),
                 }
             })
@@ -630,6 +635,40 @@ impl<F: CcFactory> Simulation<F> {
         let mut v: Vec<HopSample> =
             self.shards.iter().flat_map(|s| s.hop_trace.iter().copied()).collect();
         v.sort_unstable_by_key(|h| (h.flow, h.seq, h.origin, h.sent, h.node));
+        v
+    }
+
+    /// The PFC frames switches sent (when [`SimConfig::monitor`] asks for the log), in time
+    /// order; simultaneous frames by switch, then in the order each switch sent them — the
+    /// same for any partitioning and thread count.
+    pub fn pfc_log(&self) -> Vec<PfcEvent> {
+        let mut v: Vec<PfcEvent> =
+            self.shards.iter().flat_map(|s| s.pfc_log.iter().copied()).collect();
+        // Stable: a switch's frames all come from one shard, in the order it sent them.
+        v.sort_by_key(|e| (e.time, e.switch));
+        v
+    }
+
+    /// The backlog statistics of every switch egress port, closed at `end` (the run's end
+    /// time), by switch and port; empty unless [`SimConfig::monitor`] asks for queue lengths.
+    pub fn queue_stats(&mut self, end: Time) -> Vec<PortQueue> {
+        let mut v = Vec::new();
+        for shard in &mut self.shards {
+            for sw in &mut shard.switches {
+                for (i, p) in sw.ports.iter_mut().enumerate() {
+                    if let Some(m) = &mut p.qmon {
+                        v.push(PortQueue {
+                            node: NodeId(sw.node),
+                            port: PortNo(i as u16),
+                            peer: NodeId(p.link.peer),
+                            rate: p.link.rate,
+                            stats: m.finish(end),
+                        });
+                    }
+                }
+            }
+        }
+        v.sort_by_key(|q| (q.node, q.port));
         v
     }
 
@@ -874,9 +913,7 @@ impl<F: CcFactory> Simulation<F> {
                                 && p.link.paused.mask() == 0
                         })
                 }) && s.hosts.iter().all(|h| {
-                    h.ack_fifo.is_empty()
-                        && h.link.busy_until <= now
-                        && h.link.paused.mask() == 0
+                    h.ack_fifo.is_empty() && h.link.busy_until <= now && h.link.paused.mask() == 0
                 })
             })
     }
@@ -898,13 +935,13 @@ fn default_qdisc(q: usize, ecn: Option<EcnParams>) -> Qdisc {
 }
 
 /// Ideal FCT: the flow alone, base headers, line rate, no window, on the given paths.
-fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64) -> Duration {
+fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64, ser: Serialization) -> Duration {
     let npkts = size.div_ceil(mtu);
     let last = size - (npkts - 1) * mtu;
     let hdr = DATA_BASE_HEADER as u64;
-    let data = paths::pipeline_time(fwd, npkts, mtu + hdr, last + hdr);
+    let data = paths::pipeline_time(fwd, npkts, mtu + hdr, last + hdr, ser);
     let ack_wire = HeaderMode::None.ack_wire() as u64;
-    let ack = rev.iter().fold(Duration::ZERO, |a, h| a + h.rate.tx_time(ack_wire) + h.delay);
+    let ack = rev.iter().fold(Duration::ZERO, |a, h| a + ser.tx_time(h.rate, ack_wire) + h.delay);
     data + ack
 }
 
@@ -913,18 +950,24 @@ fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64) -> Duration {
 /// return), plus, with a handshake, the SYN, SYN-ACK and request crossings before the first data
 /// byte. Slow start, delayed ACKs and the initial window are not part of it: a TCP flow's
 /// slowdown includes what its transport costs over an unconstrained transfer.
-fn ideal_fct_tcp(fwd: &[Hop], rev: &[Hop], size: u64, tcp: &TcpConfig) -> Duration {
+fn ideal_fct_tcp(
+    fwd: &[Hop],
+    rev: &[Hop],
+    size: u64,
+    tcp: &TcpConfig,
+    ser: Serialization,
+) -> Duration {
     let mss = u64::from(tcp.mss);
     let npkts = size.div_ceil(mss);
     let last = size - (npkts - 1) * mss;
     let hdr = u64::from(tcp.header_bytes);
     let min = u64::from(tcp.min_frame_bytes);
-    let data = paths::pipeline_time(fwd, npkts, mss + hdr, (last + hdr).max(min));
+    let data = paths::pipeline_time(fwd, npkts, mss + hdr, (last + hdr).max(min), ser);
     if !tcp.handshake {
         return data;
     }
     let cross = |hops: &[Hop], wire: u64| {
-        hops.iter().fold(Duration::ZERO, |a, h| a + h.rate.tx_time(wire.max(min)) + h.delay)
+        hops.iter().fold(Duration::ZERO, |a, h| a + ser.tx_time(h.rate, wire.max(min)) + h.delay)
     };
     let syn = u64::from(tcp.syn_frame_bytes);
     let request = hdr + u64::from(tcp.request_bytes);

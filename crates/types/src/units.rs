@@ -273,6 +273,22 @@ impl BitsPerSec {
         let num = bytes as u128 * 8 * PS_PER_SEC as u128;
         Duration(num.div_ceil(self.0 as u128) as u64)
     }
+    /// Serialization time of `bytes` at this rate as the reference ns-3 simulator computes
+    /// it (spec §0): seconds as the IEEE double `bytes * 8 / rate`, converted to whole
+    /// nanoseconds by ns-3's truncating 64.64 fixed-point rule — so often one nanosecond short
+    /// of the exact value (1000 B at 100 Gb/s: 79 ns; 1048 B at 400 Gb/s: 20 ns, not 20.96).
+    ///
+    /// # Panics
+    /// Panics if the rate is zero (validated rates never are).
+    pub fn tx_time_ns3(self, bytes: u64) -> Duration {
+        assert!(self.0 > 0, "tx_time_ns3 at zero rate");
+        let secs = (bytes as f64 * 8.0) / self.0 as f64;
+        match Time::from_secs_f64_ns_trunc(secs) {
+            Some(t) => Duration(t.0),
+            // Beyond ~213 days of serialization: saturate like the exact path's callers bound it.
+            None => Duration(u64::MAX),
+        }
+    }
     /// Bytes that this rate carries in `d`, rounded down.
     pub fn bytes_in(self, d: Duration) -> u64 {
         (self.0 as u128 * d.0 as u128 / (8 * PS_PER_SEC as u128)) as u64
@@ -301,6 +317,28 @@ mod tests {
         assert_eq!(BitsPerSec::gbps(400).tx_time(1), Duration::from_ps(20));
         assert_eq!(BitsPerSec::gbps(25).tx_time(1), Duration::from_ps(320));
         assert_eq!(BitsPerSec::gbps(100).tx_time(1048), Duration::from_ps(83_840));
+    }
+
+    #[test]
+    fn ns3_serialization_truncates_like_the_reference() {
+        // Spec §0's worked examples (derived by its rule with IEEE doubles).
+        let ns = |gbps, b| BitsPerSec::gbps(gbps).tx_time_ns3(b).as_ps() / 1000;
+        assert_eq!(ns(100, 1000), 79);
+        assert_eq!(ns(100, 1048), 83);
+        assert_eq!(ns(100, 1090), 87);
+        assert_eq!(ns(400, 1000), 19);
+        assert_eq!(ns(100, 60), 4);
+        assert_eq!(ns(400, 43), 0);
+        assert_eq!(ns(100, 88), 7);
+        // The fidelity issue's case: 20.96 ns exact, 20 ns as the reference computes it.
+        assert_eq!(BitsPerSec::gbps(400).tx_time(1048), Duration::from_ps(20_960));
+        assert_eq!(BitsPerSec::gbps(400).tx_time_ns3(1048), Duration::from_ns(20));
+        // Always whole nanoseconds, never more than the exact time.
+        for (r, b) in [(25u64, 1u64), (40, 1500), (100, 9000), (200, 64), (400, 4096)] {
+            let (e, t) = (BitsPerSec::gbps(r).tx_time(b), BitsPerSec::gbps(r).tx_time_ns3(b));
+            assert_eq!(t.as_ps() % 1000, 0);
+            assert!(t <= e && e.as_ps() - t.as_ps() < 2000, "{r} Gb/s {b} B: {e:?} vs {t:?}");
+        }
     }
 
     #[test]

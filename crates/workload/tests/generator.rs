@@ -226,7 +226,9 @@ fn check_flows(w: &PoissonWorkload, flows: &[FlowSpec]) {
         assert_eq!(f.id.idx(), i);
         assert_ne!(f.src, f.dst);
         assert!(w.hosts.contains(&f.dst));
-        assert!(f.start > w.start && f.start <= end);
+        // An inter-arrival gap below 1 ns truncates to 0, so the first flow may start exactly
+        // at the window's start (proptest found one: n = 2, load 0.65, start 0).
+        assert!(f.start >= w.start && f.start <= end);
         assert!(f.size >= 1 && f.size <= max);
     }
     assert!(flows.windows(2).all(|p| p[0].start <= p[1].start));

@@ -75,7 +75,7 @@ impl<F: CcFactory> Shard<F> {
         let now = self.now;
         let id = self.id;
         let link = self.link_mut(sh, node, port);
-        let done = now + link.rate.tx_time(wire);
+        let done = now + sh.cfg.serialization.tx_time(link.rate, wire);
         link.busy_until = done;
         let at = done + link.delay;
         let (peer, peer_port) = (link.peer, link.peer_port);

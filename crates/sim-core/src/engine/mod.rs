@@ -26,7 +26,7 @@ use crate::config::{FlowSpec, SimConfig};
 use crate::event::{EventQueue, TwoHeapQueue};
 use crate::network::{Network, RoutingTable};
 use crate::packet::{HeaderMode, Packet};
-use crate::results::{Counters, HopSample};
+use crate::results::{Counters, HopSample, PfcEvent};
 use crate::units::{Duration, Time};
 
 /// Events. Compact (at most 16 bytes): packets live in a pool and are named by index.
@@ -139,6 +139,8 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) outbox: Vec<Vec<Crossing>>,
     /// Hop samples of traced flows, in the order this shard recorded them.
     pub(crate) hop_trace: Vec<HopSample>,
+    /// PFC frames sent by this shard's switches, in the order sent (when logged).
+    pub(crate) pfc_log: Vec<PfcEvent>,
     /// Scratch: the packets a queue discipline dropped during one call.
     pub(crate) dropped: Vec<dcsim_aqm::Dropped>,
 }

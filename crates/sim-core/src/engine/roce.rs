@@ -61,7 +61,8 @@ impl<F: CcFactory> Shard<F> {
     /// pacing time has come and its window is open.
     #[inline]
     pub(crate) fn roce_ready(&self, sh: &Shared<F>, host: &Host<F::Cc>, qp: &Qp<F::Cc>) -> bool {
-        if host.link.paused.get(qp.pg as usize) || qp.snd_nxt >= qp.size || qp.next_avail > self.now {
+        if host.link.paused.get(qp.pg as usize) || qp.snd_nxt >= qp.size || qp.next_avail > self.now
+        {
             return false;
         }
         let w = self.window_of(sh, qp);

@@ -8,9 +8,11 @@ use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
 use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, PFC_FRAME};
-use crate::results::HopSample;
+use crate::qmon::QueueHistogram;
+use crate::results::{HopSample, PfcEvent};
 use crate::sim::murmur3_32;
 use crate::telemetry::PortUtil;
+use crate::units::Time;
 
 /// Mixed into a switch's hash seed for flow-queue classification.
 const FQ_HASH_SALT: u32 = 0x5bd1_e995;
@@ -28,9 +30,19 @@ pub(crate) struct SwitchPort {
     pub(crate) queued: u64,
     /// PINT utilisation EWMA (HPCC-PINT only).
     pub(crate) util: PortUtil,
+    /// The backlog histogram, when queue lengths are monitored.
+    pub(crate) qmon: Option<Box<QueueHistogram>>,
 }
 
 impl SwitchPort {
+    /// Tells the backlog monitor (if any) the port's backlog now.
+    #[inline]
+    pub(crate) fn note_backlog(&mut self, now: Time) {
+        if let Some(m) = &mut self.qmon {
+            m.set(now, self.queued);
+        }
+    }
+
     /// Records whether class `q` holds packets, after a call that may have changed it.
     #[inline]
     pub(crate) fn mark_backlog(&mut self, q: usize) {
@@ -152,6 +164,7 @@ impl<F: CcFactory> Shard<F> {
                 }
             }
         }
+        self.switches[s].ports[out].note_backlog(self.now);
         self.switch_send(sh, s, out);
     }
 
@@ -179,6 +192,7 @@ impl<F: CcFactory> Shard<F> {
             self.drop_packet(pkt);
         }
         self.dropped = dropped;
+        self.switches[s].ports[out].note_backlog(self.now);
     }
 
     pub(crate) fn switch_send_pfc(
@@ -210,8 +224,20 @@ impl<F: CcFactory> Shard<F> {
             arrived: self.now,
         });
         let entry = Entry { pkt, wire: PFC_FRAME, ecn: Ecn::NotEct, flow: 0, enq: self.now };
+        if sh.cfg.monitor.pfc_log {
+            let link = &self.switches[s].ports[port].link;
+            self.pfc_log.push(PfcEvent {
+                time: self.now,
+                switch: sw_node,
+                port: PortNo(port as u16),
+                peer: NodeId(link.peer),
+                priority: queue,
+                pause,
+            });
+        }
         let p = &mut self.switches[s].ports[port];
         p.queued += PFC_FRAME as u64;
+        p.note_backlog(self.now);
         let mut cx = Ctx { now: self.now, rng: &mut p.link.rng, dropped: &mut self.dropped };
         p.classes[0].enqueue(entry, &mut cx);
         p.backlogged |= 1;
@@ -264,6 +290,7 @@ impl<F: CcFactory> Shard<F> {
         };
         let sw = &mut self.switches[s];
         sw.ports[out].queued -= wire;
+        sw.ports[out].note_backlog(self.now);
         if q != 0 {
             let inp = self.pool[pkt as usize].in_port.idx();
             let resume = sw.mmu.release(inp, out, q, wire);
@@ -337,7 +364,11 @@ mod tests {
     fn round_robin_choice_matches_the_cyclic_scan() {
         for eligible in 0..=u8::MAX {
             for last in 0..8 {
-                assert_eq!(next_round_robin(eligible, last), by_loop(eligible, last), "{eligible:#010b} after {last}");
+                assert_eq!(
+                    next_round_robin(eligible, last),
+                    by_loop(eligible, last),
+                    "{eligible:#010b} after {last}"
+                );
             }
         }
     }

@@ -1,0 +1,182 @@
+//! Observability and timing options of `dcsim run`: the PFC log (`--pfc-log`, `pfc.csv`),
+//! queue-length monitoring (`--queue-lengths`, `qlen.csv`, `qlen_hist.csv`) and the
+//! serialization mode (`[simulation] serialization`).
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn dcsim(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dcsim")).args(args).current_dir(dir).output().expect("run")
+}
+
+fn ok(o: &Output) {
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The value of counter `name` in `dir/counters.csv`.
+fn counter(dir: &Path, name: &str) -> u64 {
+    let text = fs::read_to_string(dir.join("counters.csv")).expect("counters.csv");
+    let line = text.lines().find(|l| l.starts_with(&format!("{name},"))).expect(name);
+    line.split(',').nth(1).unwrap().parse().expect("integer counter")
+}
+
+/// A 32-to-1 incast of 200 KB flows without congestion control on a leaf-spine (hosts 0..33,
+/// leaves 34 and 35, spine 36) with 2 MiB switch buffers: the receiver's ToR port is overrun
+/// and PFC pauses upstream.
+fn incast(extra: &str) -> String {
+    let mut s = String::from(
+        "[simulation]\nstop_time = \"50ms\"\n\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\n\
+         spines = 1\nhosts_per_leaf = 17\n\n[cc]\nname = \"none\"\n\n\
+         [switch]\nbuffer = \"2MiB\"\n",
+    );
+    s.push_str(extra);
+    for src in 1..=32 {
+        s.push_str(&format!("\n[[flows.list]]\nsrc = {src}\ndst = 0\nsize = \"200KB\"\n"));
+    }
+    s
+}
+
+#[test]
+fn pfc_log_matches_the_counters_and_the_thread_count_does_not_matter() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("incast.toml"), incast("")).unwrap();
+    let mut files = Vec::new();
+    for threads in ["1", "3"] {
+        let out = format!("out{threads}");
+        let o = dcsim(
+            dir.path(),
+            &[
+                "run",
+                "incast.toml",
+                "--out",
+                &out,
+                "--threads",
+                threads,
+                "--pfc-log",
+                "--queue-lengths",
+            ],
+        );
+        ok(&o);
+        let out = dir.path().join(out);
+        let pfc = fs::read_to_string(out.join("pfc.csv")).unwrap();
+        let mut lines = pfc.lines();
+        assert_eq!(lines.next(), Some("time_ns,switch,port,peer,priority,event"));
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        let pauses = rows.iter().filter(|r| r[5] == "pause").count() as u64;
+        let resumes = rows.iter().filter(|r| r[5] == "resume").count() as u64;
+        assert!(pauses > 0, "a 32-to-1 incast without congestion control pauses");
+        assert_eq!(pauses, counter(&out, "pfc_pauses"));
+        assert_eq!(resumes, counter(&out, "pfc_resumes"));
+        // In time order; every switch that pauses is a leaf or the spine (ids 34..=36).
+        let times: Vec<f64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        assert!(rows.iter().all(|r| (34..=36).contains(&r[1].parse::<u32>().unwrap())));
+        files.push(
+            ["fct.csv", "counters.csv", "pfc.csv", "qlen.csv", "qlen_hist.csv"]
+                .map(|f| fs::read(out.join(f)).unwrap()),
+        );
+    }
+    assert!(files[0] == files[1], "outputs differ between 1 and 3 threads");
+}
+
+#[test]
+fn queue_lengths_of_a_two_to_one_burst_follow_the_closed_form() {
+    // Hosts 0 and 1 each send 1 MB at 100 Gb/s from t = 0 to host 2 through one switch port
+    // at 100 Gb/s: the port's backlog grows at 100 Gb/s while both arrive (for 80 µs), to
+    // one flow's worth of bytes, then drains at 100 Gb/s: a triangle of height ~1 MB (wire
+    // bytes) over 160 µs. No PFC: the buffer holds it.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "[simulation]\nstop_time = \"10ms\"\n\n[topology]\nkind = \"leaf-spine\"\n\
+         leaves = 1\nspines = 1\nhosts_per_leaf = 3\n\n[cc]\nname = \"none\"\n\n\
+         [switch]\nbuffer = \"64MiB\"\n\n[output]\nqueue_lengths = true\n\n\
+         [[flows.list]]\nsrc = 0\ndst = 2\nsize = \"1MB\"\n\n\
+         [[flows.list]]\nsrc = 1\ndst = 2\nsize = \"1MB\"\n";
+    fs::write(dir.path().join("burst.toml"), scenario).unwrap();
+    ok(&dcsim(dir.path(), &["run", "burst.toml", "--out", "out"]));
+    let out = dir.path().join("out");
+    assert_eq!(counter(&out, "pfc_pauses"), 0);
+    let qlen = fs::read_to_string(out.join("qlen.csv")).unwrap();
+    let header: Vec<&str> = qlen.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    // The leaf (node 3) port 2 faces host 2.
+    let row: Vec<&str> =
+        qlen.lines().find(|l| l.starts_with("3,2,")).expect("row").split(',').collect();
+    let num = |name: &str| row[col(name)].parse::<f64>().unwrap();
+    let wire = 1_000_000.0 * 1048.0 / 1000.0; // one flow's frames (1000-byte payload + 48)
+    let max = num("max_bytes");
+    assert!((max - wire).abs() <= 2.0 * 1048.0, "peak backlog {max} vs {wire}");
+    // Time-weighted mean of a triangle over the run: height/2 × busy fraction.
+    let busy = num("frac_above_0B");
+    let mean = num("mean_bytes");
+    assert!((mean / busy - wire / 2.0).abs() / (wire / 2.0) < 0.02, "mean {mean} busy {busy}");
+    // Above 100 KB for (1 - 0.1 × 1000/1048) of the busy period, by the triangle's symmetry.
+    let above = num("frac_above_100KB") / busy;
+    let want = 1.0 - 100_000.0 / wire;
+    assert!((above - want).abs() < 0.02, "{above} vs {want}");
+    // The histogram's bins add up to the run's length.
+    let hist = fs::read_to_string(out.join("qlen_hist.csv")).unwrap();
+    let total: f64 = hist
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("3,2,"))
+        .map(|l| l.split(',').nth(4).unwrap().parse::<f64>().unwrap())
+        .sum();
+    let end: f64 = {
+        let text = fs::read_to_string(out.join("counters.csv")).unwrap();
+        let l = text.lines().find(|l| l.starts_with("end_time_ns,")).unwrap();
+        l.split(',').nth(1).unwrap().parse().unwrap()
+    };
+    assert!((total - end).abs() < 1e-3 * end, "{total} vs {end}");
+}
+
+#[test]
+fn serialization_modes_set_link_timing_and_the_ideal_fct() {
+    // One 1000-byte flow (a 1048-byte frame) across a 400 Gb/s leaf-spine: 20.96 ns per hop
+    // exactly, 20 ns as the reference computes it. Alone on an idle path a flow completes in
+    // exactly its ideal FCT, in either mode.
+    let dir = tempfile::tempdir().unwrap();
+    let mut fcts = Vec::new();
+    for mode in ["exact", "ns3"] {
+        let s = format!(
+            "[simulation]\nstop_time = \"1ms\"\nserialization = \"{mode}\"\n\n[topology]\n\
+             kind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n\
+             host_rate = \"400Gbps\"\nfabric_rate = \"400Gbps\"\n\n\
+             [[flows.list]]\nsrc = 0\ndst = 1\nsize = 1000\n"
+        );
+        let file = format!("{mode}.toml");
+        fs::write(dir.path().join(&file), s).unwrap();
+        let out = format!("out-{mode}");
+        ok(&dcsim(dir.path(), &["run", &file, "--out", &out]));
+        let fct = fs::read_to_string(dir.path().join(&out).join("fct.csv")).unwrap();
+        let row: Vec<String> = fct.lines().nth(1).unwrap().split(',').map(String::from).collect();
+        assert_eq!(row[5], row[6], "{mode}: fct equals the ideal FCT alone on the path");
+        fcts.push(row[5].parse::<f64>().unwrap());
+    }
+    // Four data hops (host, leaf, spine, leaf), then the ACK's four: the 1048-byte frame is
+    // 0.96 ns shorter per hop in ns3 mode, the 60-byte ACK (1.2 ns exact) 0.2 ns shorter.
+    let diff = fcts[0] - fcts[1];
+    assert!((diff - (4.0 * 0.96 + 4.0 * 0.2)).abs() < 1e-6, "{fcts:?}");
+}
+
+#[test]
+fn bad_observation_and_timing_settings_are_located_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "[topology]\nkind = \"leaf-spine\"\nleaves = 1\nspines = 1\nhosts_per_leaf = 2\n\n\
+                [[flows.list]]\nsrc = 0\ndst = 1\nsize = 1000\n";
+    for (extra, want) in [
+        (
+            "[simulation]\nserialization = \"ps\"\n",
+            "t.toml:13:17: field `simulation.serialization`: unknown serialization mode \"ps\" (valid: exact, ns3)",
+        ),
+        ("[output]\nqueue_lenghts = true\n", "t.toml:13:1"),
+        ("[output]\npfc_log = 1\n", "t.toml:13:11"),
+    ] {
+        fs::write(dir.path().join("t.toml"), format!("{base}\n{extra}")).unwrap();
+        let o = dcsim(dir.path(), &["run", "t.toml", "--out", "out"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(want), "{extra}: {stderr}");
+        assert!(!dir.path().join("out").exists());
+    }
+}
