@@ -42,7 +42,7 @@ pub fn bin_lower(i: usize) -> u64 {
 }
 
 /// The time-weighted backlog histogram of one port.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct QueueHistogram {
     /// Time spent in each bin.
     time: Vec<u64>,
@@ -57,13 +57,26 @@ pub struct QueueHistogram {
     above: [u64; THRESHOLDS.len()],
 }
 
+impl Default for QueueHistogram {
+    fn default() -> QueueHistogram {
+        QueueHistogram::new()
+    }
+}
+
 /// The thresholds (bytes) whose time above is kept: any backlog, 10 KB, 100 KB, 1 MB.
 pub const THRESHOLDS: [u64; 4] = [0, 10_000, 100_000, 1_000_000];
 
 impl QueueHistogram {
     /// An empty histogram, level 0 from time 0.
     pub fn new() -> QueueHistogram {
-        QueueHistogram::default()
+        QueueHistogram {
+            time: vec![0],
+            top: vec![0],
+            level: 0,
+            since: Time::ZERO,
+            area: 0,
+            above: [0; THRESHOLDS.len()],
+        }
     }
 
     /// The backlog is `bytes` from `now` on (`now` never decreases).
@@ -76,9 +89,15 @@ impl QueueHistogram {
     }
 
     /// Accounts the time from the last change to `now` at the current level.
+    #[inline]
     fn advance(&mut self, now: Time) {
         let dt = now.0 - self.since.0;
         self.since = now;
+        if self.level == 0 {
+            // The common case (an idle port): bin 0 always exists; nothing is above 0 B.
+            self.time[0] += dt;
+            return;
+        }
         if dt == 0 {
             return;
         }
