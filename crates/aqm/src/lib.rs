@@ -68,6 +68,11 @@ pub struct Entry {
     /// A hash of the packet's flow (5-tuple), for flow queueing.
     pub flow: u32,
     /// When the packet entered this discipline (set by the engine to the enqueue time).
+    ///
+    /// `flow` and `enq` are kept only by the disciplines that read them (fq_codel; CoDel,
+    /// fq_codel and DualPI2): RED, the default of every switch class, stores 12 bytes per
+    /// packet instead of 24 and hands a dequeued packet back with `flow = 0` and `enq` = the
+    /// dequeue time. The engine reads neither on dequeue.
     pub enq: Time,
 }
 

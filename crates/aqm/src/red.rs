@@ -105,10 +105,21 @@ pub fn from_params(p: &Params) -> Result<RedParams, ParamError> {
     Ok(rp)
 }
 
+/// What RED keeps of a queued packet: its handle, size and ECN codepoint (12 bytes instead of
+/// an [`Entry`]'s 24: RED reads neither the flow hash nor the enqueue time, and this is the
+/// default discipline of every switch class). A dequeued packet's [`Entry`] has `flow = 0` and
+/// `enq` = the dequeue time.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    pkt: u32,
+    wire: u32,
+    ecn: Ecn,
+}
+
 /// RED/ECN at dequeue.
 #[derive(Clone, Debug)]
 pub struct Red {
-    q: VecDeque<Entry>,
+    q: VecDeque<Held>,
     bytes: u64,
     kmin: u64,
     kmax: u64,
@@ -157,7 +168,7 @@ impl Red {
     #[inline(always)]
     pub fn push(&mut self, e: Entry) {
         self.bytes += u64::from(e.wire);
-        self.q.push_back(e);
+        self.q.push_back(Held { pkt: e.pkt, wire: e.wire, ecn: e.ecn });
     }
 }
 
@@ -170,7 +181,8 @@ impl QueueDisc for Red {
     #[inline(always)]
     fn dequeue(&mut self, cx: &mut Ctx<'_>) -> Option<Dequeued> {
         loop {
-            let mut e = self.q.pop_front()?;
+            let h = self.q.pop_front()?;
+            let mut e = Entry { pkt: h.pkt, wire: h.wire, ecn: h.ecn, flow: 0, enq: cx.now };
             self.bytes -= u64::from(e.wire);
             if !self.signal(self.bytes, cx) {
                 return Some(Dequeued { entry: e, marked: false });
