@@ -161,7 +161,6 @@ pub fn qlen_csv(queues: &[PortQueue]) -> String {
             format!("{:.6}", d.as_ps() as f64 / t.as_ps() as f64)
         }
     };
-    debug_assert_eq!(THRESHOLDS, [0, 10_000, 100_000, 1_000_000]);
     let rows = queues.iter().map(|q| {
         let s = &q.stats;
         [
@@ -201,6 +200,15 @@ pub fn qlen_csv(queues: &[PortQueue]) -> String {
         rows,
     )
 }
+
+// The `frac_above_*` column names of `qlen.csv` spell out the monitor's thresholds.
+const _: () = assert!(
+    THRESHOLDS.len() == 4
+        && THRESHOLDS[0] == 0
+        && THRESHOLDS[1] == 10_000
+        && THRESHOLDS[2] == 100_000
+        && THRESHOLDS[3] == 1_000_000
+);
 
 /// `qlen_hist.csv`: the non-empty bins of every port's time-weighted backlog histogram:
 /// `switch,port,lower_bytes,upper_bytes,time_ns` (a bin holds levels `lower <= b < upper`).

@@ -501,17 +501,18 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         cfg.monitor.queue_lengths = o.queue_lengths.unwrap_or(false);
     }
     if let Some(m) = &sim.serialization {
-        cfg.serialization = match m.get_ref().as_str() {
-            "exact" => Serialization::Exact,
-            "ns3" => Serialization::Ns3,
-            other => {
-                return Err(src.error(
-                    m.span(),
-                    "simulation.serialization",
-                    format!("unknown serialization mode \"{other}\" (valid: exact, ns3)"),
-                ))
-            }
-        };
+        cfg.serialization = Serialization::from_name(m.get_ref()).ok_or_else(|| {
+            let valid: Vec<&str> = Serialization::ALL.iter().map(|m| m.name()).collect();
+            src.error(
+                m.span(),
+                "simulation.serialization",
+                format!(
+                    "unknown serialization mode \"{}\" (valid: {})",
+                    m.get_ref(),
+                    valid.join(", ")
+                ),
+            )
+        })?;
     }
     if let Some(s) = seed {
         cfg.seed = s;

@@ -132,9 +132,28 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     #[test]
-    fn bits_follow_the_reference() {
+    fn reference_bit_widths() {
         assert_eq!(UtilCodec::new(1.05).unwrap().n_bits(), 8);
+        assert_eq!(UtilCodec::new(1.05).unwrap().n_bytes(), 1);
         assert_eq!(UtilCodec::new(1.01).unwrap().n_bits(), 11);
+        assert_eq!(UtilCodec::new(1.01).unwrap().n_bytes(), 2);
+        assert_eq!(UtilCodec::new(1e6).unwrap().n_bits(), 0);
+    }
+
+    #[test]
+    fn util_codec_small_values() {
+        let c = UtilCodec::new(1.05).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        // u = 0 quantises to v = 1, whose exponent is exactly 0.
+        assert_eq!(c.encode(0.0, &mut rng), 0);
+        assert_eq!(c.encode(f64::NAN, &mut rng), 0);
+        assert!((c.decode(0) - 1.0 / 512.0).abs() < 1e-15);
+        // u saturates at v = u32::MAX, exponent ln(2^32 - 1) / ln 1.05 = 454.6.
+        let p = c.encode(f64::INFINITY, &mut rng);
+        assert!(p == 454 || p == 455, "{p}");
+        // A base so close to 1 that the exponent overflows u16 saturates there.
+        let fine = UtilCodec::new(1.0001).unwrap();
+        assert_eq!(fine.encode(1e6, &mut rng), u16::MAX);
     }
 
     #[test]

@@ -165,12 +165,20 @@ pub enum Serialization {
 }
 
 impl Serialization {
+    /// Every mode.
+    pub const ALL: [Serialization; 2] = [Serialization::Exact, Serialization::Ns3];
+
     /// The scenario name (`exact`, `ns3`).
     pub fn name(self) -> &'static str {
         match self {
             Serialization::Exact => "exact",
             Serialization::Ns3 => "ns3",
         }
+    }
+
+    /// The mode with scenario name `name`.
+    pub fn from_name(name: &str) -> Option<Serialization> {
+        Serialization::ALL.into_iter().find(|m| m.name() == name)
     }
 
     /// The serialization time of `bytes` at `rate` in this mode.

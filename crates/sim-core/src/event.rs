@@ -57,6 +57,20 @@ fn key(time: Time, seq: u64) -> u128 {
     ((time.0 as u128) << 64) | seq as u128
 }
 
+/// The time part of a key.
+#[inline]
+fn time_of(key: u128) -> Time {
+    Time((key >> 64) as u64)
+}
+
+impl<E> Entry<E> {
+    /// `(time, seq, event)`, as `EventQueue::pop` returns it.
+    #[inline]
+    fn split(self) -> (Time, u64, E) {
+        (time_of(self.key), self.key as u64, self.ev)
+    }
+}
+
 /// [`EventQueue`] on the standard library's binary heap, with a single `u128` key compare.
 pub struct BinaryHeapQueue<E> {
     heap: BinaryHeap<Entry<E>>,
@@ -88,11 +102,11 @@ impl<E> EventQueue<E> for BinaryHeapQueue<E> {
     }
     #[inline]
     fn pop(&mut self) -> Option<(Time, u64, E)> {
-        self.heap.pop().map(|e| (Time((e.key >> 64) as u64), e.key as u64, e.ev))
+        self.heap.pop().map(Entry::split)
     }
     #[inline]
     fn peek_time(&mut self) -> Option<Time> {
-        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+        self.heap.peek().map(|e| time_of(e.key))
     }
     fn len(&self) -> usize {
         self.heap.len()
@@ -146,7 +160,7 @@ impl<E> TwoHeapQueue<E> {
         if heap.peek()?.key > key(last, u64::MAX) {
             return None;
         }
-        heap.pop().map(|e| (Time((e.key >> 64) as u64), e.key as u64, e.ev))
+        heap.pop().map(Entry::split)
     }
 
     /// The next event, without removing it.
@@ -167,18 +181,12 @@ impl<E> EventQueue<E> for TwoHeapQueue<E> {
     }
     #[inline]
     fn pop(&mut self) -> Option<(Time, u64, E)> {
-        let heap = if self.aside_first() { &mut self.aside } else { &mut self.main };
-        heap.pop().map(|e| (Time((e.key >> 64) as u64), e.key as u64, e.ev))
+        self.pop_until(Time::MAX)
     }
     #[inline]
     fn peek_time(&mut self) -> Option<Time> {
-        let k = match (self.main.peek(), self.aside.peek()) {
-            (Some(m), Some(a)) => m.key.min(a.key),
-            (Some(m), None) => m.key,
-            (None, Some(a)) => a.key,
-            (None, None) => return None,
-        };
-        Some(Time((k >> 64) as u64))
+        let heap = if self.aside_first() { &self.aside } else { &self.main };
+        heap.peek().map(|e| time_of(e.key))
     }
     fn len(&self) -> usize {
         self.main.len() + self.aside.len()
@@ -240,10 +248,10 @@ impl<E> EventQueue<E> for QuadHeapQueue<E> {
                 i = best;
             }
         }
-        Some((Time((top.key >> 64) as u64), top.key as u64, top.ev))
+        Some(top.split())
     }
     fn peek_time(&mut self) -> Option<Time> {
-        self.v.first().map(|e| Time((e.key >> 64) as u64))
+        self.v.first().map(|e| time_of(e.key))
     }
     fn len(&self) -> usize {
         self.v.len()
@@ -323,12 +331,12 @@ impl<E> EventQueue<E> for RadixQueue<E> {
         self.settle();
         let e = self.now.pop()?;
         self.len -= 1;
-        Some((Time((e.key >> 64) as u64), e.key as u64, e.ev))
+        Some(e.split())
     }
     #[inline]
     fn peek_time(&mut self) -> Option<Time> {
         self.settle();
-        self.now.peek().map(|e| Time((e.key >> 64) as u64))
+        self.now.peek().map(|e| time_of(e.key))
     }
     fn len(&self) -> usize {
         self.len
@@ -487,7 +495,7 @@ impl<E> EventQueue<E> for WheelQueue<E> {
             self.bitmap[i / 64] &= !(1 << (i % 64));
         }
         self.len -= 1;
-        Some((Time((e.key >> 64) as u64), e.key as u64, e.ev))
+        Some(e.split())
     }
     #[inline]
     fn peek_time(&mut self) -> Option<Time> {
@@ -495,7 +503,7 @@ impl<E> EventQueue<E> for WheelQueue<E> {
             return None;
         }
         let i = self.slot(self.base);
-        self.buckets[i].last().map(|e| Time((e.key >> 64) as u64))
+        self.buckets[i].last().map(|e| time_of(e.key))
     }
     fn len(&self) -> usize {
         self.len
@@ -534,6 +542,12 @@ mod tests {
             let mut seq = 0u64;
             for (kind, dt, big) in ops {
                 if kind == 0 && !a.is_empty() {
+                    // Nothing is popped before the head's time.
+                    let head = a.peek_time().expect("non-empty");
+                    if head > Time::ZERO {
+                        prop_assert!(h.pop_until(Time(head.0 - 1)).is_none());
+                        prop_assert_eq!(h.len(), a.len());
+                    }
                     let x = a.pop();
                     let y = b.pop();
                     let z = w.pop();

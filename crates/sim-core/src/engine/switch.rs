@@ -35,9 +35,22 @@ pub(crate) struct SwitchPort {
 }
 
 impl SwitchPort {
-    /// Tells the backlog monitor (if any) the port's backlog now.
+    /// `bytes` more are queued at the port from `now` (the backlog monitor, if any, is told).
     #[inline]
-    pub(crate) fn note_backlog(&mut self, now: Time) {
+    pub(crate) fn grow(&mut self, now: Time, bytes: u64) {
+        self.queued += bytes;
+        self.note_backlog(now);
+    }
+
+    /// `bytes` fewer are queued at the port from `now` (the backlog monitor, if any, is told).
+    #[inline]
+    pub(crate) fn shrink(&mut self, now: Time, bytes: u64) {
+        self.queued -= bytes;
+        self.note_backlog(now);
+    }
+
+    #[inline]
+    fn note_backlog(&mut self, now: Time) {
         if let Some(m) = &mut self.qmon {
             m.set(now, self.queued);
         }
@@ -137,7 +150,7 @@ impl<F: CcFactory> Shard<F> {
         p.arrived = self.now;
         let (ecn, hash_seed) = (p.ecn, self.switches[s].hash_seed);
         let port = &mut self.switches[s].ports[out];
-        port.queued += wire as u64;
+        port.grow(self.now, wire as u64);
         let mut entry = Entry { pkt, wire, ecn, flow: 0, enq: self.now };
         match &mut port.classes[q] {
             // RED keeps every packet it is offered (the MMU alone admits): nothing to settle.
@@ -164,7 +177,6 @@ impl<F: CcFactory> Shard<F> {
                 }
             }
         }
-        self.switches[s].ports[out].note_backlog(self.now);
         self.switch_send(sh, s, out);
     }
 
@@ -176,7 +188,7 @@ impl<F: CcFactory> Shard<F> {
         for d in dropped.drain(..) {
             let wire = d.entry.wire as u64;
             let sw = &mut self.switches[s];
-            sw.ports[out].queued -= wire;
+            sw.ports[out].shrink(self.now, wire);
             match d.cause {
                 DropCause::Overflow => self.counters.qdisc_overflow_drops += 1,
                 DropCause::Aqm => self.counters.aqm_drops += 1,
@@ -192,7 +204,6 @@ impl<F: CcFactory> Shard<F> {
             self.drop_packet(pkt);
         }
         self.dropped = dropped;
-        self.switches[s].ports[out].note_backlog(self.now);
     }
 
     pub(crate) fn switch_send_pfc(
@@ -236,8 +247,7 @@ impl<F: CcFactory> Shard<F> {
             });
         }
         let p = &mut self.switches[s].ports[port];
-        p.queued += PFC_FRAME as u64;
-        p.note_backlog(self.now);
+        p.grow(self.now, PFC_FRAME as u64);
         let mut cx = Ctx { now: self.now, rng: &mut p.link.rng, dropped: &mut self.dropped };
         p.classes[0].enqueue(entry, &mut cx);
         p.backlogged |= 1;
@@ -289,8 +299,7 @@ impl<F: CcFactory> Shard<F> {
             }
         };
         let sw = &mut self.switches[s];
-        sw.ports[out].queued -= wire;
-        sw.ports[out].note_backlog(self.now);
+        sw.ports[out].shrink(self.now, wire);
         if q != 0 {
             let inp = self.pool[pkt as usize].in_port.idx();
             let resume = sw.mmu.release(inp, out, q, wire);
