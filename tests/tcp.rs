@@ -30,7 +30,7 @@ fn tcp_cfg(cca: CcaConfig, tcp: TcpConfig, flows: usize) -> SimConfig {
     cfg.switch.ecn_enabled = false;
     cfg.switch.pfc_enabled = false;
     cfg.stop_time = Time::from_ns(60_000_000_000);
-    cfg.tcp_groups = vec![TcpGroup { name: "g".into(), tcp, cca }];
+    cfg.tcp_groups = vec![TcpGroup { name: "g".into(), tcp, cca, probe: None }];
     cfg.flow_transport = vec![Transport::Tcp(0); flows];
     cfg
 }

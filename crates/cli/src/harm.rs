@@ -439,6 +439,7 @@ impl HarmPlan {
             name: "workload".into(),
             tcp: workload_tcp,
             cca: CcaConfig::Cubic(Default::default()),
+            probe: None,
         }];
         let mut transport = vec![Transport::Tcp(0); flows.len()];
         if let Some(i) = c.cca {
@@ -455,6 +456,7 @@ impl HarmPlan {
                 name: self.ccas[i].clone(),
                 tcp: TcpConfig { ecn: EcnMode::Accurate, ..TcpConfig::linux() },
                 cca: self.cca_configs[i].clone(),
+                probe: None,
             });
             transport.push(Transport::Tcp(1));
         }

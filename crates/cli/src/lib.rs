@@ -334,16 +334,61 @@ fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let path = valid.path.clone();
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
     let all_counters = valid.uses_tcp_or_qdiscs();
-    let result = valid
-        .run(args.threads as usize, Vec::new())
-        .map_err(|source| CliError::Simulation { file: path, source })?;
+    // Applications' queries stream into qct.csv as the run goes.
+    let qct = if valid.cfg.apps.is_empty() {
+        output::remove_stale(&dir, "qct.csv")?;
+        None
+    } else {
+        std::fs::create_dir_all(&dir)
+            .map_err(|source| CliError::Write { path: dir.clone(), source })?;
+        let w = output::QctWriter::create(&dir, &valid.cfg.apps, valid.cfg.stop_time)?;
+        Some(std::sync::Arc::new(std::sync::Mutex::new(Some(w))))
+    };
+    let sink: Option<schemes::QuerySink> = qct.clone().map(|w| {
+        Box::new(move |q: &[dcsim_core::apps::QueryRecord]| {
+            if let Some(w) = w.lock().expect("not poisoned").as_mut() {
+                w.write(q);
+            }
+        }) as schemes::QuerySink
+    });
+    let taken = |qct: Option<std::sync::Arc<std::sync::Mutex<Option<output::QctWriter>>>>| {
+        qct.and_then(|w| w.lock().expect("not poisoned").take())
+    };
+    let result = match valid.run_streaming(args.threads as usize, Vec::new(), sink) {
+        Ok(r) => r,
+        Err(source) => {
+            if let Some(w) = taken(qct) {
+                w.abandon();
+            }
+            return Err(CliError::Simulation { file: path, source });
+        }
+    };
 
     std::fs::create_dir_all(&dir)
         .map_err(|source| CliError::Write { path: dir.clone(), source })?;
-    let written = write_run_outputs(&dir, &result, &dports, all_counters)?;
+    let mut written = write_run_outputs(&dir, &result, &dports, all_counters)?;
+    let mut totals = Vec::new();
+    if let Some(w) = taken(qct) {
+        let (p, t) = w.finish()?;
+        written.push(p);
+        totals = t;
+    }
 
     let _ = writeln!(out, "{headline}");
     let _ = write_summary(out, &result);
+    for t in &totals {
+        let _ = writeln!(
+            out,
+            "app {}: {} measured queries ({} in warm-up or after), {:.0} QPS, mean QCT {:.2} us, \
+             mean slowdown {:.3}",
+            t.name,
+            t.queries,
+            t.unmeasured,
+            t.qps(),
+            t.mean_qct_us(),
+            if t.queries > 0 { t.slowdown / t.queries as f64 } else { 0.0 }
+        );
+    }
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     let _ = writeln!(out, "wrote {}", names.join(", "));
     Ok(())

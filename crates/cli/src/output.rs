@@ -238,6 +238,170 @@ pub fn counters_csv_all(c: &Counters, s: &RunSummary) -> String {
     csv_text(["name", "value"], rows)
 }
 
+/// Header of `qct.csv`.
+pub const QCT_HEADER: [&str; 12] = [
+    "app",
+    "client",
+    "server",
+    "conn",
+    "seq",
+    "size_bytes",
+    "response_bytes",
+    "submit_ns",
+    "qct_ns",
+    "ideal_qct_ns",
+    "slowdown",
+    "measured",
+];
+
+/// Measured-query totals of one named application (all its clients).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AppTotals {
+    /// The application's name.
+    pub name: String,
+    /// Measured queries completed.
+    pub queries: u64,
+    /// Their summed QCT, picoseconds.
+    pub qct_ps: u128,
+    /// Their summed slowdown.
+    pub slowdown: f64,
+    /// Queries completed during warm-up or after.
+    pub unmeasured: u64,
+    /// Length of the measurement window (first measured submission time to the last
+    /// submission time), picoseconds.
+    pub window_ps: u64,
+}
+
+impl AppTotals {
+    /// Measured queries per second of the measurement window.
+    pub fn qps(&self) -> f64 {
+        if self.window_ps == 0 {
+            return 0.0;
+        }
+        self.queries as f64 / (self.window_ps as f64 * 1e-12)
+    }
+    /// Mean QCT in microseconds.
+    pub fn mean_qct_us(&self) -> f64 {
+        if self.queries == 0 {
+            return 0.0;
+        }
+        self.qct_ps as f64 / self.queries as f64 / 1e6
+    }
+}
+
+/// Streams `qct.csv` into a hidden temporary file while a run goes, and renames it into place
+/// when the run is over ([`QctWriter::finish`]), so that completed queries need not be kept.
+#[derive(Debug)]
+pub struct QctWriter {
+    tmp: PathBuf,
+    path: PathBuf,
+    w: csv::Writer<std::io::BufWriter<std::fs::File>>,
+    /// Each app's index into `totals`.
+    app_name: Vec<usize>,
+    /// Each connection's (client, server) hosts.
+    conns: Vec<(u32, u32)>,
+    totals: Vec<AppTotals>,
+    error: Option<std::io::Error>,
+}
+
+impl QctWriter {
+    /// Starts `dir/qct.csv` for the applications of `apps` in a run that stops at `end`.
+    ///
+    /// # Errors
+    /// The temporary file cannot be created.
+    pub fn create(
+        dir: &Path,
+        apps: &dcsim_core::apps::Apps,
+        end: dcsim_core::units::Time,
+    ) -> Result<QctWriter, CliError> {
+        let tmp = dir.join(".qct.csv.tmp");
+        let file = std::fs::File::create(&tmp)
+            .map_err(|source| CliError::Write { path: tmp.clone(), source })?;
+        let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
+        let mut totals: Vec<AppTotals> = Vec::new();
+        let mut app_name = Vec::new();
+        for a in &apps.apps {
+            let i = match totals.iter().position(|t| t.name == a.name) {
+                Some(i) => i,
+                None => {
+                    totals.push(AppTotals { name: a.name.clone(), ..AppTotals::default() });
+                    totals.len() - 1
+                }
+            };
+            let window = a.stop.min(end).as_ps().saturating_sub(a.measure_from.as_ps());
+            totals[i].window_ps = totals[i].window_ps.max(window);
+            app_name.push(i);
+        }
+        let conns = apps.connections.iter().map(|c| (c.client.0, c.server.0)).collect();
+        let error = w.write_record(QCT_HEADER).err().map(std::io::Error::from);
+        Ok(QctWriter { tmp, path: dir.join("qct.csv"), w, app_name, conns, totals, error })
+    }
+
+    /// Appends completed queries.
+    pub fn write(&mut self, queries: &[dcsim_core::apps::QueryRecord]) {
+        for q in queries {
+            let t = &mut self.totals[self.app_name[q.app as usize]];
+            if q.measured {
+                t.queries += 1;
+                t.qct_ps += u128::from(q.qct.as_ps());
+                t.slowdown += q.slowdown();
+            } else {
+                t.unmeasured += 1;
+            }
+            if self.error.is_some() {
+                continue;
+            }
+            let (c, s) = self.conns[q.conn as usize];
+            let row = [
+                t.name.clone(),
+                c.to_string(),
+                s.to_string(),
+                q.conn.to_string(),
+                q.seq.to_string(),
+                q.size.to_string(),
+                q.response.to_string(),
+                format_ps_as_ns(q.submit.as_ps()),
+                format_ps_as_ns(q.qct.as_ps()),
+                format_ps_as_ns(q.ideal.as_ps()),
+                format!("{:.6}", q.slowdown()),
+                u8::from(q.measured).to_string(),
+            ];
+            if let Err(e) = self.w.write_record(&row) {
+                self.error = Some(e.into());
+            }
+        }
+    }
+
+    /// Per application name: measured totals.
+    pub fn totals(&self) -> &[AppTotals] {
+        &self.totals
+    }
+
+    /// Flushes and renames the file into place.
+    ///
+    /// # Errors
+    /// Any write error met on the way, naming the file.
+    pub fn finish(mut self) -> Result<(PathBuf, Vec<AppTotals>), CliError> {
+        let flushed = self.w.flush();
+        if let Some(source) = self.error.take().or(flushed.err()) {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(CliError::Write { path: self.path, source });
+        }
+        drop(self.w);
+        std::fs::rename(&self.tmp, &self.path).map_err(|source| {
+            let _ = std::fs::remove_file(&self.tmp);
+            CliError::Write { path: self.path.clone(), source }
+        })?;
+        Ok((self.path, self.totals))
+    }
+
+    /// Removes the temporary file (the run failed).
+    pub fn abandon(self) {
+        drop(self.w);
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
 /// An existing output folder must be a folder: checked before a command runs, so that a
 /// long run does not end in a failed write.
 ///

@@ -33,6 +33,8 @@ use crate::units::{self, HumanDuration, UnitError};
 
 mod generator;
 mod groups;
+mod rpc;
+pub use rpc::RpcInfo;
 
 pub use groups::{Group, QUEUE_AT, TRANSPORTS};
 
@@ -90,6 +92,7 @@ struct RawScenario {
     nic: Option<RawNic>,
     group: Option<Vec<toml::Table>>,
     queue: Option<Vec<toml::Table>>,
+    rpc: Option<Vec<Spanned<rpc::RawRpc>>>,
     output: Option<RawOutput>,
 }
 
@@ -437,6 +440,8 @@ pub struct ValidScenario {
     pub cc: CcChoice,
     /// What `[flows] workload` generated, if the scenario has one.
     pub workload: Option<WorkloadInfo>,
+    /// The `[[rpc]]` applications (their connections and clients are in `cfg.apps`).
+    pub rpc: Vec<RpcInfo>,
 }
 
 impl ValidScenario {
@@ -456,8 +461,23 @@ impl ValidScenario {
         threads: usize,
         trace: Vec<FlowId>,
     ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
+        self.run_streaming(threads, trace, None)
+    }
+
+    /// [`ValidScenario::run`], handing completed queries to `query_sink` as the run goes
+    /// (see [`schemes::SimInput::query_sink`]).
+    ///
+    /// # Errors
+    /// The simulator's own validation ([`schemes::run_with_scheme`]).
+    pub fn run_streaming(
+        self,
+        threads: usize,
+        trace: Vec<FlowId>,
+        query_sink: Option<schemes::QuerySink>,
+    ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
         let ValidScenario { net, routes, cfg, flows, cc, .. } = self;
-        schemes::run_with_scheme(cc, schemes::SimInput { net, routes, cfg, flows, threads, trace })
+        let input = schemes::SimInput { net, routes, cfg, flows, threads, trace, query_sink };
+        schemes::run_with_scheme(cc, input)
     }
 }
 
@@ -553,10 +573,13 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     cfg.nic = nic_config(src, raw.nic.as_ref(), &profile)?;
 
     let routes = dcsim_topology::compute_routes(&net);
-    let (mut flows, refs, workload) = flows(src, raw.flows.as_ref(), &net, cfg.seed)?;
+    let has_apps = raw.rpc.as_ref().is_some_and(|r| !r.is_empty());
+    let (mut flows, refs, workload) = flows(src, raw.flows.as_ref(), &net, cfg.seed, has_apps)?;
     let groups = groups::groups(src, raw.group.as_ref(), &mut cfg)?;
     assign_groups(src, &groups, &refs, &mut flows, &mut cfg)?;
     groups::queues(src, raw.queue.as_ref(), &net, &mut cfg)?;
+    let nics = 1;
+    let rpc = rpc::rpcs(src, raw.rpc.as_ref(), &net, nics, &groups, &mut cfg)?;
 
     Ok(ValidScenario {
         path: src.path.clone(),
@@ -567,6 +590,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         flows,
         cc,
         workload,
+        rpc,
     })
 }
 
@@ -1153,15 +1177,22 @@ fn flows(
     raw: Option<&RawFlows>,
     net: &Network,
     sim_seed: u64,
+    has_apps: bool,
 ) -> Result<Flows, CliError> {
     const SOURCES: &str = "`file = \"flow.txt\"`, a [[flows.list]] of flows, or a generator \
                            (`workload = { cdf = \"websearch\", load = 0.3, duration = \"10ms\" }`, \
                            `incast = { ... }`, `lognormal = { ... }`)";
     let missing = || CliError::Scenario {
         file: src.path.clone(),
-        message: format!("missing required section [flows]: give {SOURCES}"),
+        message: format!(
+            "missing required section [flows]: give {SOURCES}, or applications ([[rpc]])"
+        ),
     };
-    let raw = raw.ok_or_else(missing)?;
+    let raw = match raw {
+        Some(r) => r,
+        None if has_apps => return Ok((Vec::new(), Vec::new(), None)),
+        None => return Err(missing()),
+    };
     let generators = raw.workload.is_some() || raw.incast.is_some() || raw.lognormal.is_some();
     let default_group: GroupRef = raw.group.as_ref().map(|g| (g.get_ref().clone(), g.span()));
     let explicit: Vec<(FlowSpec, GroupRef)> = match (&raw.file, &raw.list) {

@@ -44,12 +44,13 @@ use dcsim_baselines::{
     dcqcn, dctcp, timely, DcqcnFactory, DcqcnParams, DctcpFactory, DctcpParams, TimelyFactory,
     TimelyParams,
 };
+use dcsim_core::apps::QueryRecord;
 use dcsim_core::cc::{CcFactory, NoCcFactory, NONE_SPEC};
 use dcsim_core::config::{EcnParams, FlowSpec, Monitor, SimConfig, WindowMode};
 use dcsim_core::ids::FlowId;
 use dcsim_core::network::{Network, RoutingTable};
 use dcsim_core::qmon::PortQueue;
-use dcsim_core::units::{BitsPerSec, Bytes};
+use dcsim_core::units::{BitsPerSec, Bytes, Duration, Time};
 use dcsim_core::{
     Counters, FlowResult, HopSample, Partition, PfcEvent, RunSummary, SimError, Simulation,
 };
@@ -249,7 +250,6 @@ impl CcChoice {
 }
 
 /// Everything a run needs besides the scheme.
-#[derive(Debug)]
 pub struct SimInput {
     /// The network.
     pub net: Network,
@@ -264,7 +264,29 @@ pub struct SimInput {
     pub threads: usize,
     /// Flows whose data packets are recorded at every switch ([`RunOutput::hop_trace`]).
     pub trace: Vec<FlowId>,
+    /// Where completed queries go as the run proceeds (in steps of [`QUERY_STEP`] of simulated
+    /// time, each step's queries in completion order); without one they are collected in
+    /// [`RunOutput::queries`].
+    pub query_sink: Option<QuerySink>,
 }
+
+impl std::fmt::Debug for SimInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimInput")
+            .field("net", &self.net)
+            .field("flows", &self.flows.len())
+            .field("threads", &self.threads)
+            .field("trace", &self.trace)
+            .field("query_sink", &self.query_sink.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Receives completed queries during a run (see [`SimInput::query_sink`]).
+pub type QuerySink = Box<dyn FnMut(&[QueryRecord]) + Send>;
+
+/// The simulated time between two hand-overs of completed queries to a [`QuerySink`].
+pub const QUERY_STEP: Duration = Duration::from_ms(1);
 
 /// What a finished run produced.
 #[derive(Clone, Debug)]
@@ -289,6 +311,9 @@ pub struct RunOutput {
     pub pfc_log: Vec<PfcEvent>,
     /// Per switch egress port backlog statistics, if monitored (`Simulation::queue_stats`).
     pub queues: Vec<PortQueue>,
+    /// The completed queries of the run's applications, in completion order, unless they went
+    /// to [`SimInput::query_sink`].
+    pub queries: Vec<QueryRecord>,
 }
 
 /// Builds and runs a simulation with `factory`.
@@ -296,8 +321,10 @@ pub struct RunOutput {
 /// # Errors
 /// See [`run_with_scheme`].
 pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimError> {
-    let SimInput { net, routes, cfg, flows, threads, trace } = input;
+    let SimInput { net, routes, cfg, flows, threads, trace, mut query_sink } = input;
     let monitor = cfg.monitor;
+    let stepped = !cfg.apps.is_empty() && query_sink.is_some();
+    let stop = cfg.stop_time;
     let part = if threads > 1 {
         Partition::by_rack(&net, threads)
     } else {
@@ -307,8 +334,23 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     sim.set_threads(threads.max(1));
     sim.trace_hop_latency(&trace)?;
     let t0 = Instant::now();
-    let summary = sim.run();
+    let summary = if stepped {
+        // Hand completed queries over as the run goes, so that they do not pile up.
+        let sink = query_sink.as_mut().expect("stepped runs have a sink");
+        let mut t = Time::ZERO;
+        loop {
+            t = (t + QUERY_STEP).min(stop);
+            let s = sim.run_until(t);
+            sink(&sim.take_queries());
+            if t >= stop || !sim.has_events() {
+                break s;
+            }
+        }
+    } else {
+        sim.run()
+    };
     let wall = t0.elapsed();
+    let queries = if stepped { Vec::new() } else { sim.take_queries() };
     let queues = if monitor.queue_lengths { sim.queue_stats(summary.end_time) } else { Vec::new() };
     Ok(RunOutput {
         summary,
@@ -321,6 +363,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         monitor,
         pfc_log: sim.pfc_log(),
         queues,
+        queries,
     })
 }
 

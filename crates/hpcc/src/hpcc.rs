@@ -43,11 +43,11 @@ pub struct Hpcc {
 }
 
 /// What one hop's INT record says, relative to the record stored for that hop.
-struct HopSample {
+pub(crate) struct HopSample {
     /// Normalised inflight bytes `u'`.
-    u: f64,
+    pub(crate) u: f64,
     /// Time between the two records, picoseconds (> 0).
-    tau_ps: u64,
+    pub(crate) tau_ps: u64,
 }
 
 impl Hpcc {
@@ -285,7 +285,12 @@ impl RateRule {
 /// `u'` of one hop from its new and stored records, or `None` if the pair cannot give a rate:
 /// the time did not advance (`tau == 0`; the reference divides by zero) or the hop reports a
 /// zero line rate.
-fn sample(new: &IntHop, stored: &IntHop, nic_rate: BitsPerSec, w: u64) -> Option<HopSample> {
+pub(crate) fn sample(
+    new: &IntHop,
+    stored: &IntHop,
+    nic_rate: BitsPerSec,
+    w: u64,
+) -> Option<HopSample> {
     if new.time <= stored.time || new.rate.0 == 0 {
         return None;
     }
@@ -302,7 +307,7 @@ fn sample(new: &IntHop, stored: &IntHop, nic_rate: BitsPerSec, w: u64) -> Option
 /// `(old * (T - dt) + sample * dt) / T` with `dt = min(tau, T)`. With `T == 0` the weight
 /// `dt / T` is taken as 1 when a sample is given (`tau > 0`: at least a whole "RTT" passed) and
 /// 0 otherwise.
-fn ewma(old: f64, sample: f64, tau_ps: u64, t_ps: u64) -> f64 {
+pub(crate) fn ewma(old: f64, sample: f64, tau_ps: u64, t_ps: u64) -> f64 {
     if t_ps == 0 {
         return if tau_ps > 0 { sample } else { old };
     }

@@ -142,8 +142,10 @@
 
 mod hpcc;
 mod params;
+mod probe;
 #[cfg(test)]
 mod tests;
 
 pub use hpcc::{HopState, Hpcc, HpccFactory, RateRule};
 pub use params::{HpccParams, SPEC};
+pub use probe::{HpccProbeFactory, HpccProbeLaw, PROBE_SPEC};

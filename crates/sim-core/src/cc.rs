@@ -50,6 +50,47 @@ pub struct FlowInit {
     pub seed: u64,
 }
 
+/// A window law driven by INT probes, for a TCP connection whose controller does not read
+/// ACKs for congestion (HPCC over TCP): once per RTT the sender sends a small probe on the
+/// connection's path, every switch stamps an INT record on it, the receiver reflects it, and
+/// the law turns the records into a congestion window.
+///
+/// Implemented by a scheme's crate (`dcsim-hpcc`'s `HpccProbeLaw`); called once per probe
+/// echo, so it is dispatched dynamically.
+pub trait ProbeLaw: Send + std::fmt::Debug {
+    /// A probe echo arrived at `now` with the records `int`: the new congestion window in
+    /// bytes, or `None` to keep the current one (e.g. the first probe only stores records).
+    fn on_probe(&mut self, now: Time, int: &IntStack) -> Option<u64>;
+    /// A copy of this law.
+    fn clone_box(&self) -> Box<dyn ProbeLaw>;
+}
+
+impl Clone for Box<dyn ProbeLaw> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// Makes a [`ProbeLaw`] per TCP connection.
+pub trait ProbeLawFactory: Send + Sync + std::fmt::Debug {
+    /// The law's name (for summaries).
+    fn name(&self) -> &str;
+    /// The law of a new connection with facts `init`, and its initial congestion window in
+    /// bytes.
+    fn new_law(&self, init: &FlowInit) -> (Box<dyn ProbeLaw>, u64);
+}
+
+/// A TCP group's probe-driven window control (see [`ProbeLaw`]).
+#[derive(Clone, Debug)]
+pub struct ProbeControl(pub std::sync::Arc<dyn ProbeLawFactory>);
+
+impl PartialEq for ProbeControl {
+    /// The same factory object.
+    fn eq(&self, other: &ProbeControl) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// Maximum number of timers a scheme can use per flow.
 pub const MAX_TIMERS: usize = 4;
 

@@ -212,6 +212,9 @@ pub struct SimConfig {
     pub serialization: Serialization,
     /// What the run records beside its results (PFC log, queue lengths).
     pub monitor: Monitor,
+    /// Applications that create traffic as the run goes (RPC clients and servers on
+    /// persistent connections), beside the listed flows.
+    pub apps: crate::apps::Apps,
 }
 
 /// Optional recordings of a run. None changes the simulation itself.
@@ -243,6 +246,10 @@ pub struct TcpGroup {
     pub tcp: TcpConfig,
     /// Congestion controller.
     pub cca: CcaConfig,
+    /// A probe-driven window law (HPCC over TCP): the group's senders send an INT probe once
+    /// per RTT and set cwnd from its echo ([`crate::cc::ProbeLaw`]). Use with a controller
+    /// that leaves the window to it ([`CcaConfig::External`]).
+    pub probe: Option<crate::cc::ProbeControl>,
 }
 
 impl SimConfig {
@@ -263,6 +270,7 @@ impl Default for SimConfig {
             flow_transport: Vec::new(),
             serialization: Serialization::Exact,
             monitor: Monitor::default(),
+            apps: crate::apps::Apps::default(),
         }
     }
 }

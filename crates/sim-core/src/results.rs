@@ -147,6 +147,12 @@ counters! {
     tlp_probes,
     /// TCP pure ACKs sent by receivers.
     tcp_acks_sent,
+    /// INT probes sent by probe-driven TCP senders (HPCC over TCP).
+    tcp_probes,
+    /// Queries submitted by applications.
+    queries_submitted,
+    /// Queries whose response fully arrived.
+    queries_completed,
 }
 
 impl Counters {

@@ -28,13 +28,14 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::apps::{Arrivals, QueryRecord};
 use crate::cc::{CcFactory, MAX_TIMERS};
 use crate::config::{
     EcnParams, FlowSpec, PortQdisc, Serialization, SimConfig, TcpConfig, Transport, WindowMode,
 };
 use crate::engine::{
-    FlowMeta, FlowRx, FlowTx, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort,
-    TcpRx, TcpTx,
+    initial_state, ConnPaths, Event, FlowMeta, FlowRx, FlowTx, Framing, Host, Link, Place, Qp, Rx,
+    Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
 };
 use crate::event::{EventQueue, TwoHeapQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
@@ -182,6 +183,9 @@ pub enum SimError {
         /// What is wrong.
         error: crate::params::ParamError,
     },
+    /// An application or connection cannot be run as given.
+    #[error("{0}")]
+    App(String),
     /// The routing table was built for another host count.
     #[error("routing table is for {table} hosts but the network has {network}")]
     RoutingMismatch {
@@ -277,7 +281,7 @@ impl<F: CcFactory> Simulation<F> {
         net: Network,
         routes: RoutingTable,
         cfg: SimConfig,
-        flows: Vec<FlowSpec>,
+        mut flows: Vec<FlowSpec>,
         factory: F,
         part: Partition,
     ) -> Result<Self, SimError> {
@@ -527,10 +531,110 @@ impl<F: CcFactory> Simulation<F> {
                 timer_version: [0; MAX_TIMERS],
             }));
         }
+        // Connections: two streams each (request, response) after the listed flows.
+        let nlisted = flows.len();
+        validate_apps(&cfg, &net)?;
+        let mut conn_paths = Vec::with_capacity(cfg.apps.connections.len());
+        for (c, conn) in cfg.apps.connections.iter().enumerate() {
+            let (cl, sv) = (conn.client, conn.server);
+            let sport = sport_next.entry((cl.0, sv.0)).or_insert(10_000);
+            let sp = *sport;
+            *sport = sport.wrapping_add(1);
+            let (cip, sip) = (node_ip(cl), node_ip(sv));
+            // One connection, one 5-tuple: the response travels on the request's reverse key.
+            let key_cs = [cip, sip, sp as u32 | ((RPC_DPORT as u32) << 16)];
+            let key_sc = [sip, cip, RPC_DPORT as u32 | ((sp as u32) << 16)];
+            let no_route =
+                || SimError::App(format!("connection {c}: no route between hosts {cl} and {sv}"));
+            let seed_of = |node: NodeId| hash_seeds[node.idx()];
+            let fwd = paths::walk(&net, &routes, cl, sv, |node, ch| {
+                (murmur3_32(&key_cs, seed_of(node)) as usize) % ch.len()
+            })
+            .ok_or_else(no_route)?;
+            let rev = paths::walk(&net, &routes, sv, cl, |node, ch| {
+                (murmur3_32(&key_sc, seed_of(node)) as usize) % ch.len()
+            })
+            .ok_or_else(no_route)?;
+            let pair = paths::pair_metrics(&net, &routes, cl, sv, mtu).ok_or_else(no_route)?;
+            let (base_rtt, bdp) =
+                if cfg.nic.global_t { (max_rtt, max_bdp) } else { (pair.rtt, pair.bdp) };
+            let framing = match conn.transport {
+                Transport::Roce => Framing { seg: mtu, hdr: header.data_wire(0) as u64, min: 0 },
+                Transport::Tcp(g) => {
+                    let t = &cfg.tcp_groups[g as usize].tcp;
+                    Framing {
+                        seg: u64::from(t.mss),
+                        hdr: u64::from(t.header_bytes),
+                        min: u64::from(t.min_frame_bytes),
+                    }
+                }
+            };
+            for (dir, (src, dst, hf, hr)) in
+                [(cl, sv, key_cs, key_sc), (sv, cl, key_sc, key_cs)].into_iter().enumerate()
+            {
+                let id = FlowId((nlisted + 2 * c + dir) as u32);
+                flows.push(FlowSpec {
+                    id,
+                    src,
+                    dst,
+                    size: 0,
+                    start: Time::ZERO,
+                    pg: conn.pg,
+                    dport: RPC_DPORT,
+                });
+                meta.push(FlowMeta { hash_fwd: hf, hash_rev: hr, base_rtt, bdp, traced: false });
+                match conn.transport {
+                    Transport::Tcp(g) => {
+                        qps.push(FlowTx::Tcp(Box::new(TcpTx::new(g, conn.pg))));
+                        rxs.push(FlowRx::Tcp(Box::new(TcpRx::new(g))));
+                    }
+                    Transport::Roce => {
+                        let line = net.nic_rate(src);
+                        rxs.push(FlowRx::Roce(Rx::default()));
+                        qps.push(FlowTx::Roce(Qp {
+                            size: 0,
+                            snd_nxt: 0,
+                            snd_una: 0,
+                            high: 0,
+                            rate: line,
+                            max_rate: line,
+                            win: if cfg.nic.window == WindowMode::None { 0 } else { bdp },
+                            next_avail: Time::ZERO,
+                            last_pkt_size: 0,
+                            pg: conn.pg,
+                            done: false,
+                            cc: None,
+                            timer_version: [0; MAX_TIMERS],
+                        }));
+                    }
+                }
+            }
+            conn_paths.push(ConnPaths { fwd, rev, framing });
+        }
+        let stream_tcp = cfg
+            .tcp_groups
+            .iter()
+            .map(|g| TcpConfig { handshake: false, ..g.tcp.clone() })
+            .collect();
+        let (conn_state, app_state) = initial_state(&cfg.apps);
+
         let nflows = flows.len();
         let pint = (header == HeaderMode::Pint).then(|| max_rtt.as_ps().max(1));
-        let shared =
-            Shared { cfg, net, routes, header, pint, factory, flows, meta, place, tracing: false };
+        let shared = Shared {
+            cfg,
+            net,
+            routes,
+            header,
+            pint,
+            factory,
+            flows,
+            meta,
+            place,
+            tracing: false,
+            nlisted,
+            conn_paths,
+            stream_tcp,
+        };
         let mut qps = Some(qps);
         let mut shards: Vec<Shard<F>> = hosts
             .into_iter()
@@ -567,13 +671,16 @@ impl<F: CcFactory> Simulation<F> {
                     hop_trace: Vec::new(),
                     pfc_log: Vec::new(),
                     dropped: Vec::new(),
+                    conns: conn_state.clone(),
+                    app_state: app_state.clone(),
+                    queries: Vec::new(),
                 }
             })
             .collect();
         // Flow starts are keyed as if each source host had scheduled them at set-up, but only
         // the earliest of each shard sits in its event queue; the next is pushed when it fires.
         let mut starts: Vec<Vec<(Time, u64, u32)>> = vec![Vec::new(); nshards];
-        for (i, f) in shared.flows.iter().enumerate() {
+        for (i, f) in shared.flows[..nlisted].iter().enumerate() {
             // A flow starts at its source, or at its destination when that is a TCP client
             // that opens the connection with a handshake.
             let client = match shared.cfg.transport_of(i) {
@@ -590,6 +697,11 @@ impl<F: CcFactory> Simulation<F> {
             st.reverse();
             shard.pending_starts = st;
             shard.push_next_start();
+        }
+        for (i, app) in shared.cfg.apps.apps.iter().enumerate() {
+            let s = shared.place[app.host.idx()].shard as usize;
+            let seq = shards[s].next_seq(app.host.0);
+            shards[s].queue.push(app.start, seq, Event::AppTimer { app: i as u32 });
         }
         Ok(Simulation {
             shared,
@@ -828,8 +940,29 @@ impl<F: CcFactory> Simulation<F> {
             end_time: self.now,
             events: self.shards.iter().map(|s| s.counters.events).sum(),
             flows_done: done,
-            flows_unfinished: self.shared.flows.len() - done,
+            flows_unfinished: self.shared.nlisted - done,
         }
+    }
+
+    /// Takes the queries completed since the last call, ordered by completion time, then
+    /// application, connection and position: the same for any partitioning and thread count,
+    /// so a caller can stream them out while stepping the run with [`Self::run_until`].
+    pub fn take_queries(&mut self) -> Vec<QueryRecord> {
+        let mut v: Vec<QueryRecord> =
+            self.shards.iter_mut().flat_map(|s| std::mem::take(&mut s.queries)).collect();
+        v.sort_unstable_by_key(|q| (q.completed(), q.app, q.conn, q.seq));
+        v
+    }
+
+    /// The QCT of a query of `size` bytes answered by `response` bytes on connection `conn`,
+    /// alone in the network: both messages' packets back to back through the connection's
+    /// store-and-forward paths, with the packets' own headers, at line rate.
+    ///
+    /// # Panics
+    /// If `conn` is not a connection of the run or a size is 0.
+    pub fn ideal_qct(&self, conn: usize, size: u64, response: u64) -> Duration {
+        assert!(size > 0 && response > 0, "messages have at least one byte");
+        self.shared.conn_paths[conn].ideal(size, response, self.shared.cfg.serialization)
     }
 
     /// Per-flow results, indexed by flow id.
@@ -917,6 +1050,66 @@ impl<F: CcFactory> Simulation<F> {
                 })
             })
     }
+}
+
+/// Destination port of connection streams (100 background, 200 incast, 300 RPC).
+pub(crate) const RPC_DPORT: u16 = 300;
+
+/// Checks the run's applications and connections against the network and configuration.
+fn validate_apps(cfg: &SimConfig, net: &Network) -> Result<(), SimError> {
+    let apps = &cfg.apps;
+    let err = |m: String| Err(SimError::App(m));
+    for (c, conn) in apps.connections.iter().enumerate() {
+        for node in [conn.client, conn.server] {
+            if !net.is_host(node) {
+                return err(format!("connection {c}: node {node} is not a host"));
+            }
+        }
+        if conn.client == conn.server {
+            return err(format!("connection {c}: client and server are the same host"));
+        }
+        if conn.pg == 0 || conn.pg as usize >= QUEUES {
+            return err(format!("connection {c}: priority group {} is outside 1..=7", conn.pg));
+        }
+        if let Transport::Tcp(g) = conn.transport {
+            if g as usize >= cfg.tcp_groups.len() {
+                return err(format!("connection {c}: TCP group {g} does not exist"));
+            }
+        }
+        let ok = apps.apps.get(conn.app as usize).is_some_and(|a| a.host == conn.client);
+        if !ok {
+            return err(format!(
+                "connection {c}: application {} does not exist or is not on host {}",
+                conn.app, conn.client
+            ));
+        }
+    }
+    for (i, a) in apps.apps.iter().enumerate() {
+        if a.connections.is_empty() {
+            return err(format!("application {i}: no connections"));
+        }
+        for &c in &a.connections {
+            let ok = apps.connections.get(c as usize).is_some_and(|x| x.app as usize == i);
+            if !ok {
+                return err(format!("application {i}: connection {c} is not one of its own"));
+            }
+        }
+        match a.arrivals {
+            Arrivals::Closed { outstanding: 0 } => {
+                return err(format!("application {i}: outstanding queries must be at least 1"));
+            }
+            Arrivals::Open { mean_gap } if mean_gap == Duration::ZERO => {
+                return err(format!("application {i}: mean inter-arrival time must be positive"));
+            }
+            _ => {}
+        }
+        for (what, d) in [("query", &a.query), ("response", &a.response)] {
+            if let crate::apps::SizeDist::Fixed(0) = d {
+                return err(format!("application {i}: {what} size must be at least 1 byte"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The queue discipline of class `q` of a port without an explicit one: control frames and

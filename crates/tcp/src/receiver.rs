@@ -129,6 +129,13 @@ impl Receiver {
     pub fn delivered(&self) -> u64 {
         self.rcv_nxt
     }
+    /// Asks for an ACK at once if received data is unacknowledged: the application consumed a
+    /// whole message, and its reply (or next message) would carry the ACK.
+    pub fn ack_message_end(&mut self) {
+        if self.rcv_nxt > self.rcv_wup {
+            self.ack_now = true;
+        }
+    }
     /// Whether every byte arrived.
     pub fn is_complete(&self) -> bool {
         self.rcv_nxt >= self.total

@@ -319,6 +319,12 @@ impl Sender {
     pub fn total_bytes(&self) -> u64 {
         self.total
     }
+    /// Appends `bytes` of application data to the flow (a persistent connection's next
+    /// message): the sender may send them as its window allows. The window is kept across idle
+    /// periods (as Linux with `tcp_slow_start_after_idle = 0`).
+    pub fn extend(&mut self, bytes: u64) {
+        self.total = self.total.saturating_add(bytes);
+    }
     /// Whether every byte was acknowledged.
     pub fn is_complete(&self) -> bool {
         self.data_ready && self.snd_una >= self.total

@@ -203,7 +203,7 @@ fn fraction(src: &Source, v: &Spanned<f64>, field: &str, what: &str) -> Result<f
 }
 
 /// The CDF named by `cdf`: a built-in workload, or else a file relative to the scenario.
-fn load_cdf(src: &Source, cdf: &Spanned<String>) -> Result<Cdf, CliError> {
+pub(super) fn load_cdf(src: &Source, cdf: &Spanned<String>, field: &str) -> Result<Cdf, CliError> {
     let name = cdf.get_ref();
     if let Ok(c) = Cdf::builtin(name) {
         return Ok(c);
@@ -212,7 +212,7 @@ fn load_cdf(src: &Source, cdf: &Spanned<String>) -> Result<Cdf, CliError> {
     let text = std::fs::read_to_string(&file).map_err(|e| {
         src.error(
             cdf.span(),
-            format!("{WORKLOAD}.cdf"),
+            field,
             format!(
                 "\"{name}\" is neither a built-in workload ({}) nor a readable CDF file: \
                  cannot read {}: {e}",
@@ -262,7 +262,7 @@ fn background(
             ),
         )
     })?;
-    let cdf = load_cdf(src, cdf_raw)?;
+    let cdf = load_cdf(src, cdf_raw, &format!("{WORKLOAD}.cdf"))?;
     let load_raw = w
         .load
         .as_ref()

@@ -20,6 +20,7 @@
 
 use std::ops::Range;
 
+use dcsim_core::cc::ProbeControl;
 use dcsim_core::config::{PortQdisc, SimConfig, TcpGroup, Transport};
 use dcsim_core::ids::{NodeId, PortNo};
 use dcsim_core::network::{Network, NodeKind};
@@ -218,9 +219,9 @@ pub(super) fn groups(
             Transport::Roce
         } else {
             let tcp = tcp_config(src, i, t, &table)?;
-            let cca = cca_config(src, i, t, &table)?;
+            let (cca, probe) = cca_config(src, i, t, &table)?;
             let index = u16::try_from(cfg.tcp_groups.len()).expect("few groups");
-            cfg.tcp_groups.push(TcpGroup { name: name.clone(), tcp, cca });
+            cfg.tcp_groups.push(TcpGroup { name: name.clone(), tcp, cca, probe });
             Transport::Tcp(index)
         };
         out.push(Group { name, span: table.table_span(), transport, pg });
@@ -271,13 +272,19 @@ fn tcp_config(
     Ok(tcp)
 }
 
+/// A group's controller; HPCC (`cca = "hpcc"`) is a probe-driven window law from `dcsim-hpcc`
+/// over a socket whose window is set from outside.
 fn cca_config(
     src: &Source,
     i: usize,
     t: &toml::Table,
     group: &PluginTable<'_>,
-) -> Result<CcaConfig, CliError> {
-    let known = || CCA_SPECS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
+) -> Result<(CcaConfig, Option<ProbeControl>), CliError> {
+    let known = || {
+        let mut v = CCA_SPECS.iter().map(|s| s.name).collect::<Vec<_>>();
+        v.push(dcsim_hpcc::PROBE_SPEC.name);
+        v.join(", ")
+    };
     let empty = toml::Table::new();
     let (name, tt, path): (String, &toml::Table, Vec<String>) = match t.get("cca") {
         None => ("cubic".to_string(), &empty, vec![]),
@@ -293,7 +300,12 @@ fn cca_config(
             ))
         }
     };
-    let Some(spec) = cca_spec(&name) else {
+    let spec = if name == dcsim_hpcc::PROBE_SPEC.name {
+        Some(&dcsim_hpcc::PROBE_SPEC)
+    } else {
+        cca_spec(&name)
+    };
+    let Some(spec) = spec else {
         return Err(group.error(
             "cca",
             format!("unknown congestion controller \"{name}\" (valid: {})", known()),
@@ -304,7 +316,13 @@ fn cca_config(
     p.extend(path.iter().map(String::as_str));
     let table = PluginTable::new(src, &p, format!("group[{i}].cca"), tt);
     let params = table.params(spec, &["name"])?;
-    CcaConfig::from_params(&name, &params).map_err(|e| table.located(&e))
+    if name == dcsim_hpcc::PROBE_SPEC.name {
+        let f =
+            dcsim_hpcc::HpccProbeFactory::from_params(&params).map_err(|e| table.located(&e))?;
+        return Ok((CcaConfig::External, Some(ProbeControl(std::sync::Arc::new(f)))));
+    }
+    let cca = CcaConfig::from_params(&name, &params).map_err(|e| table.located(&e))?;
+    Ok((cca, None))
 }
 
 /// The keys of a `[[queue]]` table besides the discipline's parameters.

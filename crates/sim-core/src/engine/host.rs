@@ -155,7 +155,14 @@ impl<F: CcFactory> Shard<F> {
                     self.host_send(sh, h);
                 }
             }
-            PacketKind::Data => self.receive_data(sh, h, pkt),
+            PacketKind::Data => {
+                let flow = self.pool[pkt as usize].flow.idx();
+                self.receive_data(sh, h, pkt);
+                if flow >= sh.nlisted {
+                    let delivered = super::transport::rx_mut(&mut self.rx, flow).expected;
+                    self.stream_delivered(sh, flow, delivered);
+                }
+            }
             PacketKind::Tcp => self.tcp_arrive(sh, h, pkt),
             PacketKind::Ack | PacketKind::Nack => {
                 self.receive_ack(sh, h, pkt);

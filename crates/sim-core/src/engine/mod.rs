@@ -7,6 +7,7 @@
 //! window boundary (see `sim.rs`), with the same `(time, seq)` key it would have had in a
 //! sequential run, so the order of events at every node is the same for any partitioning.
 
+mod app;
 mod host;
 mod link;
 mod roce;
@@ -14,6 +15,7 @@ mod switch;
 mod tcp;
 mod transport;
 
+pub(crate) use app::{initial_state, AppState, ConnState};
 pub(crate) use host::Host;
 pub(crate) use link::Link;
 pub(crate) use roce::{Qp, Rx};
@@ -48,6 +50,8 @@ pub(crate) enum Event {
     NicWake { node: u32, version: u32 },
     /// Congestion-control timer `slot` of flow `flow` (stale unless `version` matches).
     CcTimer { flow: u32, slot: u8, version: u32 },
+    /// Application `app`'s timer at its client host (start, or the next open-loop arrival).
+    AppTimer { app: u32 },
 }
 
 /// Hints the CPU to load `p`'s cache line.
@@ -103,6 +107,61 @@ pub(crate) struct Shared<F: CcFactory> {
     pub(crate) place: Vec<Place>,
     /// Some flow is traced ([`FlowMeta::traced`]); spares the per-hop lookup otherwise.
     pub(crate) tracing: bool,
+    /// How many flows were listed; flows from here on are the streams of
+    /// `cfg.apps.connections` (two per connection: request, response).
+    pub(crate) nlisted: usize,
+    /// Each connection's paths and framing, for ideal QCTs.
+    pub(crate) conn_paths: Vec<ConnPaths>,
+    /// Each TCP group's parameters with the handshake off (for connection streams).
+    pub(crate) stream_tcp: Vec<crate::config::TcpConfig>,
+}
+
+/// How a stream cuts messages into packets: full packets of `seg` payload bytes, each with
+/// `hdr` header bytes, frames at least `min` bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Framing {
+    pub(crate) seg: u64,
+    pub(crate) hdr: u64,
+    pub(crate) min: u64,
+}
+
+/// A connection's request and response paths, for the ideal QCT.
+pub(crate) struct ConnPaths {
+    pub(crate) fwd: Vec<crate::paths::Hop>,
+    pub(crate) rev: Vec<crate::paths::Hop>,
+    pub(crate) framing: Framing,
+}
+
+impl ConnPaths {
+    /// The time a message of `size` bytes takes over `hops` alone: first bit out to last bit
+    /// in, packets back to back.
+    fn message(
+        &self,
+        hops: &[crate::paths::Hop],
+        size: u64,
+        ser: crate::config::Serialization,
+    ) -> Duration {
+        let f = self.framing;
+        let n = size.div_ceil(f.seg);
+        let last = size - (n - 1) * f.seg;
+        crate::paths::pipeline_time(
+            hops,
+            n,
+            (f.seg + f.hdr).max(f.min),
+            (last + f.hdr).max(f.min),
+            ser,
+        )
+    }
+
+    /// The QCT of a query of `size` bytes answered by `response` bytes, alone in the network.
+    pub(crate) fn ideal(
+        &self,
+        size: u64,
+        response: u64,
+        ser: crate::config::Serialization,
+    ) -> Duration {
+        self.message(&self.fwd, size, ser) + self.message(&self.rev, response, ser)
+    }
 }
 
 /// A packet leaving a shard: delivered to `node`'s `port` at `at` with key `seq`.
@@ -143,6 +202,12 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) pfc_log: Vec<PfcEvent>,
     /// Scratch: the packets a queue discipline dropped during one call.
     pub(crate) dropped: Vec<dcsim_aqm::Dropped>,
+    /// Connection states (each shard uses the sides of its own hosts).
+    pub(crate) conns: Vec<ConnState>,
+    /// Client states by application (used by the shard of each client's host).
+    pub(crate) app_state: Vec<AppState>,
+    /// Queries completed at this shard's clients and not yet taken.
+    pub(crate) queries: Vec<crate::apps::QueryRecord>,
 }
 
 impl<F: CcFactory> Shard<F> {
@@ -294,6 +359,7 @@ impl<F: CcFactory> Shard<F> {
                     self.tcp_timer(sh, flow as usize, slot, version)
                 }
             }
+            Event::AppTimer { app } => self.app_timer(sh, app as usize),
         }
     }
 }

@@ -189,7 +189,8 @@ impl<F: CcFactory> Shard<F> {
         }
         let qp = qp_mut(&mut self.tx, flow);
         qp.snd_una = qp.snd_una.max(seq);
-        if qp.snd_una >= qp.size {
+        // A connection's stream never completes: more messages may come.
+        if qp.snd_una >= qp.size && flow < sh.nlisted {
             qp.done = true;
             for v in qp.timer_version.iter_mut() {
                 *v = v.wrapping_add(1);
@@ -224,8 +225,10 @@ impl<F: CcFactory> Shard<F> {
         call: impl FnOnce(&mut F::Cc, &mut CcCtx),
     ) {
         let qp = qp_mut(&mut self.tx, flow);
+        // A stream is an endless flow to its congestion control.
+        let size = if flow < sh.nlisted { qp.size } else { u64::MAX };
         let mut ctx =
-            CcCtx::new(self.now, qp.snd_nxt, qp.snd_una, qp.size, qp.max_rate, qp.rate, qp.win);
+            CcCtx::new(self.now, qp.snd_nxt, qp.snd_una, size, qp.max_rate, qp.rate, qp.win);
         let mut cc = qp.cc.take().expect("a started flow has CC state");
         call(&mut cc, &mut ctx);
         qp.cc = Some(cc);

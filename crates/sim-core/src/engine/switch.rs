@@ -317,7 +317,9 @@ impl<F: CcFactory> Shard<F> {
         let port = &mut sw.ports[out];
         let pk = &mut self.pool[pkt as usize];
         let data = pk.is_data();
-        if data && pk.header == HeaderMode::Int {
+        // Data packets in INT runs, and the INT probes of probe-driven TCP senders (the only TCP
+        // packets that carry an INT header: their echoes carry none).
+        if pk.header == HeaderMode::Int && (data || pk.kind == PacketKind::Tcp) {
             if let Area::Int(stack) = &mut pk.area {
                 stack.push(IntHop {
                     rate: port.link.rate,

@@ -19,11 +19,15 @@ use dcsim_tcp::{Readiness, Receiver, Segment, Sender};
 use super::link::Paused;
 use super::transport::FlowTx;
 use super::{Event, FlowRx, Host, Shard, Shared, Slot};
-use crate::cc::{CcFactory, MAX_TIMERS};
-use crate::config::TcpGroup;
+use crate::cc::{CcFactory, FlowInit, ProbeLaw, MAX_TIMERS};
+use crate::config::{TcpConfig, TcpGroup};
 use crate::ids::{FlowId, PortNo};
-use crate::packet::{Area, HeaderMode, Packet, PacketKind, TcpFields};
-use crate::units::Time;
+use crate::packet::{Area, Ecn, HeaderMode, IntStack, Packet, PacketKind, TcpFields};
+use crate::sim::mix64;
+use crate::units::{Duration, Time};
+
+/// Wire bytes of an INT probe before its INT area (the seed's "64 B" probe).
+pub(crate) const PROBE_BYTES: u32 = 64;
 
 /// The timer slot of a TCP sender's deadline.
 pub(crate) const TCP_TX_TIMER: u8 = MAX_TIMERS as u8;
@@ -46,6 +50,22 @@ pub(crate) struct TcpTx {
     pub(crate) done: bool,
     /// Highest payload byte sent (to count retransmitted bytes).
     pub(crate) high: u64,
+    /// A persistent connection's stream: never completes, grows with each message.
+    pub(crate) stream: bool,
+    /// The probe-driven window law of the group, once the sender exists.
+    pub(crate) probe: Option<Box<Probe>>,
+}
+
+/// Per-connection state of a probe-driven window ([`crate::cc::ProbeLaw`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Probe {
+    law: Box<dyn ProbeLaw>,
+    /// When the probe now in flight was sent.
+    outstanding: Option<Time>,
+    /// When the last probe was sent.
+    last: Option<Time>,
+    /// The path's base RTT: the probe interval until the first RTT sample.
+    base_rtt: Duration,
 }
 
 /// The receiver side of a TCP flow.
@@ -61,7 +81,17 @@ pub(crate) struct TcpRx {
 
 impl TcpTx {
     pub(crate) fn new(group: u16, pg: u8) -> TcpTx {
-        TcpTx { group, pg, ep: None, timer: None, version: 0, done: false, high: 0 }
+        TcpTx {
+            group,
+            pg,
+            ep: None,
+            timer: None,
+            version: 0,
+            done: false,
+            high: 0,
+            stream: false,
+            probe: None,
+        }
     }
 }
 
@@ -187,14 +217,55 @@ impl<F: CcFactory> Shard<F> {
         }
     }
 
+    /// The transport parameters of flow `flow`'s group: a persistent connection's streams
+    /// are established before the run, so they never shake hands.
+    fn tcp_cfg<'a>(sh: &'a Shared<F>, group: u16, flow: usize) -> &'a TcpConfig {
+        if flow >= sh.nlisted {
+            &sh.stream_tcp[group as usize]
+        } else {
+            &Self::tcp_group(sh, group).tcp
+        }
+    }
+
     /// Creates flow `flow`'s sender at host slot `h` and puts it in the NIC's round robin.
     fn tcp_open_sender(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
-        let size = sh.flows[flow].size;
+        let stream = flow >= sh.nlisted;
+        let size = if stream { 0 } else { sh.flows[flow].size };
         let now = self.now;
         let t = tx_mut(&mut self.tx, flow);
         let g = Self::tcp_group(sh, t.group);
-        t.ep = Some(Sender::new(&g.tcp, g.cca.build(), size, now));
+        let mut ep = Sender::new(Self::tcp_cfg(sh, t.group, flow), g.cca.build(), size, now);
+        if let Some(pc) = &g.probe {
+            let f = &sh.flows[flow];
+            let m = &sh.meta[flow];
+            let init = FlowInit {
+                line_rate: sh.net.nic_rate(f.src),
+                base_rtt: m.base_rtt,
+                bdp: m.bdp,
+                mtu: g.tcp.mss,
+                size: if stream { u64::MAX } else { f.size },
+                seed: mix64(sh.cfg.seed ^ mix64(0x9b0b_0000_0000 | flow as u64)),
+            };
+            let (law, w0) = pc.0.new_law(&init);
+            ep.set_cwnd(w0);
+            t.probe =
+                Some(Box::new(Probe { law, outstanding: None, last: None, base_rtt: m.base_rtt }));
+        }
+        t.stream = stream;
+        t.ep = Some(ep);
         self.hosts[h].active.push(flow as u32);
+    }
+
+    /// Appends `bytes` to TCP stream flow `flow` at its sender on host slot `h`.
+    pub(crate) fn tcp_stream_append(&mut self, sh: &Shared<F>, h: usize, flow: usize, bytes: u64) {
+        if tx_mut(&mut self.tx, flow).ep.is_none() {
+            self.tcp_open_sender(sh, h, flow);
+        }
+        let t = tx_mut(&mut self.tx, flow);
+        t.ep.as_mut().expect("opened").extend(bytes);
+        self.tcp_tx_timer(sh, flow);
+        self.host_send(sh, h);
+        self.tcp_pull_wake(h, flow);
     }
 
     /// Builds the sender's next segment and transmits it from host slot `h`.
@@ -220,14 +291,96 @@ impl<F: CcFactory> Shard<F> {
         let pkt = self.alloc(p);
         self.host_transmit(sh, h, pkt);
         self.tcp_tx_timer(sh, flow);
+        self.tcp_maybe_probe(sh, h, flow);
+    }
+
+    /// Sends an INT probe for flow `flow` on host slot `h`'s control queue if its window law
+    /// wants one: data is in flight, the sender has nothing more to send now (so the probe
+    /// follows the burst instead of splitting it), no probe is outstanding (or the outstanding
+    /// one is older than 2·SRTT: lost), and an RTT has passed since the last.
+    fn tcp_maybe_probe(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
+        let now = self.now;
+        let FlowTx::Tcp(t) = &mut self.tx[flow] else { return };
+        let (Some(pr), Some(ep)) = (t.probe.as_deref_mut(), t.ep.as_ref()) else { return };
+        if ep.snd_nxt() == ep.snd_una() || ep.readiness(now) == Readiness::Now {
+            return;
+        }
+        let rtt = ep.srtt().unwrap_or(pr.base_rtt);
+        if pr.outstanding.is_some_and(|s| now < s + rtt * 2)
+            || pr.last.is_some_and(|s| now < s + rtt)
+        {
+            return;
+        }
+        pr.outstanding = Some(now);
+        pr.last = Some(now);
+        self.counters.tcp_probes += 1;
+        let f = &sh.flows[flow];
+        let p = Packet {
+            kind: PacketKind::Tcp,
+            wire: PROBE_BYTES + HeaderMode::Int.area_bytes(),
+            payload: 0,
+            pg: f.pg,
+            ecn: Ecn::NotEct,
+            ecn_echo: false,
+            flow: FlowId(flow as u32),
+            src: f.src,
+            dst: f.dst,
+            hash_key: sh.meta[flow].hash_fwd,
+            seq: 0,
+            ts: now,
+            header: HeaderMode::Int,
+            pint: 0,
+            in_port: PortNo(0),
+            arrived: now,
+            area: Area::Int(IntStack::default()),
+        };
+        let pkt = self.alloc(p);
+        self.hosts[h].ack_fifo.push_back(pkt);
+        self.host_send(sh, h);
+    }
+
+    /// An INT probe of flow `flow` arrived at host slot `h`: reflected at once by the
+    /// receiver; at the sender, its records set the window.
+    fn tcp_probe_arrive(&mut self, sh: &Shared<F>, h: usize, pkt: u32, at_sender: bool) {
+        let flow = self.pool[pkt as usize].flow.idx();
+        if !at_sender {
+            let hash_rev = sh.meta[flow].hash_rev;
+            let p = &mut self.pool[pkt as usize];
+            std::mem::swap(&mut p.src, &mut p.dst);
+            p.hash_key = hash_rev;
+            // Not stamped on the way back: the echo carries the forward path's records.
+            p.header = HeaderMode::None;
+            self.hosts[h].ack_fifo.push_back(pkt);
+            self.host_send(sh, h);
+            return;
+        }
+        let stack = match &self.pool[pkt as usize].area {
+            Area::Int(s) => *s,
+            _ => IntStack::default(),
+        };
+        self.release(pkt);
+        let now = self.now;
+        let FlowTx::Tcp(t) = &mut self.tx[flow] else { return };
+        let (Some(pr), Some(ep)) = (t.probe.as_deref_mut(), t.ep.as_mut()) else { return };
+        pr.outstanding = None;
+        if let Some(w) = pr.law.on_probe(now, &stack) {
+            ep.set_cwnd(w);
+        }
+        self.tcp_tx_timer(sh, flow);
+        self.host_send(sh, h);
+        self.tcp_pull_wake(h, flow);
     }
 
     /// A TCP packet of flow `flow` arrived at host slot `h` (its source or its destination).
     pub(crate) fn tcp_arrive(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
         let p = &self.pool[pkt as usize];
         let flow = p.flow.idx();
-        let seg = segment_of(p);
         let at_sender = p.dst == sh.flows[flow].src;
+        if matches!(p.area, Area::Int(_)) {
+            self.tcp_probe_arrive(sh, h, pkt, at_sender);
+            return;
+        }
+        let seg = segment_of(p);
         self.release(pkt);
         let now = self.now;
         if at_sender {
@@ -238,7 +391,7 @@ impl<F: CcFactory> Shard<F> {
             let t = tx_mut(&mut self.tx, flow);
             let ep = t.ep.as_mut().expect("opened");
             ep.on_segment(now, &seg);
-            if ep.is_complete() {
+            if ep.is_complete() && !t.stream {
                 t.done = true;
             }
             self.tcp_tx_timer(sh, flow);
@@ -246,11 +399,23 @@ impl<F: CcFactory> Shard<F> {
             self.tcp_pull_wake(h, flow);
         } else {
             self.counters.data_bytes_delivered += u64::from(seg.len);
-            let size = sh.flows[flow].size;
+            let stream = flow >= sh.nlisted;
+            let size = if stream { u64::MAX } else { sh.flows[flow].size };
             let r = rx_mut(&mut self.rx, flow);
-            let g = Self::tcp_group(sh, r.group);
-            let ep = r.ep.get_or_insert_with(|| Receiver::new(&g.tcp, size));
+            let cfg = Self::tcp_cfg(sh, r.group, flow);
+            let ep = r.ep.get_or_insert_with(|| Receiver::new(cfg, size));
             ep.on_segment(now, &seg);
+            if stream {
+                let delivered = ep.delivered();
+                if self.stream_delivered(sh, flow, delivered) {
+                    let r = rx_mut(&mut self.rx, flow);
+                    r.ep.as_mut().expect("created").ack_message_end();
+                }
+                self.tcp_rx_flush(sh, h, flow);
+                return;
+            }
+            let r = rx_mut(&mut self.rx, flow);
+            let ep = r.ep.as_mut().expect("created");
             if ep.is_complete() && !r.done {
                 r.done = true;
                 self.fct[flow] = Some(now - sh.flows[flow].start);
@@ -325,7 +490,7 @@ impl<F: CcFactory> Shard<F> {
             t.timer = None;
             if let Some(ep) = t.ep.as_mut() {
                 ep.on_deadline(now);
-                if ep.is_complete() {
+                if ep.is_complete() && !t.stream {
                     t.done = true;
                 }
             }

@@ -18,11 +18,13 @@ use dcsim_types::{Duration, Ecn, Time};
 
 pub mod cubic;
 pub mod dctcp;
+pub mod external;
 pub mod newreno;
 pub mod prague;
 
 pub use cubic::{Cubic, CubicConfig, HyStartMode};
 pub use dctcp::{Dctcp, DctcpConfig};
+pub use external::External;
 pub use newreno::{NewReno, NewRenoConfig};
 pub use prague::{Prague, PragueConfig};
 
@@ -249,6 +251,9 @@ pub enum CcaConfig {
     Dctcp(DctcpConfig),
     /// TCP Prague (Linux `tcp_prague.c` v0.6).
     Prague(PragueConfig),
+    /// The window is set from outside the socket ([`External`]: HPCC over TCP). Not in
+    /// [`CCA_SPECS`]: a front end builds it together with the law that sets the window.
+    External,
 }
 
 /// Every controller's spec, for lookup by name and "known controllers: ..." messages.
@@ -287,6 +292,7 @@ impl CcaConfig {
             CcaConfig::Cubic(_) => cubic::SPEC.name,
             CcaConfig::Dctcp(_) => dctcp::SPEC.name,
             CcaConfig::Prague(_) => prague::SPEC.name,
+            CcaConfig::External => "external",
         }
     }
 
@@ -297,6 +303,7 @@ impl CcaConfig {
             CcaConfig::Cubic(c) => Cca::Cubic(Cubic::new(c.clone())),
             CcaConfig::Dctcp(c) => Cca::Dctcp(Dctcp::new(c.clone())),
             CcaConfig::Prague(c) => Cca::Prague(Prague::new(c.clone())),
+            CcaConfig::External => Cca::External(External),
         }
     }
 }
@@ -318,6 +325,8 @@ pub enum Cca {
     Dctcp(Dctcp),
     /// Prague.
     Prague(Prague),
+    /// Window set from outside.
+    External(External),
 }
 
 macro_rules! dispatch {
@@ -327,6 +336,7 @@ macro_rules! dispatch {
             Cca::Cubic($c) => $e,
             Cca::Dctcp($c) => $e,
             Cca::Prague($c) => $e,
+            Cca::External($c) => $e,
         }
     };
 }
@@ -339,6 +349,7 @@ impl Cca {
             Cca::Cubic(_) => cubic::SPEC.name,
             Cca::Dctcp(_) => dctcp::SPEC.name,
             Cca::Prague(_) => prague::SPEC.name,
+            Cca::External(_) => "external",
         }
     }
 }

@@ -1,0 +1,424 @@
+//! `[[rpc]]`: request/response applications on persistent connections (the buffer-sizing
+//! study's RPC tool).
+//!
+//! ```toml
+//! [[rpc]]
+//! name = "victim"                # label in qct.csv and summaries
+//! clients = [2]                  # servers that send queries
+//! servers = [7]                  # servers that answer (default: every other server)
+//! connections = 8                # persistent connections per (client, server) pair
+//! group = "tcp"                  # a [[group]]; without one, RoCE queue pairs of [cc]
+//! outstanding = 2                # closed loop: queries outstanding per connection
+//! # load = 0.8                   # open loop: Poisson, this fraction of the client's NICs
+//! query = "4KiB"                 # or query_cdf = "alistorage2019", interpolate = "step"
+//! response = "64B"
+//! start = "0us"
+//! stop = "110ms"                 # no new query from here (default: the stop time)
+//! warmup = "10ms"                # queries submitted earlier are not measured
+//! pg = 3
+//! ```
+//!
+//! A *server* is a machine with `nics_per_server` NICs (hosts `s·n … s·n + n − 1`; one NIC per
+//! server on every topology but `alibaba-2pod`'s default). Each connection's two ends are on one
+//! NIC of each machine, chosen by a hash of (client, server, connection index), as a kernel
+//! spreads connections over bonded or multi-homed ports.
+
+use std::sync::Arc;
+
+use dcsim_core::apps::{Apps, Arrivals, Connection, RpcApp, SizeDist, SizeSampler};
+use dcsim_core::config::{SimConfig, Transport};
+use dcsim_core::ids::NodeId;
+use dcsim_core::network::Network;
+use dcsim_core::units::{Duration, Time};
+use dcsim_workload::Cdf;
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::groups::Group;
+use super::{Int, Qty, Source, Zero};
+use crate::error::CliError;
+
+/// `[[rpc]]` as written.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRpc {
+    name: Option<Spanned<String>>,
+    clients: Option<Spanned<Vec<Int>>>,
+    servers: Option<Spanned<Vec<Int>>>,
+    connections: Option<Int>,
+    group: Option<Spanned<String>>,
+    outstanding: Option<Int>,
+    load: Option<Spanned<f64>>,
+    query: Option<Qty>,
+    query_cdf: Option<Spanned<String>>,
+    interpolate: Option<Spanned<String>>,
+    response: Option<Qty>,
+    start: Option<Qty>,
+    stop: Option<Qty>,
+    warmup: Option<Qty>,
+    pg: Option<Int>,
+}
+
+/// An application as described to the user (`dcsim validate`) and used by summaries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcInfo {
+    /// Its name.
+    pub name: String,
+    /// Client servers.
+    pub clients: Vec<usize>,
+    /// Server machines.
+    pub servers: Vec<usize>,
+    /// Connections in all.
+    pub connections: usize,
+    /// "closed loop, 64 outstanding per connection" or "open loop at 80% load".
+    pub arrivals: String,
+    /// The mean query size in bytes.
+    pub mean_query: f64,
+    /// The transport ("tcp group NAME" or "roce").
+    pub transport: String,
+    /// Queries submitted from here on are measured.
+    pub measure_from: Time,
+    /// No query is submitted from here on.
+    pub stop: Time,
+}
+
+/// Query sizes from a workload CDF.
+#[derive(Debug)]
+struct CdfSizes {
+    cdf: Cdf,
+}
+
+impl SizeSampler for CdfSizes {
+    fn sample(&self, rng: &mut ChaCha8Rng) -> u64 {
+        self.cdf.sample(rng)
+    }
+    fn mean(&self) -> f64 {
+        self.cdf.mean()
+    }
+}
+
+/// Reads `[[rpc]]` into `cfg.apps`. `nics` is the number of NICs (host nodes) per server.
+pub(super) fn rpcs(
+    src: &Source,
+    raw: Option<&Vec<Spanned<RawRpc>>>,
+    net: &Network,
+    nics: usize,
+    groups: &[Group],
+    cfg: &mut SimConfig,
+) -> Result<Vec<RpcInfo>, CliError> {
+    let mut infos = Vec::new();
+    let hosts = net.hosts().len();
+    let nservers = hosts / nics.max(1);
+    let mut apps = Apps { seed: cfg.seed, ..Apps::default() };
+    for (i, r) in raw.into_iter().flatten().enumerate() {
+        let field = |k: &str| format!("rpc[{i}].{k}");
+        let whole = r.span();
+        let r = r.get_ref();
+        let name = match &r.name {
+            Some(n) if n.get_ref().is_empty() => {
+                return Err(src.error(n.span(), field("name"), "must not be empty"))
+            }
+            Some(n) => n.get_ref().clone(),
+            None => format!("rpc{i}"),
+        };
+        let server_list = |v: &Spanned<Vec<Int>>, key: &str| -> Result<Vec<usize>, CliError> {
+            if v.get_ref().is_empty() {
+                return Err(src.error(v.span(), field(key), "must list at least one server"));
+            }
+            let mut out: Vec<usize> = Vec::new();
+            for x in v.get_ref() {
+                let s = src.int(x, &field(key), 0, i64::MAX)? as usize;
+                if s >= nservers {
+                    return Err(src.error(
+                        x.span(),
+                        field(key),
+                        format!(
+                            "server {s} does not exist (servers are 0..{}{})",
+                            nservers.saturating_sub(1),
+                            if nics > 1 {
+                                format!(", each with {nics} NICs")
+                            } else {
+                                String::new()
+                            }
+                        ),
+                    ));
+                }
+                if out.contains(&s) {
+                    return Err(src.error(
+                        x.span(),
+                        field(key),
+                        format!("server {s} is listed twice"),
+                    ));
+                }
+                out.push(s);
+            }
+            Ok(out)
+        };
+        let clients = match &r.clients {
+            Some(v) => server_list(v, "clients")?,
+            None => {
+                return Err(src.error(
+                    whole,
+                    format!("rpc[{i}]"),
+                    "missing `clients` (the servers that send queries)",
+                ))
+            }
+        };
+        let servers = match &r.servers {
+            Some(v) => {
+                let s = server_list(v, "servers")?;
+                if let Some(c) = clients.iter().find(|c| s.contains(c)) {
+                    return Err(src.error(
+                        v.span(),
+                        field("servers"),
+                        format!("server {c} is also a client: a machine does not query itself"),
+                    ));
+                }
+                s
+            }
+            None => (0..nservers).collect(),
+        };
+        let per_pair = match &r.connections {
+            Some(v) => src.int(v, &field("connections"), 1, 65_536)? as usize,
+            None => 1,
+        };
+        let (transport, group_pg, transport_name) = match &r.group {
+            None => (Transport::Roce, None, "roce".to_string()),
+            Some(g) => match groups.iter().find(|x| &x.name == g.get_ref()) {
+                Some(x) => {
+                    let t = match x.transport {
+                        Transport::Tcp(_) => format!("tcp group {}", x.name),
+                        Transport::Roce => format!("roce group {}", x.name),
+                    };
+                    (x.transport, x.pg, t)
+                }
+                None => {
+                    let names: Vec<&str> = groups.iter().map(|x| x.name.as_str()).collect();
+                    return Err(src.error(
+                        g.span(),
+                        field("group"),
+                        format!(
+                            "no [[group]] named \"{}\" (groups: {})",
+                            g.get_ref(),
+                            if names.is_empty() { "none".into() } else { names.join(", ") }
+                        ),
+                    ));
+                }
+            },
+        };
+        let pg = match &r.pg {
+            Some(v) => src.int(v, &field("pg"), 1, 7)? as u8,
+            None => group_pg.unwrap_or(3),
+        };
+        let query = match (&r.query, &r.query_cdf) {
+            (Some(_), Some(c)) => {
+                return Err(src.error(
+                    c.span(),
+                    field("query_cdf"),
+                    "give either `query` (a fixed size) or `query_cdf`, not both",
+                ))
+            }
+            (Some(q), None) => {
+                if let Some(ip) = &r.interpolate {
+                    return Err(src.error(
+                        ip.span(),
+                        field("interpolate"),
+                        "only applies to `query_cdf`",
+                    ));
+                }
+                SizeDist::Fixed(src.size(q, &field("query"), Zero::Rejected)?.0)
+            }
+            (None, Some(c)) => {
+                let cdf = super::generator::load_cdf(src, c, &field("query_cdf"))?;
+                if let Some(ip) = &r.interpolate {
+                    let v = ip.get_ref().as_str();
+                    if !["linear", "step"].contains(&v) {
+                        return Err(src.error(
+                            ip.span(),
+                            field("interpolate"),
+                            format!("unknown value \"{v}\" (valid: linear, step)"),
+                        ));
+                    }
+                }
+                SizeDist::Sampled(Arc::new(CdfSizes { cdf }))
+            }
+            (None, None) => {
+                return Err(src.error(
+                    whole,
+                    format!("rpc[{i}]"),
+                    "missing `query` (a size such as \"4KiB\") or `query_cdf`",
+                ))
+            }
+        };
+        let response = match &r.response {
+            Some(q) => src.size(q, &field("response"), Zero::Rejected)?.0,
+            None => 64,
+        };
+        let start = match &r.start {
+            Some(q) => Time::ZERO + src.duration(q, &field("start"), Zero::Allowed)?,
+            None => Time::ZERO,
+        };
+        let stop = match &r.stop {
+            Some(q) => Time::ZERO + src.duration(q, &field("stop"), Zero::Rejected)?,
+            None => cfg.stop_time,
+        };
+        if stop <= start {
+            let at = r.stop.as_ref().map_or(whole.clone(), |q| q.span());
+            return Err(src.error(
+                at,
+                field("stop"),
+                format!(
+                    "must be after start ({})",
+                    crate::units::HumanDuration(start - Time::ZERO)
+                ),
+            ));
+        }
+        let warmup = match &r.warmup {
+            Some(q) => src.duration(q, &field("warmup"), Zero::Allowed)?,
+            None => Duration::ZERO,
+        };
+        let measure_from = start + warmup;
+        if measure_from >= stop {
+            let at = r.warmup.as_ref().map_or(whole.clone(), |q| q.span());
+            return Err(src.error(
+                at,
+                field("warmup"),
+                "the warm-up ends at or after `stop`: nothing would be measured",
+            ));
+        }
+        // Arrivals: closed or open loop.
+        let (closed, load) = match (&r.outstanding, &r.load) {
+            (Some(_), Some(l)) => {
+                return Err(src.error(
+                    l.span(),
+                    field("load"),
+                    "give either `outstanding` (closed loop) or `load` (open loop), not both",
+                ))
+            }
+            (Some(o), None) => {
+                (Some(src.int(o, &field("outstanding"), 1, 1_000_000)? as u32), None)
+            }
+            (None, Some(l)) => {
+                let x = *l.get_ref();
+                if !(x > 0.0 && x < 1.0) {
+                    return Err(src.error(l.span(), field("load"), format!("{x} is not in (0, 1): an open-loop load must be a fraction below 1 of the client's NIC capacity")));
+                }
+                (None, Some(x))
+            }
+            (None, None) => {
+                return Err(src.error(
+                    whole,
+                    format!("rpc[{i}]"),
+                    "missing `outstanding` (closed loop) or `load` (open loop)",
+                ))
+            }
+        };
+        let mean_query = query.mean();
+        let first_conn = apps.connections.len();
+        for &a in &clients {
+            // Connections of client a, by NIC.
+            let mut by_nic: Vec<Vec<u32>> = vec![Vec::new(); nics];
+            let pairs: Vec<usize> = servers.iter().copied().filter(|&b| b != a).collect();
+            for &b in &pairs {
+                for k in 0..per_pair {
+                    let pick = |side: u64| {
+                        let h = mix(cfg.seed
+                            ^ mix((a as u64) << 40 | (b as u64) << 20 | k as u64)
+                            ^ side);
+                        (h % nics as u64) as usize
+                    };
+                    let (ci, si) = (pick(0), pick(1));
+                    let client = NodeId::from_idx(a * nics + ci);
+                    let server = NodeId::from_idx(b * nics + si);
+                    let c = apps.connections.len() as u32;
+                    apps.connections.push(Connection {
+                        client,
+                        server,
+                        transport,
+                        pg,
+                        app: u32::MAX, // set below
+                    });
+                    by_nic[ci].push(c);
+                }
+            }
+            let total: usize = by_nic.iter().map(Vec::len).sum();
+            if total == 0 {
+                continue;
+            }
+            for (ni, conns) in by_nic.into_iter().enumerate() {
+                if conns.is_empty() {
+                    continue;
+                }
+                let host = NodeId::from_idx(a * nics + ni);
+                let arrivals = match (closed, load) {
+                    (Some(o), _) => Arrivals::Closed { outstanding: o },
+                    (None, Some(l)) => {
+                        // The client's rate, shared among its NICs' apps by connection count.
+                        let capacity: f64 = (0..nics)
+                            .map(|j| net.nic_rate(NodeId::from_idx(a * nics + j)).0 as f64)
+                            .sum();
+                        let lambda =
+                            l * capacity / (8.0 * mean_query) * conns.len() as f64 / total as f64;
+                        let gap_ps = (1e12 / lambda).round();
+                        if !(gap_ps >= 1.0 && gap_ps < 1e18) {
+                            let at = r.load.as_ref().map_or(whole.clone(), |q| q.span());
+                            return Err(src.error(at, field("load"), format!("gives a mean inter-arrival time of {gap_ps} ps, which cannot be represented")));
+                        }
+                        Arrivals::Open { mean_gap: Duration::from_ps(gap_ps as u64) }
+                    }
+                    _ => unreachable!("one of the two"),
+                };
+                let app = apps.apps.len() as u32;
+                for &c in &conns {
+                    apps.connections[c as usize].app = app;
+                }
+                apps.apps.push(RpcApp {
+                    name: name.clone(),
+                    host,
+                    connections: conns,
+                    arrivals,
+                    query: query.clone(),
+                    response: SizeDist::Fixed(response),
+                    start,
+                    stop,
+                    measure_from,
+                });
+            }
+        }
+        let connections = apps.connections.len() - first_conn;
+        if connections == 0 {
+            return Err(src.error(
+                whole,
+                format!("rpc[{i}]"),
+                "no (client, server) pair: every client is its own only server",
+            ));
+        }
+        let arrivals = match (closed, load) {
+            (Some(o), _) => format!("closed loop, {o} outstanding per connection"),
+            (None, Some(l)) => format!("open loop at {:.1}% of the client's NICs", l * 100.0),
+            _ => unreachable!(),
+        };
+        infos.push(RpcInfo {
+            name,
+            clients,
+            servers,
+            connections,
+            arrivals,
+            mean_query,
+            transport: transport_name,
+            measure_from,
+            stop,
+        });
+    }
+    cfg.apps = apps;
+    Ok(infos)
+}
+
+/// SplitMix64's finalizer (connection-to-NIC hashing).
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
