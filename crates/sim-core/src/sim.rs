@@ -559,13 +559,19 @@ impl<F: CcFactory> Simulation<F> {
             let (base_rtt, bdp) =
                 if cfg.nic.global_t { (max_rtt, max_bdp) } else { (pair.rtt, pair.bdp) };
             let framing = match conn.transport {
-                Transport::Roce => Framing { seg: mtu, hdr: header.data_wire(0) as u64, min: 0 },
+                Transport::Roce => Framing {
+                    seg: mtu,
+                    hdr: header.data_wire(0) as u64,
+                    min: 0,
+                    ack: header.ack_wire() as u64,
+                },
                 Transport::Tcp(g) => {
                     let t = &cfg.tcp_groups[g as usize].tcp;
                     Framing {
                         seg: u64::from(t.mss),
                         hdr: u64::from(t.header_bytes),
                         min: u64::from(t.min_frame_bytes),
+                        ack: 0,
                     }
                 }
             };

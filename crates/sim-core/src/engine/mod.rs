@@ -117,12 +117,15 @@ pub(crate) struct Shared<F: CcFactory> {
 }
 
 /// How a stream cuts messages into packets: full packets of `seg` payload bytes, each with
-/// `hdr` header bytes, frames at least `min` bytes.
+/// `hdr` header bytes, frames at least `min` bytes. `ack` is the frame a RoCE receiver sends
+/// for a message's last packet before the server's answer can leave (its NIC's ACK queue goes
+/// first); TCP answers first and ACKs after, so it has none.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Framing {
     pub(crate) seg: u64,
     pub(crate) hdr: u64,
     pub(crate) min: u64,
+    pub(crate) ack: u64,
 }
 
 /// A connection's request and response paths, for the ideal QCT.
@@ -160,7 +163,11 @@ impl ConnPaths {
         response: u64,
         ser: crate::config::Serialization,
     ) -> Duration {
-        self.message(&self.fwd, size, ser) + self.message(&self.rev, response, ser)
+        let ack = match self.rev.first() {
+            Some(h) if self.framing.ack > 0 => ser.tx_time(h.rate, self.framing.ack),
+            _ => Duration::ZERO,
+        };
+        self.message(&self.fwd, size, ser) + ack + self.message(&self.rev, response, ser)
     }
 }
 

@@ -1,0 +1,283 @@
+//! Applications through the engine: RPC queries on persistent connections over TCP and RoCE,
+//! their ideal QCT, Little's law, HPCC over TCP's probes, and determinism across thread counts.
+
+use std::sync::{Arc, Mutex};
+
+use dcsim::baselines::{DcqcnFactory, DcqcnParams};
+use dcsim::core::apps::{Apps, Arrivals, Connection, QueryRecord, RpcApp, SizeDist};
+use dcsim::core::cc::{CcFactory, FlowInit, NoCcFactory, ProbeControl, ProbeLaw, ProbeLawFactory};
+use dcsim::core::config::{EcnParams, SimConfig, TcpGroup, Transport};
+use dcsim::core::ids::NodeId;
+use dcsim::core::network::{Network, RoutingTable};
+use dcsim::core::packet::IntStack;
+use dcsim::core::units::{BitsPerSec, Bytes, Duration, Time};
+use dcsim::core::{Partition, Simulation};
+use dcsim::hpcc::{HpccFactory, HpccParams, HpccProbeFactory};
+use dcsim::tcp::{CcaConfig, TcpConfig};
+use dcsim::topology as topo;
+
+/// A leaf-spine of 2 leaves x 2 spines, 4 hosts per leaf at 25G, 100G fabric, 1 us links.
+fn fabric() -> (Network, RoutingTable) {
+    let t = topo::leaf_spine(
+        2,
+        2,
+        4,
+        BitsPerSec::gbps(25),
+        BitsPerSec::gbps(100),
+        Duration::from_us(1),
+    )
+    .unwrap();
+    let net = t.validate().unwrap();
+    let routes = topo::compute_routes(&net);
+    (net, routes)
+}
+
+/// One application per client host with `conns` connections each to `server`.
+fn apps(
+    clients: &[(u32, Arrivals, &str)],
+    server: u32,
+    conns: usize,
+    transport: Transport,
+    query: u64,
+    stop: Time,
+    measure_from: Time,
+) -> Apps {
+    let mut a = Apps { seed: 7, ..Apps::default() };
+    for &(host, arrivals, name) in clients {
+        let app = a.apps.len() as u32;
+        let mut ids = Vec::new();
+        for _ in 0..conns {
+            ids.push(a.connections.len() as u32);
+            a.connections.push(Connection {
+                client: NodeId(host),
+                server: NodeId(server),
+                transport,
+                pg: 3,
+                app,
+            });
+        }
+        a.apps.push(RpcApp {
+            name: name.to_string(),
+            host: NodeId(host),
+            connections: ids,
+            arrivals,
+            query: SizeDist::Fixed(query),
+            response: SizeDist::Fixed(64),
+            start: Time::ZERO,
+            stop,
+            measure_from,
+        });
+    }
+    a
+}
+
+fn tcp_cfg(cca: CcaConfig, probe: Option<ProbeControl>) -> SimConfig {
+    let mut cfg = SimConfig::default();
+    cfg.switch.ecn_enabled = false;
+    cfg.switch.pfc_enabled = false;
+    cfg.tcp_groups =
+        vec![TcpGroup { name: "rpc".into(), tcp: TcpConfig::dc_newreno(), cca, probe }];
+    cfg
+}
+
+fn run<F: CcFactory>(
+    cfg: SimConfig,
+    factory: F,
+    threads: usize,
+) -> (Vec<QueryRecord>, Simulation<F>) {
+    let (net, routes) = fabric();
+    let part = if threads > 1 {
+        Partition::by_rack(&net, threads)
+    } else {
+        Partition::single(net.node_count())
+    };
+    let mut sim = Simulation::with_partition(net, routes, cfg, Vec::new(), factory, part).unwrap();
+    sim.set_threads(threads);
+    // Stepped as the CLI does, taking queries as they complete.
+    let mut out = Vec::new();
+    let mut t = Time::ZERO;
+    let end = ms(4);
+    while t < end {
+        t = (t + Duration::from_us(500)).min(end);
+        sim.run_until(t);
+        out.extend(sim.take_queries());
+    }
+    (out, sim)
+}
+
+fn lone(transport: Transport, query: u64) -> Apps {
+    // One query, then nothing: stop before the first completes.
+    let closed = Arrivals::Closed { outstanding: 1 };
+    apps(&[(0, closed, "one")], 7, 1, transport, query, Time::from_ns(1), Time::ZERO)
+}
+
+#[test]
+fn a_lone_query_takes_exactly_its_ideal_time_over_tcp_and_roce() {
+    for size in [1, 4096, 14_600] {
+        let mut cfg = tcp_cfg(CcaConfig::NewReno(Default::default()), None);
+        cfg.apps = lone(Transport::Tcp(0), size);
+        let (q, _) = run(cfg, NoCcFactory, 1);
+        assert_eq!(q.len(), 1, "one query");
+        assert_eq!(q[0].qct, q[0].ideal, "TCP {size} B: slowdown {}", q[0].slowdown());
+
+        let mut cfg = SimConfig::default();
+        cfg.switch.ecn.push((
+            BitsPerSec::gbps(25),
+            EcnParams { kmin: Bytes(100_000), kmax: Bytes(400_000), pmax: 0.2 },
+        ));
+        cfg.apps = lone(Transport::Roce, size);
+        let dcqcn = DcqcnFactory::from(DcqcnParams::default());
+        let (q, _) = run(cfg.clone(), dcqcn, 1);
+        assert_eq!(q[0].qct, q[0].ideal, "DCQCN {size} B: slowdown {}", q[0].slowdown());
+        // HPCC's packets carry INT: the ideal counts the same headers.
+        let (q, sim) = run(cfg, HpccFactory::from(HpccParams::default()), 1);
+        assert_eq!(q[0].qct, q[0].ideal, "HPCC {size} B: slowdown {}", q[0].slowdown());
+        assert_eq!(sim.ideal_qct(0, size, 64), q[0].ideal);
+    }
+    // HPCC over TCP: the probe follows the burst, so a lone query is not delayed by it.
+    let probe = ProbeControl(Arc::new(HpccProbeFactory { params: HpccParams::default() }));
+    let mut cfg = tcp_cfg(CcaConfig::External, Some(probe));
+    cfg.apps = lone(Transport::Tcp(0), 4096);
+    let (q, sim) = run(cfg, NoCcFactory, 1);
+    assert_eq!(q[0].qct, q[0].ideal, "HPCC-TCP: slowdown {}", q[0].slowdown());
+    assert_eq!(sim.counters().tcp_probes, 2, "one probe after each burst: query and answer");
+}
+
+/// Little's law for a closed loop: throughput x mean QCT = queries in the system.
+#[test]
+fn closed_loop_clients_obey_littles_law() {
+    for transport in [Transport::Tcp(0), Transport::Roce] {
+        let closed = |n| Arrivals::Closed { outstanding: n };
+        let from = ms(1);
+        let mut cfg = tcp_cfg(CcaConfig::NewReno(Default::default()), None);
+        cfg.stop_time = ms(4);
+        cfg.apps = apps(
+            &[(4, closed(16), "flood"), (5, closed(2), "victim")],
+            0,
+            8,
+            transport,
+            4096,
+            ms(4),
+            from,
+        );
+        let (q, sim) = run(cfg, NoCcFactory, 1);
+        let c = sim.counters();
+        assert!(c.queries_completed > 1000, "{c:?}");
+        for (app, outstanding) in [(0u32, 16 * 8), (1, 2 * 8)] {
+            // Queries submitted in [1 ms, 3 ms) and completed: their QCTs, and the rate.
+            let w: Vec<&QueryRecord> =
+                q.iter().filter(|r| r.app == app && r.submit >= from && r.submit < ms(3)).collect();
+            let mean_s =
+                w.iter().map(|r| r.qct.as_ps() as f64).sum::<f64>() / w.len() as f64 * 1e-12;
+            let rate = w.len() as f64 / 2e-3;
+            let l = rate * mean_s;
+            let err = (l - outstanding as f64).abs() / outstanding as f64;
+            assert!(
+                err < 0.02,
+                "{transport:?} app {app}: {rate:.0}/s x {mean_s:e} s = {l:.2}, not {outstanding}"
+            );
+        }
+    }
+}
+
+/// Records every probe echo the law sees.
+#[derive(Debug, Clone)]
+struct Recorder {
+    seen: Arc<Mutex<Vec<(Time, u16)>>>,
+}
+
+impl ProbeLaw for Recorder {
+    fn on_probe(&mut self, now: Time, int: &IntStack) -> Option<u64> {
+        self.seen.lock().unwrap().push((now, int.nhop));
+        None
+    }
+    fn clone_box(&self) -> Box<dyn ProbeLaw> {
+        Box::new(self.clone())
+    }
+}
+
+#[derive(Debug)]
+struct RecorderFactory {
+    seen: Arc<Mutex<Vec<(Time, u16)>>>,
+}
+
+impl ProbeLawFactory for RecorderFactory {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+    fn new_law(&self, init: &FlowInit) -> (Box<dyn ProbeLaw>, u64) {
+        (Box::new(Recorder { seen: self.seen.clone() }), init.bdp)
+    }
+}
+
+/// A probe per RTT per connection (not more), each with a record from every switch on the
+/// path (host 0 to host 7 crosses leaf, spine, leaf).
+#[test]
+fn hpcc_tcp_probes_once_per_rtt_and_collect_every_hop() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let probe = ProbeControl(Arc::new(RecorderFactory { seen: seen.clone() }));
+    let mut cfg = tcp_cfg(CcaConfig::External, Some(probe));
+    cfg.stop_time = ms(2);
+    let closed = Arrivals::Closed { outstanding: 8 };
+    cfg.apps = apps(&[(0, closed, "c")], 7, 1, Transport::Tcp(0), 65_536, ms(2), Time::ZERO);
+    let (q, sim) = run(cfg, NoCcFactory, 1);
+    assert!(!q.is_empty());
+    let seen = seen.lock().unwrap();
+    let probes = sim.counters().tcp_probes;
+    // The request stream probes; the response stream (64 B answers) too, after each answer.
+    assert!(
+        seen.len() as u64 <= probes && probes - seen.len() as u64 <= 2,
+        "{probes} sent, {} echoed",
+        seen.len()
+    );
+    assert!(seen.iter().all(|&(_, n)| n == 3), "every probe has 3 hop records");
+    // The busy request stream: echoes at least one base RTT apart (about 9 us here) and, over
+    // 2 ms, about one per RTT.
+    let srtt_floor = Duration::from_us(8);
+    let mut last: Option<Time> = None;
+    let mut close = 0;
+    for &(t, _) in seen.iter() {
+        if let Some(l) = last {
+            if t - l < srtt_floor {
+                close += 1;
+            }
+        }
+        last = Some(t);
+    }
+    // Two streams probe independently; their echoes may interleave closely, not one stream's.
+    assert!(close * 2 <= seen.len(), "{close} of {} echoes closer than an RTT", seen.len());
+    assert!(seen.len() > 50, "about one probe per RTT over 2 ms: {}", seen.len());
+}
+
+#[test]
+fn queries_are_identical_on_one_and_several_threads() {
+    let go = |threads: usize, transport: Transport| {
+        let closed = |n| Arrivals::Closed { outstanding: n };
+        let open = Arrivals::Open { mean_gap: Duration::from_us(3) };
+        let mut cfg = tcp_cfg(CcaConfig::Cubic(Default::default()), None);
+        cfg.apps = apps(
+            &[(4, closed(8), "a"), (1, open, "b"), (6, closed(1), "c")],
+            0,
+            4,
+            transport,
+            20_000,
+            ms(3),
+            Time::ZERO,
+        );
+        let (q, sim) = run(cfg, NoCcFactory, threads);
+        (q, *sim.counters())
+    };
+    for transport in [Transport::Tcp(0), Transport::Roce] {
+        let (a, ca) = go(1, transport);
+        assert!(a.len() > 500, "{}", a.len());
+        for threads in [2, 3] {
+            let (b, cb) = go(threads, transport);
+            assert_eq!(a, b, "{transport:?}: {threads} threads");
+            assert_eq!(ca, cb);
+        }
+    }
+}
+
+fn ms(n: u64) -> Time {
+    Time::from_ns(n * 1_000_000)
+}
