@@ -79,6 +79,7 @@ pub mod pint;
 pub mod scenario;
 pub mod schemes;
 pub mod spans;
+pub mod study;
 pub mod sweep;
 pub mod units;
 

@@ -152,7 +152,8 @@ pub fn pfc_csv(events: &[PfcEvent]) -> String {
 
 /// `qlen.csv`: one row per switch egress port, by switch and port: the backlog (bytes queued
 /// over all classes, time-weighted over the run) — mean, p50, p90, p99, p99.9, max — and the
-/// fraction of the run's time it was above 0 B, 10 KB, 100 KB and 1 MB.
+/// fraction of the run's time it was above 0 B, 10 KB, 100 KB and 1 MB; and the fraction of
+/// the run's time the port was transmitting (`utilisation`).
 pub fn qlen_csv(queues: &[PortQueue]) -> String {
     let frac = |d: dcsim_core::units::Duration, t: dcsim_core::units::Duration| {
         if t.as_ps() == 0 {
@@ -178,6 +179,7 @@ pub fn qlen_csv(queues: &[PortQueue]) -> String {
             frac(s.above[1], s.time),
             frac(s.above[2], s.time),
             frac(s.above[3], s.time),
+            format!("{:.6}", q.utilisation()),
         ]
     });
     csv_text(
@@ -196,6 +198,7 @@ pub fn qlen_csv(queues: &[PortQueue]) -> String {
             "frac_above_10KB",
             "frac_above_100KB",
             "frac_above_1MB",
+            "utilisation",
         ],
         rows,
     )

@@ -44,12 +44,16 @@ use crate::scenario::{self, Source};
 /// holds.
 pub const MANIFEST: &str = "manifest.toml";
 
-/// The scenario sections a dotted axis may start with.
-const SECTIONS: [&str; 6] = ["simulation", "topology", "flows", "cc", "switch", "nic"];
+/// The scenario sections a dotted axis may start with (`rpc`, `group` and `queue` are arrays
+/// of tables: their second part is the index, e.g. `rpc.0.group`).
+const SECTIONS: [&str; 10] =
+    ["simulation", "topology", "flows", "cc", "switch", "nic", "rpc", "group", "queue", "output"];
 
-/// Axis names that stand for a scenario path (or, for `scheme`, the whole `[cc]` table).
-const ALIASES: [(&str, &str); 4] = [
+/// Axis names that stand for a scenario path (or, for `scheme`, the whole `[cc]` table; for
+/// `variant`, several paths at once).
+const ALIASES: [(&str, &str); 5] = [
     ("scheme", "cc (the whole table)"),
+    ("variant", "several paths at once: { name = \"x\", \"cc.name\" = ..., \"rpc.0.group\" = ... }"),
     ("workload", "flows.workload.cdf"),
     ("load", "flows.workload.load"),
     ("seed", "simulation.seed"),
@@ -120,6 +124,7 @@ struct RawSweep {
     lines: Option<Spanned<Vec<String>>>,
     set: Option<Table>,
     axes: Option<Table>,
+    buffer: Option<Table>,
 }
 
 /// Where an axis writes its values.
@@ -127,6 +132,8 @@ struct RawSweep {
 enum Target {
     /// `scheme`: replaces the whole `[cc]` table.
     Scheme,
+    /// `variant`: each value is a table of dotted paths and values, set together.
+    Variant,
     /// A dotted path of tables and a key.
     Path(Vec<String>),
 }
@@ -162,6 +169,8 @@ struct Plan {
     set: Vec<String>,
     axes: Vec<Axis>,
     cells: Vec<CellPlan>,
+    /// The buffer-sizing report (`[buffer]`), if asked for.
+    buffer: Option<crate::study::StudySpec>,
 }
 
 /// `axes.load`, `axes."cc.eta"`, `set."simulation.stop_time"`.
@@ -198,6 +207,7 @@ fn target_of(src: &Source, section: &str, key: &str) -> Result<Target, CliError>
     let err = |message: String| src.error_at(src.span_of(&[section, key]), field.clone(), message);
     Ok(match key {
         "scheme" => Target::Scheme,
+        "variant" if section == "axes" => Target::Variant,
         "workload" => Target::Path(vec!["flows".into(), "workload".into(), "cdf".into()]),
         "load" => Target::Path(vec!["flows".into(), "workload".into(), "load".into()]),
         "seed" => Target::Path(vec!["simulation".into(), "seed".into()]),
@@ -238,6 +248,7 @@ fn parse_axis(src: &Source, key: &str, value: &Value) -> Result<Axis, CliError> 
     }
     let last = match &target {
         Target::Scheme => "scheme".to_string(),
+        Target::Variant => "variant".to_string(),
         Target::Path(p) => p[p.len() - 1].clone(),
     };
     let mut labels = Vec::with_capacity(values.len());
@@ -262,6 +273,27 @@ fn parse_axis(src: &Source, key: &str, value: &Value) -> Result<Axis, CliError> 
             ("scheme", _) => {
                 return Err(bad("expected a scheme name or a [cc] table with a name, e.g. \
                      { name = \"hpcc\", eta = 0.99 }"))
+            }
+            ("variant", Value::Table(t)) => {
+                let Some(Value::String(name)) = t.get("name") else {
+                    return Err(bad("a variant needs `name = \"...\"`"));
+                };
+                for k in t.keys().filter(|k| k.as_str() != "name") {
+                    let parts: Vec<&str> = k.split('.').collect();
+                    if parts.len() < 2
+                        || parts.iter().any(|p| p.is_empty())
+                        || !SECTIONS.contains(&parts[0])
+                    {
+                        return Err(bad(&format!(
+                            "`{k}` is not a dotted scenario path starting with a section ({})",
+                            SECTIONS.join(", ")
+                        )));
+                    }
+                }
+                (name.clone(), name.clone())
+            }
+            ("variant", _) => {
+                return Err(bad("expected a table such as { name = \"newreno\", \"cc.name\" = \"none\" }"))
             }
             ("workload", Value::String(s)) => {
                 let part = if Cdf::builtin(s).is_ok() {
@@ -297,8 +329,32 @@ fn parse_axis(src: &Source, key: &str, value: &Value) -> Result<Axis, CliError> 
 fn set_path(doc: &mut Table, path: &[String], value: Value) -> Result<(), String> {
     let (last, parents) = path.split_last().expect("paths have at least two keys");
     let mut t = doc;
-    for (i, k) in parents.iter().enumerate() {
+    let mut i = 0;
+    while i < parents.len() {
+        let k = &parents[i];
         let entry = t.entry(k.clone()).or_insert_with(|| Value::Table(Table::new()));
+        // An array of tables is indexed by the next part (`rpc.0.group`).
+        if let Value::Array(items) = entry {
+            let idx = path.get(i + 1).and_then(|x| x.parse::<usize>().ok());
+            let len = items.len();
+            let Some(item) = idx.and_then(|j| items.get_mut(j)) else {
+                return Err(format!(
+                    "cannot set `{}`: `{k}` is an array of {len} in the base scenario; index it \
+                     with 0..{len}",
+                    path.join(".")
+                ));
+            };
+            let Value::Table(inner) = item else {
+                return Err(format!("cannot set `{}`: not an array of tables", path.join(".")));
+            };
+            if i + 1 == parents.len() {
+                inner.insert(last.clone(), value);
+                return Ok(());
+            }
+            t = inner;
+            i += 2;
+            continue;
+        }
         match entry {
             Value::Table(inner) => t = inner,
             other => {
@@ -310,6 +366,7 @@ fn set_path(doc: &mut Table, path: &[String], value: Value) -> Result<(), String
                 ))
             }
         }
+        i += 1;
     }
     t.insert(last.clone(), value);
     Ok(())
@@ -447,6 +504,7 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
             (Target::Scheme, _) => {
                 return Err(at("expected a scheme name or a [cc] table with a name".into()))
             }
+            (Target::Variant, _) => unreachable!("variant is an axis only"),
             (Target::Path(p), v) => set_path(&mut base_doc, p, v.clone()).map_err(at)?,
         }
         let k = if key.contains('.') { format!("{key:?}") } else { key.clone() };
@@ -524,8 +582,15 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
             doc.insert("cc".into(), Value::Table(cc));
         }
         for (a, &i) in axes.iter().zip(&choice) {
-            if let Target::Path(p) = &a.target {
-                set_path(&mut doc, p, a.values[i].clone()).map_err(fail)?;
+            match (&a.target, &a.values[i]) {
+                (Target::Path(p), v) => set_path(&mut doc, p, v.clone()).map_err(fail)?,
+                (Target::Variant, Value::Table(t)) => {
+                    for (k, v) in t.iter().filter(|(k, _)| k.as_str() != "name") {
+                        let p: Vec<String> = k.split('.').map(str::to_string).collect();
+                        set_path(&mut doc, &p, v.clone()).map_err(fail)?;
+                    }
+                }
+                _ => {}
             }
         }
         absolutize(&mut doc, &["topology", "path"], &base_dir);
@@ -549,7 +614,14 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         in_pool(jobs, || combos.into_par_iter().map(build).collect())?;
     let cells: Vec<CellPlan> = built.into_iter().collect::<Result<_, _>>()?;
 
-    Ok(Plan { sweep: sweep.to_path_buf(), base, base_dir, dport, lines, set, axes, cells })
+    let buffer = match &raw.buffer {
+        None => None,
+        Some(t) => {
+            let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
+            Some(crate::study::StudySpec::parse(&src, t, &keys)?)
+        }
+    };
+    Ok(Plan { sweep: sweep.to_path_buf(), base, base_dir, dport, lines, set, axes, cells, buffer })
 }
 
 /// Runs `f` in a pool of `jobs` threads.
@@ -588,6 +660,9 @@ pub struct Manifest {
     pub axes: Vec<ManifestAxis>,
     /// Every cell of the sweep, in order.
     pub cells: Vec<ManifestCell>,
+    /// The buffer-sizing report's settings (`[buffer]`), if the sweep asks for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<crate::study::StudySpec>,
 }
 
 /// An axis in the manifest.
@@ -646,6 +721,7 @@ impl Manifest {
                     ran: shard.has(c.index),
                 })
                 .collect(),
+            buffer: plan.buffer.clone(),
         }
     }
 
@@ -706,12 +782,36 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
         .map_err(|e| cell_error(&plan.sweep, &cell.name, values(), e))?;
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
     let all_counters = valid.uses_tcp_or_qdiscs();
-    let result = valid
-        .run(1, Vec::new())
-        .map_err(|source| CliError::Simulation { file: plan.base.clone(), source })?;
     let cdir = dir.join("cells").join(&cell.name);
     create_dir(&cdir)?;
+    let qct = if valid.cfg.apps.is_empty() {
+        output::remove_stale(&cdir, "qct.csv")?;
+        None
+    } else {
+        let w = output::QctWriter::create(&cdir, &valid.cfg.apps, valid.cfg.stop_time)?;
+        Some(std::sync::Arc::new(std::sync::Mutex::new(Some(w))))
+    };
+    let sink: Option<crate::schemes::QuerySink> = qct.clone().map(|w| {
+        Box::new(move |q: &[dcsim_core::apps::QueryRecord]| {
+            if let Some(w) = w.lock().expect("not poisoned").as_mut() {
+                w.write(q);
+            }
+        }) as crate::schemes::QuerySink
+    });
+    let taken = qct.map(|w| w.lock().expect("not poisoned").take());
+    let result = match valid.run_streaming(1, Vec::new(), sink) {
+        Ok(r) => r,
+        Err(source) => {
+            if let Some(Some(w)) = taken {
+                w.abandon();
+            }
+            return Err(CliError::Simulation { file: plan.base.clone(), source });
+        }
+    };
     crate::write_run_outputs(&cdir, &result, &dports, all_counters)?;
+    if let Some(Some(w)) = taken {
+        w.finish()?;
+    }
     output::write_atomic(&cdir, "scenario.toml", &cell.text)?;
     Ok(CellReport {
         done: result.summary.flows_done,
@@ -829,7 +929,10 @@ pub fn sweep_command(
     output::write_atomic(dir, MANIFEST, &manifest.text())?;
     if shard.count == 1 {
         let data = load_cells(&manifest, &vec![dir.to_path_buf(); manifest.cells.len()])?;
-        let written = write_combined(dir, &manifest, &data, notes)?;
+        let mut written = write_combined(dir, &manifest, &data, notes)?;
+        if let Some(spec) = &manifest.buffer {
+            written.extend(crate::study::write_report(dir, &manifest, spec, notes)?);
+        }
         report_written(out, dir, &written);
     } else {
         let _ = writeln!(
@@ -1095,8 +1198,18 @@ fn write_combined(
 /// A cell folder's files as read for copying: name and contents (`None`: absent).
 type CellFiles = Vec<(&'static str, Option<Vec<u8>>)>;
 
-/// The files of a cell folder that a merge copies (`unfinished.csv` only when present).
-const CELL_FILES: [&str; 4] = ["fct.csv", "counters.csv", "scenario.toml", "unfinished.csv"];
+/// The files of a cell folder that a merge copies (those after the first three only when
+/// present).
+const CELL_FILES: [&str; 8] = [
+    "fct.csv",
+    "counters.csv",
+    "scenario.toml",
+    "unfinished.csv",
+    "qct.csv",
+    "qlen.csv",
+    "qlen_hist.csv",
+    "pfc.csv",
+];
 
 /// `dcsim merge`: joins the cell folders of shard outputs into `dir` and writes the combined
 /// outputs, exactly as an unsharded `dcsim sweep` would.
@@ -1173,7 +1286,9 @@ pub fn merge_command(
             let p = d.dir.join(name);
             let bytes = match std::fs::read(&p) {
                 Ok(b) => Some(b),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && name == "unfinished.csv" => {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound && !CELL_FILES[..3].contains(&name) =>
+                {
                     None
                 }
                 Err(source) => return Err(CliError::Read { path: p, source }),
@@ -1210,7 +1325,10 @@ pub fn merge_command(
     }
     let data = load_cells(&merged, &vec![dir.to_path_buf(); merged.cells.len()])?;
     output::write_atomic(dir, MANIFEST, &merged.text())?;
-    let written = write_combined(dir, &merged, &data, notes)?;
+    let mut written = write_combined(dir, &merged, &data, notes)?;
+    if let Some(spec) = &merged.buffer {
+        written.extend(crate::study::write_report(dir, &merged, spec, notes)?);
+    }
     let _ = writeln!(
         out,
         "merged {} shard folder{} ({} cells) into {}",

@@ -188,8 +188,22 @@ pub struct PortQueue {
     pub peer: crate::ids::NodeId,
     /// Link rate.
     pub rate: crate::units::BitsPerSec,
+    /// Bytes the port put on the wire during the run (frames of every kind).
+    pub tx_bytes: u64,
     /// The backlog over the run.
     pub stats: QueueStats,
+}
+
+impl PortQueue {
+    /// The fraction of the run's time the port spent transmitting: `tx_bytes · 8 / (rate ·
+    /// time)` (0 for an empty run).
+    pub fn utilisation(&self) -> f64 {
+        let t = self.stats.time.as_ps();
+        if t == 0 || self.rate.0 == 0 {
+            return 0.0;
+        }
+        self.tx_bytes as f64 * 8.0 / (self.rate.0 as f64 * t as f64 * 1e-12)
+    }
 }
 
 #[cfg(test)]

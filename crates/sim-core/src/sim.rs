@@ -780,6 +780,7 @@ impl<F: CcFactory> Simulation<F> {
                             port: PortNo(i as u16),
                             peer: NodeId(p.link.peer),
                             rate: p.link.rate,
+                            tx_bytes: p.link.tx_bytes,
                             stats: m.finish(end),
                         });
                     }

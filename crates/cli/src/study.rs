@@ -1,0 +1,593 @@
+//! The buffer-sizing study's report: a sweep with a `[buffer]` table writes `buffer.csv` (one
+//! row per cell: the victim's QPS and QCT, the queue-length distribution of chosen switch
+//! ports, their utilisation), optionally `slowdown_by_size.csv` (QCT slowdown p50/p99 per
+//! query size), and figures like the seed's, all computed from the cells' `qct.csv`,
+//! `qlen.csv`, `qlen_hist.csv` and `counters.csv` (so a merge of shards writes the same).
+//!
+//! ```toml
+//! [buffer]
+//! scheme_axis = "variant"   # the axis whose labels name the schemes (default: the first)
+//! victim = "victim"         # the [[rpc]] whose QPS and QCT are reported (default: none)
+//! queues = "hosts"          # pooled ports: "hosts" (facing `hosts`), "busy", or "all"
+//! hosts = [14, 15]
+//! busy_utilisation = 0.5    # "busy": ports at least this utilised over the run
+//! by_size = true            # also slowdown_by_size.csv
+//! ```
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use dcsim_analysis::{percentile, plot_lines, Axis, Dash, Legend, Line, LineChart, Panel};
+use serde::{Deserialize, Serialize};
+use toml::{Table, Value};
+
+use crate::error::CliError;
+use crate::output;
+use crate::scenario::Source;
+use crate::sweep::Manifest;
+
+/// Which switch egress ports' queues a report pools.
+pub const QUEUE_SETS: &[&str] = &["hosts", "busy", "all"];
+
+/// `[buffer]` of a sweep file.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StudySpec {
+    /// The axis whose value labels name the schemes.
+    pub scheme_axis: String,
+    /// The application whose QPS and QCT fill the victim columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub victim: Option<String>,
+    /// `hosts`, `busy` or `all`.
+    pub queues: String,
+    /// For `hosts`: the hosts whose facing switch ports are pooled.
+    #[serde(default)]
+    pub hosts: Vec<u32>,
+    /// For `busy`: the utilisation a port needs over the run.
+    pub busy_utilisation: f64,
+    /// Write `slowdown_by_size.csv`.
+    pub by_size: bool,
+}
+
+impl StudySpec {
+    /// Reads `[buffer]` of the sweep file `src`; `axes` are the sweep's axes.
+    pub(crate) fn parse(
+        src: &Source,
+        t: &Table,
+        axes: &[&str],
+    ) -> Result<StudySpec, CliError> {
+        const KEYS: &[&str] =
+            &["scheme_axis", "victim", "queues", "hosts", "busy_utilisation", "by_size"];
+        let err = |k: &str, m: String| {
+            src.error_at(src.span_of(&["buffer", k]).or(src.span_of(&["buffer"])), format!("buffer.{k}"), m)
+        };
+        if let Some(k) = t.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(err(k, format!("unknown key `{k}` (the keys: {})", KEYS.join(", "))));
+        }
+        let string = |k: &str| -> Result<Option<String>, CliError> {
+            match t.get(k) {
+                None => Ok(None),
+                Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+                Some(v) => Err(err(k, format!("expected a non-empty string, found {v}"))),
+            }
+        };
+        let scheme_axis = match string("scheme_axis")? {
+            Some(a) => {
+                if !axes.contains(&a.as_str()) {
+                    let known: Vec<&str> = axes.to_vec();
+                    return Err(err(
+                        "scheme_axis",
+                        format!("`{a}` is not an axis (axes: {})", known.join(", ")),
+                    ));
+                }
+                a
+            }
+            None => axes.first().map(|a| a.to_string()).unwrap_or_default(),
+        };
+        let queues = string("queues")?.unwrap_or_else(|| "busy".into());
+        if !QUEUE_SETS.contains(&queues.as_str()) {
+            return Err(err(
+                "queues",
+                format!("unknown port set \"{queues}\" (valid: {})", QUEUE_SETS.join(", ")),
+            ));
+        }
+        let hosts = match t.get("hosts") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    Value::Integer(i) if (0..=i64::from(u32::MAX)).contains(i) => Ok(*i as u32),
+                    v => Err(err("hosts", format!("expected host ids, found {v}"))),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(v) => return Err(err("hosts", format!("expected an array of host ids, found {v}"))),
+        };
+        if queues == "hosts" && hosts.is_empty() {
+            return Err(err("hosts", "queues = \"hosts\" needs the hosts, e.g. hosts = [14, 15]".into()));
+        }
+        let busy_utilisation = match t.get("busy_utilisation") {
+            None => 0.5,
+            Some(Value::Float(f)) if (0.0..=1.0).contains(f) => *f,
+            Some(v) => return Err(err("busy_utilisation", format!("expected a fraction in [0, 1], found {v}"))),
+        };
+        let by_size = match t.get("by_size") {
+            None => false,
+            Some(Value::Boolean(b)) => *b,
+            Some(v) => return Err(err("by_size", format!("expected true or false, found {v}"))),
+        };
+        Ok(StudySpec { scheme_axis, victim: string("victim")?, queues, hosts, busy_utilisation, by_size })
+    }
+}
+
+/// One cell's measured queries.
+#[derive(Default)]
+struct Queries {
+    /// (submit ps, qct ps) of the victim's measured queries.
+    victim: Vec<(u64, u64)>,
+    /// (size, slowdown) of every measured query.
+    by_size: Vec<(u64, f64)>,
+}
+
+fn input_error(file: &Path, message: impl Into<String>) -> CliError {
+    CliError::Input { file: file.to_path_buf(), message: message.into() }
+}
+
+/// Nanoseconds with up to three decimals as picoseconds.
+fn ps_of(ns: &str) -> Option<u64> {
+    let (int, frac) = ns.split_once('.').unwrap_or((ns, ""));
+    let mut f = frac.to_string();
+    if f.len() > 3 {
+        return None;
+    }
+    while f.len() < 3 {
+        f.push('0');
+    }
+    Some(int.parse::<u64>().ok()? * 1000 + f.parse::<u64>().ok()?)
+}
+
+fn read_queries(path: &Path, victim: Option<&str>) -> Result<Queries, CliError> {
+    let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
+    let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| input_error(path, format!("no `{name}` column")))
+    };
+    let (app, size, submit, qct, slow, measured) = (
+        col("app")?,
+        col("size_bytes")?,
+        col("submit_ns")?,
+        col("qct_ns")?,
+        col("slowdown")?,
+        col("measured")?,
+    );
+    let mut q = Queries::default();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
+        let bad = || input_error(path, format!("row {}: malformed", i + 2));
+        if &rec[measured] != "1" {
+            continue;
+        }
+        let sz: u64 = rec[size].parse().map_err(|_| bad())?;
+        let sd: f64 = rec[slow].parse().map_err(|_| bad())?;
+        q.by_size.push((sz, sd));
+        if victim == Some(&rec[app]) {
+            let s = ps_of(&rec[submit]).ok_or_else(bad)?;
+            let t = ps_of(&rec[qct]).ok_or_else(bad)?;
+            q.victim.push((s, t));
+        }
+    }
+    Ok(q)
+}
+
+/// A switch egress port from `qlen.csv`.
+struct PortRow {
+    switch: u32,
+    port: u32,
+    peer: u32,
+    utilisation: f64,
+    max: u64,
+}
+
+fn read_ports(path: &Path) -> Result<Vec<PortRow>, CliError> {
+    let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
+    let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| input_error(path, format!("no `{name}` column (run with queue_lengths)")))
+    };
+    let (sw, port, peer, util, max) =
+        (col("switch")?, col("port")?, col("peer")?, col("utilisation")?, col("max_bytes")?);
+    let mut out = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
+        let num = |i: usize| rec[i].parse::<u64>().map_err(|_| input_error(path, "malformed row"));
+        out.push(PortRow {
+            switch: num(sw)? as u32,
+            port: num(port)? as u32,
+            peer: num(peer)? as u32,
+            utilisation: rec[util].parse().map_err(|_| input_error(path, "malformed row"))?,
+            max: num(max)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The pooled time-weighted histogram of the chosen ports: (lower, upper, time ps) by bin.
+fn read_pooled(path: &Path, ports: &[(u32, u32)]) -> Result<Vec<(u64, u64, u64)>, CliError> {
+    let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
+    let mut bins: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
+        let bad = || input_error(path, "malformed row");
+        let sw: u32 = rec[0].parse().map_err(|_| bad())?;
+        let port: u32 = rec[1].parse().map_err(|_| bad())?;
+        if !ports.contains(&(sw, port)) {
+            continue;
+        }
+        let lo: u64 = rec[2].parse().map_err(|_| bad())?;
+        let hi: u64 = rec[3].parse().map_err(|_| bad())?;
+        let t = ps_of(&rec[4]).ok_or_else(bad)?;
+        *bins.entry((lo, hi)).or_default() += t;
+    }
+    Ok(bins.into_iter().map(|((lo, hi), t)| (lo, hi, t)).collect())
+}
+
+/// The level below which a fraction `p` of the pooled time lies: the lower edge of the bin
+/// where the cumulative time reaches it.
+fn pooled_percentile(bins: &[(u64, u64, u64)], p: f64) -> u64 {
+    let total: u64 = bins.iter().map(|b| b.2).sum();
+    if total == 0 {
+        return 0;
+    }
+    let target = p * total as f64;
+    let mut acc = 0u64;
+    for &(lo, _, t) in bins {
+        acc += t;
+        if acc as f64 >= target {
+            return lo;
+        }
+    }
+    bins.last().map_or(0, |b| b.0)
+}
+
+fn pooled_mean(bins: &[(u64, u64, u64)]) -> f64 {
+    let total: u64 = bins.iter().map(|b| b.2).sum();
+    if total == 0 {
+        return 0.0;
+    }
+    // Bins are narrow (1/32 octave); the midpoint stands for the level.
+    bins.iter().map(|&(lo, hi, t)| (lo + hi) as f64 / 2.0 * t as f64).sum::<f64>() / total as f64
+}
+
+/// One row of `buffer.csv`.
+struct Row {
+    scheme: String,
+    cell: String,
+    victim: Option<VictimStats>,
+    queue_p50: u64,
+    queue_p99: u64,
+    queue_mean: f64,
+    queue_max: u64,
+    ports: usize,
+    utilisation: f64,
+    counters: BTreeMap<String, String>,
+    bins: Vec<(u64, u64, u64)>,
+    by_size: Vec<(u64, usize, f64, f64)>,
+}
+
+struct VictimStats {
+    queries: usize,
+    qps: f64,
+    mean_us: f64,
+    p50_us: f64,
+    p99_us: f64,
+    qps_halves: (f64, f64),
+}
+
+fn victim_stats(v: &mut [(u64, u64)]) -> Option<VictimStats> {
+    if v.len() < 2 {
+        return None;
+    }
+    v.sort_unstable();
+    let (first, last) = (v[0].0, v[v.len() - 1].0);
+    let span = (last - first) as f64 * 1e-12;
+    if span <= 0.0 {
+        return None;
+    }
+    let mid = first + (last - first) / 2;
+    let a = v.iter().filter(|q| q.0 < mid).count() as f64;
+    let b = v.len() as f64 - a;
+    let mut qct: Vec<f64> = v.iter().map(|q| q.1 as f64 / 1e6).collect();
+    qct.sort_by(f64::total_cmp);
+    Some(VictimStats {
+        queries: v.len(),
+        qps: v.len() as f64 / span,
+        mean_us: qct.iter().sum::<f64>() / qct.len() as f64,
+        p50_us: percentile(&qct, 0.5).unwrap_or(0.0),
+        p99_us: percentile(&qct, 0.99).unwrap_or(0.0),
+        qps_halves: (a / (span / 2.0), b / (span / 2.0)),
+    })
+}
+
+/// Slowdown percentiles per query size: (size, queries, p50, p99).
+fn by_size(mut v: Vec<(u64, f64)>) -> Vec<(u64, usize, f64, f64)> {
+    v.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let size = v[i].0;
+        let j = i + v[i..].iter().take_while(|x| x.0 == size).count();
+        let s: Vec<f64> = v[i..j].iter().map(|x| x.1).collect();
+        out.push((size, s.len(), percentile(&s, 0.5).unwrap_or(0.0), percentile(&s, 0.99).unwrap_or(0.0)));
+        i = j;
+    }
+    out
+}
+
+/// Header of `buffer.csv` (the contract's columns first).
+pub const BUFFER_HEADER: [&str; 19] = [
+    "scheme",
+    "victim_qps",
+    "qct_mean_us",
+    "qct_p50_us",
+    "qct_p99_us",
+    "queue_p50_bytes",
+    "queue_p99_bytes",
+    "utilisation",
+    "cell",
+    "victim_queries",
+    "qps_first_half",
+    "qps_second_half",
+    "queue_mean_bytes",
+    "queue_max_bytes",
+    "ports",
+    "drops",
+    "pfc_pauses",
+    "timeouts",
+    "queries_completed",
+];
+
+/// Writes `buffer.csv`, `slowdown_by_size.csv` (when asked) and the study's figures into
+/// `dir`, from the cells of `m` under `dir/cells/`. Returns the files written.
+///
+/// # Errors
+/// A cell without the files the report needs, or a file that cannot be written.
+pub fn write_report(
+    dir: &Path,
+    m: &Manifest,
+    spec: &StudySpec,
+    notes: &mut dyn Write,
+) -> Result<Vec<PathBuf>, CliError> {
+    let axis = m.axes.iter().position(|a| a.key == spec.scheme_axis);
+    let mut rows = Vec::with_capacity(m.cells.len());
+    for c in &m.cells {
+        let cdir = dir.join("cells").join(&c.name);
+        let scheme = match axis {
+            Some(a) => m.axes[a].labels[c.values[a]].clone(),
+            None => c.name.clone(),
+        };
+        let mut q = read_queries(&cdir.join("qct.csv"), spec.victim.as_deref())?;
+        let ports = read_ports(&cdir.join("qlen.csv"))?;
+        let chosen: Vec<&PortRow> = ports
+            .iter()
+            .filter(|p| match spec.queues.as_str() {
+                "hosts" => spec.hosts.contains(&p.peer),
+                "busy" => p.utilisation >= spec.busy_utilisation,
+                _ => true,
+            })
+            .collect();
+        let keys: Vec<(u32, u32)> = chosen.iter().map(|p| (p.switch, p.port)).collect();
+        let bins = read_pooled(&cdir.join("qlen_hist.csv"), &keys)?;
+        if chosen.is_empty() {
+            let _ = writeln!(notes, "note: cell {}: no switch port matches queues = \"{}\"", c.name, spec.queues);
+        }
+        let utilisation = if chosen.is_empty() {
+            0.0
+        } else {
+            chosen.iter().map(|p| p.utilisation).sum::<f64>() / chosen.len() as f64
+        };
+        let text = std::fs::read_to_string(cdir.join("counters.csv"))
+            .map_err(|source| CliError::Read { path: cdir.join("counters.csv"), source })?;
+        let counters: BTreeMap<String, String> = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_once(','))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        rows.push(Row {
+            scheme,
+            cell: c.name.clone(),
+            victim: victim_stats(&mut q.victim),
+            queue_p50: pooled_percentile(&bins, 0.5),
+            queue_p99: pooled_percentile(&bins, 0.99),
+            queue_mean: pooled_mean(&bins),
+            queue_max: chosen.iter().map(|p| p.max).max().unwrap_or(0),
+            ports: chosen.len(),
+            utilisation,
+            counters,
+            bins,
+            by_size: if spec.by_size { by_size(std::mem::take(&mut q.by_size)) } else { Vec::new() },
+        });
+    }
+
+    let f3 = |x: f64| format!("{x:.3}");
+    let mut csv = vec![BUFFER_HEADER.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    for r in &rows {
+        let v = r.victim.as_ref();
+        let opt = |f: &dyn Fn(&VictimStats) -> String| v.map_or_else(String::new, f);
+        let get = |k: &str| r.counters.get(k).cloned().unwrap_or_else(|| "0".into());
+        let drops: u64 = ["mmu_drops", "qdisc_overflow_drops", "aqm_drops", "no_route_drops", "link_losses"]
+            .iter()
+            .map(|k| get(k).parse::<u64>().unwrap_or(0))
+            .sum();
+        csv.push(vec![
+            r.scheme.clone(),
+            opt(&|s| f3(s.qps)),
+            opt(&|s| f3(s.mean_us)),
+            opt(&|s| f3(s.p50_us)),
+            opt(&|s| f3(s.p99_us)),
+            r.queue_p50.to_string(),
+            r.queue_p99.to_string(),
+            format!("{:.4}", r.utilisation),
+            r.cell.clone(),
+            opt(&|s| s.queries.to_string()),
+            opt(&|s| f3(s.qps_halves.0)),
+            opt(&|s| f3(s.qps_halves.1)),
+            f3(r.queue_mean),
+            r.queue_max.to_string(),
+            r.ports.to_string(),
+            drops.to_string(),
+            get("pfc_pauses"),
+            get("timeouts"),
+            get("queries_completed"),
+        ]);
+    }
+    let mut written = vec![output::write_atomic(dir, "buffer.csv", &csv_text(&csv))?];
+    if spec.by_size {
+        let mut t = vec![["scheme", "size_bytes", "queries", "p50", "p99"].map(String::from).to_vec()];
+        for r in &rows {
+            for &(size, n, p50, p99) in &r.by_size {
+                t.push(vec![r.scheme.clone(), size.to_string(), n.to_string(), format!("{p50:.4}"), format!("{p99:.4}")]);
+            }
+        }
+        written.push(output::write_atomic(dir, "slowdown_by_size.csv", &csv_text(&t))?);
+    }
+    written.extend(figures(dir, &rows, spec, notes)?);
+    Ok(written)
+}
+
+fn csv_text(rows: &[Vec<String>]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.write_record(r).expect("in-memory CSV");
+    }
+    String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("ASCII")
+}
+
+/// Draws `chart` as `dir/plots/name.{png,svg}`, atomically.
+fn draw(dir: &Path, name: &str, chart: &LineChart) -> Result<Vec<PathBuf>, CliError> {
+    let plots = dir.join("plots");
+    crate::analyze::create_dir(&plots)?;
+    let mut out = Vec::new();
+    for ext in ["png", "svg"] {
+        let tmp = plots.join(format!(".{name}.tmp.{ext}"));
+        let to = plots.join(format!("{name}.{ext}"));
+        plot_lines(chart, &tmp)?;
+        std::fs::rename(&tmp, &to).map_err(|source| {
+            let _ = std::fs::remove_file(&tmp);
+            CliError::Write { path: to.clone(), source }
+        })?;
+        out.push(to);
+    }
+    Ok(out)
+}
+
+fn figures(
+    dir: &Path,
+    rows: &[Row],
+    spec: &StudySpec,
+    notes: &mut dyn Write,
+) -> Result<Vec<PathBuf>, CliError> {
+    let mut written = Vec::new();
+    let legend = Legend::Right;
+    // Victim QPS and QCT per scheme (the seed's Fig. 1): one marker per scheme.
+    if rows.iter().any(|r| r.victim.is_some()) {
+        let qps = LineChart {
+            title: format!("Victim QPS ({})", spec.victim.as_deref().unwrap_or("")),
+            x: Axis::linear("scheme").integers(),
+            y: Axis::linear("queries per second"),
+            legend,
+            panels: vec![Panel {
+                title: String::new(),
+                lines: rows
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| {
+                        let v = r.victim.as_ref()?;
+                        Some(Line::new(&r.scheme, vec![(i as f64 + 1.0, v.qps)], i, Dash::Solid))
+                    })
+                    .collect(),
+            }],
+        };
+        written.extend(draw(dir, "buffer_qps", &qps)?);
+        let qct = LineChart {
+            title: "Victim QCT: mean, p50, p99".into(),
+            x: Axis::linear("1 = mean, 2 = p50, 3 = p99").integers(),
+            y: Axis::log("QCT (us)"),
+            legend,
+            panels: vec![Panel {
+                title: String::new(),
+                lines: rows
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| {
+                        let v = r.victim.as_ref()?;
+                        let pts = vec![(1.0, v.mean_us), (2.0, v.p50_us), (3.0, v.p99_us)];
+                        Some(Line::new(&r.scheme, pts, i, Dash::Solid))
+                    })
+                    .collect(),
+            }],
+        };
+        written.extend(draw(dir, "buffer_qct", &qct)?);
+    }
+    // Queue-length CDF of the pooled ports (the seed's Fig. 2 and 5).
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.bins.is_empty())
+        .map(|(i, r)| {
+            let total: u64 = r.bins.iter().map(|b| b.2).sum();
+            let mut acc = 0u64;
+            let mut pts = Vec::new();
+            for &(_, hi, t) in &r.bins {
+                acc += t;
+                // Levels below 1 KB show at 1 KB on the log axis.
+                pts.push(((hi as f64 / 1e3).max(1.0), acc as f64 / total.max(1) as f64));
+            }
+            Line::new(&r.scheme, pts, i, Dash::Solid)
+        })
+        .collect();
+    if lines.is_empty() {
+        let _ = writeln!(notes, "note: no queue-length histogram to plot");
+    } else {
+        let chart = LineChart {
+            title: format!("Queue length CDF ({} ports)", spec.queues),
+            x: Axis::log("queue length (KB)"),
+            y: Axis::linear("CDF (time-weighted)"),
+            legend,
+            panels: vec![Panel { title: String::new(), lines }],
+        };
+        written.extend(draw(dir, "buffer_queue_cdf", &chart)?);
+    }
+    // Slowdown by query size (the seed's Fig. 4).
+    if spec.by_size && rows.iter().any(|r| !r.by_size.is_empty()) {
+        let panel = |p99: bool| Panel {
+            title: if p99 { "p99".into() } else { "median".into() },
+            lines: rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let pts = r
+                        .by_size
+                        .iter()
+                        .map(|&(s, _, a, b)| (s as f64 / 1024.0, if p99 { b } else { a }))
+                        .collect();
+                    Line::new(&r.scheme, pts, i, Dash::Solid)
+                })
+                .collect(),
+        };
+        let chart = LineChart {
+            title: "QCT slowdown by query size".into(),
+            x: Axis::log("query size (KiB)"),
+            y: Axis::log("slowdown"),
+            legend,
+            panels: vec![panel(false), panel(true)],
+        };
+        written.extend(draw(dir, "buffer_slowdown_by_size", &chart)?);
+    }
+    Ok(written)
+}
