@@ -10,7 +10,7 @@ use dcsim::core::units::{BitsPerSec, Duration, Time};
 use dcsim::core::{Partition, Simulation};
 use dcsim::hpcc::HpccFactory;
 use dcsim::topology::{self, Topology};
-use dcsim::workload::{Cdf, PoissonWorkload};
+use dcsim::workload::{Cdf, Interpolation, PoissonWorkload};
 
 fn run<F: CcFactory + Clone>(
     t: &Topology,
@@ -89,6 +89,7 @@ fn websearch(hosts: usize, duration_us: u64, seed: u64) -> Vec<FlowSpec> {
         start: Time::ZERO,
         duration: Duration::from_us(duration_us),
         seed,
+        interpolation: Interpolation::Linear,
     }
     .generate()
     .unwrap()

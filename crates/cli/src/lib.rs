@@ -88,6 +88,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use dcsim_core::units::Duration;
+use dcsim_workload::Interpolation;
 
 use analyze::{BucketSpec, FctInput};
 pub use error::CliError;
@@ -604,9 +605,10 @@ pub fn describe_workload(w: &scenario::WorkloadInfo) -> String {
     let mut parts = Vec::new();
     if let Some(b) = &w.background {
         parts.push(format!(
-            "Workload {} (mean flow {:.0} B) at load {} on {} hosts at {} for {} from {}, seed {}: \
-             {} flows, realized load {:.4}.",
+            "Workload {}{} (mean flow {:.0} B) at load {} on {} hosts at {} for {} from {}, \
+             seed {}: {} flows, realized load {:.4}.",
             b.cdf,
+            if b.interpolation == Interpolation::Linear { "" } else { " (step CDF)" },
             b.mean_size,
             b.load,
             b.hosts,

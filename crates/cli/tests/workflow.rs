@@ -115,6 +115,32 @@ fn gen_is_deterministic_and_offers_the_load() {
 }
 
 #[test]
+fn step_interpolation_draws_only_listed_sizes_at_the_step_mean() {
+    let c = Case::new();
+    let ali = GEN.replace("\"hadoop\"", "\"alistorage2019\"").replace("\"20ms\"", "\"2ms\"");
+    c.write("linear.toml", &ali);
+    c.write("step.toml", &ali.replace("cdf =", "interpolate = \"step\", cdf ="));
+    c.write("explicit.toml", &ali.replace("cdf =", "interpolate = \"linear\", cdf ="));
+    // The linear reading is the default: the same flows and the same description.
+    let linear = c.ok(&["gen", "linear.toml", "--out", "linear.txt"]);
+    assert_has(&linear, &["Workload alistorage2019 (mean flow 40870 B)"]);
+    assert_eq!(linear, c.ok(&["gen", "explicit.toml", "--out", "linear.txt"]));
+    let out = c.ok(&["gen", "step.toml", "--out", "step.txt"]);
+    assert_has(&out, &["Workload alistorage2019 (step CDF) (mean flow 67050 B)"]);
+    let v = c.ok(&["validate", "step.toml"]);
+    assert_has(&v, &["Workload alistorage2019 (step CDF) (mean flow 67050 B)"]);
+    let listed = [4000, 8000, 16000, 32000, 64000, 128000, 256000, 2000000];
+    let flows = flow_lines(&read(&c.path("step.txt")));
+    // 16 hosts x 2 ms / (67 050 B * 8 / 30 Gb/s = 17.88 us): about 1790 flows.
+    assert!((1_500..=2_100).contains(&flows.len()), "{} flows", flows.len());
+    assert!(flows.iter().all(|f| listed.contains(&f.4)), "only listed sizes");
+    let at_4000 = flows.iter().filter(|f| f.4 == 4000).count() as f64 / flows.len() as f64;
+    assert!((0.17..=0.29).contains(&at_4000), "{at_4000} of the flows are 4000 B");
+    let linear_flows = flow_lines(&read(&c.path("linear.txt")));
+    assert!(linear_flows.iter().any(|f| !listed.contains(&f.4)));
+}
+
+#[test]
 fn gen_with_incast_and_explicit_flows_merges_by_start_time() {
     let c = Case::new();
     c.write(
@@ -203,6 +229,12 @@ fn generator_fields_missing_or_invalid() {
     );
     let e = gen_fails(&c, &GEN.replace("duration = \"20ms\"", "duration = \"0ms\""));
     assert_has(&e, &["s.toml:11:53: field `flows.workload.duration`: must be greater than zero"]);
+    let e = gen_fails(&c, &GEN.replace("load = 0.3", "interpolate = \"steps\", load = 0.3"));
+    assert_has(
+        &e,
+        &["s.toml:11:44: field `flows.workload.interpolate`: unknown interpolation \"steps\" \
+           (valid: linear, step)"],
+    );
     let e = gen_fails(&c, &GEN.replace("load = 0.3", "lod = 0.3"));
     assert_has(&e, &["s.toml:11:30: field `flows.workload.lod`: unknown field `lod`"]);
     let e = gen_fails(

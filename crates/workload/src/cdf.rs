@@ -1,4 +1,7 @@
-//! Piecewise-linear flow-size distributions in the reference generator's CDF format.
+//! Flow-size distributions in the reference generator's CDF format, read either as
+//! piecewise-linear (the reference's reading) or as a step function of point masses.
+
+use std::fmt;
 
 use rand::Rng;
 
@@ -13,8 +16,61 @@ const BUILTINS: [(&str, &str); 4] = [
     ("googlerpc2008", include_str!("../data/GoogleRPC2008.txt")),
 ];
 
-/// A flow-size distribution given by points `(size in bytes, cumulative percent)` and
-/// linear interpolation between them, exactly as the reference `traffic_gen.py` reads it.
+/// How the sizes between the points of a [`Cdf`] are read.
+///
+/// The same CDF text describes two different distributions:
+///
+/// * [`Interpolation::Linear`] (the default): sizes are spread uniformly between consecutive
+///   points, exactly as the reference `traffic_gen.py` reads a CDF. [`Cdf::sample`] and
+///   [`Cdf::mean`] always use it.
+/// * [`Interpolation::Step`]: each point `(s_i, p_i)` with `i >= 1` is a point mass of
+///   probability `(p_i - p_{i-1}) / 100` at size `s_i`; the first point (at 0 %) carries
+///   no mass. This is the right reading of a trace that lists the sizes that occur (the
+///   AliStorage 2019 trace: "22.9 % of queries are 4 KB" is a point mass at 4000 B).
+///
+/// ```
+/// use dcsim_workload::{Cdf, Interpolation};
+/// let cdf = Cdf::parse("0 0\n100 50\n300 100\n").unwrap();
+/// assert_eq!(cdf.mean_with(Interpolation::Linear), 125.0);
+/// assert_eq!(cdf.mean_with(Interpolation::Step), 200.0); // 50 % at 100 B, 50 % at 300 B
+/// assert_eq!(Interpolation::from_name("step"), Some(Interpolation::Step));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Interpolation {
+    /// Linear between points (the reference generator's reading).
+    #[default]
+    Linear,
+    /// Point masses at the listed sizes (a discrete distribution).
+    Step,
+}
+
+impl Interpolation {
+    /// Every mode, in a fixed order (for listing the valid names).
+    pub const ALL: [Interpolation; 2] = [Interpolation::Linear, Interpolation::Step];
+
+    /// The mode's name as scenarios write it: `"linear"` or `"step"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interpolation::Linear => "linear",
+            Interpolation::Step => "step",
+        }
+    }
+
+    /// The mode named `name` (see [`Interpolation::name`]; exact, lower case), if any.
+    pub fn from_name(name: &str) -> Option<Interpolation> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl fmt::Display for Interpolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A flow-size distribution given by points `(size in bytes, cumulative percent)`, read by
+/// default with linear interpolation between them, exactly as the reference
+/// `traffic_gen.py` reads it ([`Interpolation`] describes the other reading, point masses).
 ///
 /// A valid CDF (spec §7) has at least two points, the first at 0 %, the last at 100 %, and
 /// both columns strictly increasing; sizes are finite and `>= 0`. The first size need not be 0.
@@ -183,14 +239,67 @@ impl Cdf {
 
     /// Draws one flow size exactly like the reference: `r = U[0,1) * 100` (one `f64` draw),
     /// [`Cdf::value_at_percent`]`(r)`, truncated to an integer; results `<= 0` become 1.
+    /// The same as [`Cdf::sample_with`] with [`Interpolation::Linear`].
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         let r: f64 = rng.gen::<f64>() * 100.0;
-        let v = self.value_at_percent(r).trunc();
-        if v <= 0.0 {
-            1
-        } else {
-            v as u64
+        whole_bytes(self.value_at_percent(r))
+    }
+
+    /// Draws one flow size read with `mode`, from one `f64` draw `r = U[0,1) * 100` (the
+    /// same draw as [`Cdf::sample`], so both modes consume the random stream alike):
+    ///
+    /// * [`Interpolation::Linear`]: exactly [`Cdf::sample`].
+    /// * [`Interpolation::Step`]: [`Cdf::step_value_at_percent`]`(r)`, the smallest listed
+    ///   size whose cumulative percent is `>= r` (the first point excluded: it has no mass).
+    ///
+    /// The size is truncated to whole bytes; results `<= 0` become 1. With whole-byte sizes
+    /// in the CDF, every step draw is one of the listed sizes.
+    pub fn sample_with<R: Rng + ?Sized>(&self, rng: &mut R, mode: Interpolation) -> u64 {
+        match mode {
+            Interpolation::Linear => self.sample(rng),
+            Interpolation::Step => {
+                let r: f64 = rng.gen::<f64>() * 100.0;
+                whole_bytes(self.step_value_at_percent(r))
+            }
         }
+    }
+
+    /// The size at cumulative percent `percent` of the step reading: the size `x_i` of the
+    /// first point `i >= 1` with `percent <= y_i` (the segment [`Cdf::value_at_percent`]
+    /// picks, taken at its upper end). Percents outside 0..=100 are clamped.
+    pub fn step_value_at_percent(&self, percent: f64) -> f64 {
+        let y = percent.clamp(0.0, 100.0);
+        self.points[1..].iter().find(|&&(_, yi)| y <= yi).map_or(self.max_size(), |&(x, _)| x)
+    }
+
+    /// Mean flow size in bytes read with `mode`: [`Cdf::mean`] for
+    /// [`Interpolation::Linear`]; for [`Interpolation::Step`] the mean of the point masses,
+    /// `sum(x_i * (y_i - y_{i-1})) / 100` over the points `i >= 1`.
+    ///
+    /// The built-in `alistorage2019` has a step mean of 67 050 B against 40 869.8 B linear.
+    pub fn mean_with(&self, mode: Interpolation) -> f64 {
+        match mode {
+            Interpolation::Linear => self.mean(),
+            Interpolation::Step => {
+                let mut s = 0.0;
+                let mut last_y = self.points[0].1;
+                for &(x, y) in &self.points[1..] {
+                    s += x * (y - last_y);
+                    last_y = y;
+                }
+                s / 100.0
+            }
+        }
+    }
+}
+
+/// A size truncated to whole bytes, at least 1.
+fn whole_bytes(v: f64) -> u64 {
+    let v = v.trunc();
+    if v <= 0.0 {
+        1
+    } else {
+        v as u64
     }
 }
 
@@ -303,6 +412,97 @@ mod tests {
             err(""),
             "a CDF needs at least two points (the first at 0 %, the last at 100 %), found 0"
         );
+    }
+
+    #[test]
+    fn step_mean_of_alistorage2019_is_67050() {
+        // Exactly, in integers: the percents have two decimals, so sum(size * hundredths of a
+        // percent) / 10 000 is the step mean. 4000·2293 + 8000·4628 + 16000·1140 + 32000·986
+        // + 64000·306 + 128000·324 + 256000·76 + 2000000·247 = 670 500 000 → 67 050 B.
+        let text = Cdf::builtin_text("alistorage2019").unwrap();
+        let mut exact: u64 = 0;
+        let mut last = 0u64;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let mut f = line.split_whitespace();
+            let size: u64 = f.next().unwrap().parse().unwrap();
+            let pct: f64 = f.next().unwrap().parse().unwrap();
+            let hundredths = (pct * 100.0).round() as u64;
+            exact += size * (hundredths - last);
+            last = hundredths;
+        }
+        assert_eq!(exact, 670_500_000);
+        let cdf = Cdf::builtin("alistorage2019").unwrap();
+        assert!((cdf.mean_with(Interpolation::Step) - 67_050.0).abs() < 1e-6);
+        assert!((cdf.mean_with(Interpolation::Linear) - 40_869.8).abs() < 1e-6);
+        assert_eq!(cdf.mean_with(Interpolation::Linear), cdf.mean());
+    }
+
+    #[test]
+    fn step_values_are_the_upper_ends_of_the_linear_segments() {
+        let cdf = Cdf::parse("10 0\n100 50\n300 100\n").unwrap();
+        assert_eq!(cdf.step_value_at_percent(0.0), 100.0); // the first point has no mass
+        assert_eq!(cdf.step_value_at_percent(1e-9), 100.0);
+        assert_eq!(cdf.step_value_at_percent(50.0), 100.0);
+        assert_eq!(cdf.step_value_at_percent(50.000_001), 300.0);
+        assert_eq!(cdf.step_value_at_percent(100.0), 300.0);
+        assert_eq!(cdf.step_value_at_percent(250.0), 300.0);
+        assert_eq!(cdf.step_value_at_percent(-3.0), 100.0);
+        assert_eq!(cdf.mean_with(Interpolation::Step), 200.0);
+        // Sizes below one byte still become 1.
+        let tiny = Cdf::parse("0 0\n0.5 100").unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        assert_eq!(tiny.sample_with(&mut rng, Interpolation::Step), 1);
+    }
+
+    #[test]
+    fn linear_sample_with_is_sample_and_both_modes_take_one_draw() {
+        let cdf = Cdf::builtin("alistorage2019").unwrap();
+        let (mut a, mut b, mut c) = (
+            ChaCha8Rng::seed_from_u64(9),
+            ChaCha8Rng::seed_from_u64(9),
+            ChaCha8Rng::seed_from_u64(9),
+        );
+        for _ in 0..1000 {
+            assert_eq!(cdf.sample(&mut a), cdf.sample_with(&mut b, Interpolation::Linear));
+            cdf.sample_with(&mut c, Interpolation::Step);
+        }
+        assert_eq!(a.get_word_pos(), b.get_word_pos());
+        assert_eq!(a.get_word_pos(), c.get_word_pos());
+    }
+
+    #[test]
+    fn step_draws_are_listed_sizes_with_the_listed_masses() {
+        // 22.93 % of AliStorage2019 step draws are exactly 4000 B (the trace's "4 KB"). With
+        // n = 200 000 draws the count is binomial: mean n·p = 45 860, sd sqrt(n·p·(1-p))
+        // = 188.0; the test allows 5 sd (a false failure has probability ~6e-7).
+        const N: usize = 200_000;
+        let cdf = Cdf::builtin("alistorage2019").unwrap();
+        let sizes: Vec<u64> = cdf.points()[1..].iter().map(|&(x, _)| x as u64).collect();
+        let mut counts = vec![0usize; sizes.len()];
+        let mut sum = 0u64;
+        let mut rng = ChaCha8Rng::seed_from_u64(2019);
+        for _ in 0..N {
+            let s = cdf.sample_with(&mut rng, Interpolation::Step);
+            let i = sizes.iter().position(|&x| x == s);
+            let Some(i) = i else { panic!("{s} is not a listed size") };
+            counts[i] += 1;
+            sum += s;
+        }
+        let n = N as f64;
+        let mut last = 0.0;
+        for (i, &(_, pct)) in cdf.points()[1..].iter().enumerate() {
+            let p = (pct - last) / 100.0;
+            last = pct;
+            let sd = (n * p * (1.0 - p)).sqrt();
+            let dev = (counts[i] as f64 - n * p).abs();
+            assert!(dev <= 5.0 * sd, "size {}: {} draws, expected {}", sizes[i], counts[i], n * p);
+        }
+        assert_eq!(sizes[0], 4000);
+        assert!((counts[0] as f64 - n * 0.2293).abs() <= 5.0 * 188.0, "{}", counts[0]);
+        // The sample mean: the size's sd is 309 228 B (2.47 % at 2 MB), its standard
+        // error 691.5 B at n = 200 000; allow 5 of them.
+        let mean = sum as f64 / n;
+        assert!((mean - 67_050.0).abs() < 5.0 * 691.5, "{mean}");
     }
 
     #[test]

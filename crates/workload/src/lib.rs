@@ -5,7 +5,8 @@
 //! files (including the reference flow-file format) is the CLI's job.
 //!
 //! * [`Cdf`]: the reference `traffic_gen.py` CDF format (`<size> <cumulative percent>` per
-//!   line), its trapezoid-rule mean and its sampling rule; four built-in workloads
+//!   line), its trapezoid-rule mean and its sampling rule, or read as point masses
+//!   ([`Interpolation::Step`]); four built-in workloads
 //!   ([`Cdf::builtin_names`]): `websearch`, `hadoop`, `alistorage2019`, `googlerpc2008`.
 //! * [`PoissonWorkload`]: per-host Poisson arrivals at a payload load, the reference
 //!   generator's semantics (spec §7) with a seeded ChaCha RNG.
@@ -15,7 +16,9 @@
 //! ```
 //! use dcsim_core::ids::NodeId;
 //! use dcsim_core::units::{BitsPerSec, Duration};
-//! use dcsim_workload::{merge, Cdf, Incast, PoissonWorkload, ReceiverChoice, REFERENCE_START};
+//! use dcsim_workload::{
+//!     merge, Cdf, Incast, Interpolation, PoissonWorkload, ReceiverChoice, REFERENCE_START,
+//! };
 //!
 //! let hosts: Vec<NodeId> = (0..16).map(NodeId).collect();
 //! let background = PoissonWorkload {
@@ -26,6 +29,7 @@
 //!     start: REFERENCE_START,
 //!     duration: Duration::from_ms(10),
 //!     seed: 1,
+//!     interpolation: Interpolation::Linear,
 //! }
 //! .generate()
 //! .unwrap();
@@ -54,7 +58,7 @@ mod incast;
 mod lognormal;
 mod poisson;
 
-pub use cdf::Cdf;
+pub use cdf::{Cdf, Interpolation};
 pub use dcsim_core::config::FlowSpec;
 pub use error::WorkloadError;
 pub use incast::{Incast, ReceiverChoice, INCAST_DPORT};

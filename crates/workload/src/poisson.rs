@@ -6,7 +6,7 @@ use dcsim_core::units::{BitsPerSec, Duration, Time, PS_PER_NS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::cdf::Cdf;
+use crate::cdf::{Cdf, Interpolation};
 use crate::error::WorkloadError;
 
 /// The reference generator's start epoch: flows start after 2 s of simulated time.
@@ -34,7 +34,10 @@ const STREAM_DSTS: u64 = 2;
 ///   if `t + next_gap <= start + duration`; otherwise the host stops. **This matches the
 ///   reference's quirk of dropping each host's last candidate** (spec §9.22), so the realized
 ///   load is slightly below target, by about one mean-size flow per host per run.
-/// * Sizes are drawn with [`Cdf::sample`] (truncated to whole bytes, at least 1).
+/// * Sizes are drawn with [`Cdf::sample_with`] in the workload's [`Interpolation`] mode
+///   (truncated to whole bytes, at least 1); the default, [`Interpolation::Linear`], is the
+///   reference's [`Cdf::sample`]. `mean` in the inter-arrival expression is the CDF's mean in
+///   the same mode ([`Cdf::mean_with`]), so the load is right in either mode.
 /// * Destinations are uniform over the other hosts.
 /// * Every flow has priority group [`FLOW_PG`] (3) and destination port [`BACKGROUND_DPORT`]
 ///   (100).
@@ -72,6 +75,9 @@ pub struct PoissonWorkload {
     pub duration: Duration,
     /// Seed of the random streams.
     pub seed: u64,
+    /// How the CDF is read: [`Interpolation::Linear`] (the reference generator; the default)
+    /// or [`Interpolation::Step`] (point masses at the listed sizes).
+    pub interpolation: Interpolation,
 }
 
 impl PoissonWorkload {
@@ -96,9 +102,16 @@ impl PoissonWorkload {
     }
 
     /// Mean inter-arrival time of one host's flows in nanoseconds, computed with the
-    /// reference's expression `1 / (rate * load / 8 / mean) * 1e9`.
+    /// reference's expression `1 / (rate * load / 8 / mean) * 1e9`, where `mean` is
+    /// [`PoissonWorkload::mean_size`].
     pub fn mean_inter_arrival_ns(&self) -> f64 {
-        1.0 / (self.host_rate.get() as f64 * self.load / 8.0 / self.cdf.mean()) * 1e9
+        1.0 / (self.host_rate.get() as f64 * self.load / 8.0 / self.mean_size()) * 1e9
+    }
+
+    /// The mean flow size of the CDF read in the workload's mode: [`Cdf::mean_with`]
+    /// `(self.interpolation)`.
+    pub fn mean_size(&self) -> f64 {
+        self.cdf.mean_with(self.interpolation)
     }
 
     /// The expected number of flows, `duration / ia * hosts` (the reference's estimate,
@@ -128,7 +141,7 @@ impl PoissonWorkload {
                 if next > end {
                     break; // the reference drops this last candidate
                 }
-                let size = self.cdf.sample(&mut sizes);
+                let size = self.cdf.sample_with(&mut sizes, self.interpolation);
                 let j = dsts.gen_range(0..n - 1);
                 let dst = self.hosts[if j >= pos { j + 1 } else { j }];
                 raw.push((t, pos, dst, size));
@@ -220,6 +233,7 @@ mod tests {
             start: REFERENCE_START,
             duration: Duration::from_ms(ms),
             seed,
+            interpolation: Interpolation::Linear,
         }
     }
 

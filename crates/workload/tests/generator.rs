@@ -7,8 +7,8 @@
 use dcsim_core::ids::NodeId;
 use dcsim_core::units::{BitsPerSec, Duration, Time};
 use dcsim_workload::{
-    merge, offered_load, Cdf, FlowSpec, Incast, PoissonWorkload, ReceiverChoice, WorkloadError,
-    REFERENCE_START,
+    merge, offered_load, Cdf, FlowSpec, Incast, Interpolation, PoissonWorkload, ReceiverChoice,
+    WorkloadError, REFERENCE_START,
 };
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -101,6 +101,7 @@ fn workload(name: &str, n: u32, load: f64, duration: Duration, seed: u64) -> Poi
         start: REFERENCE_START,
         duration,
         seed,
+        interpolation: Interpolation::Linear,
     }
 }
 

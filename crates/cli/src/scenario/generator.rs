@@ -12,18 +12,22 @@ use dcsim_core::config::FlowSpec;
 use dcsim_core::ids::NodeId;
 use dcsim_core::network::Network;
 use dcsim_core::units::{BitsPerSec, Duration, Time};
-use dcsim_workload::{offered_load, Cdf, Incast, PoissonWorkload, ReceiverChoice, WorkloadError};
+use dcsim_workload::{
+    offered_load, Cdf, Incast, Interpolation, PoissonWorkload, ReceiverChoice, WorkloadError,
+};
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::{host_problem, Int, Qty, Source, Zero};
 use crate::error::CliError;
 
-/// `[flows] workload = { cdf, load, duration, start, seed }` as written.
+/// `[flows] workload = { cdf, interpolate, load, duration, start, seed, drop_last }` as
+/// written.
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawWorkload {
     cdf: Option<Spanned<String>>,
+    interpolate: Option<Spanned<String>>,
     load: Option<Spanned<f64>>,
     duration: Option<Qty>,
     start: Option<Qty>,
@@ -58,7 +62,9 @@ pub struct WorkloadInfo {
 pub struct BackgroundInfo {
     /// The CDF as written: a built-in name or a file path.
     pub cdf: String,
-    /// Mean flow size of the CDF in bytes.
+    /// How the CDF is read (`interpolate`).
+    pub interpolation: Interpolation,
+    /// Mean flow size of the CDF in bytes, read in that mode.
     pub mean_size: f64,
     /// Target payload load.
     pub load: f64,
@@ -263,6 +269,17 @@ fn background(
         )
     })?;
     let cdf = load_cdf(src, cdf_raw, &format!("{WORKLOAD}.cdf"))?;
+    let interpolation = match &w.interpolate {
+        Some(m) => Interpolation::from_name(m.get_ref()).ok_or_else(|| {
+            let valid: Vec<&str> = Interpolation::ALL.iter().map(|m| m.name()).collect();
+            src.error(
+                m.span(),
+                format!("{WORKLOAD}.interpolate"),
+                format!("unknown interpolation \"{}\" (valid: {})", m.get_ref(), valid.join(", ")),
+            )
+        })?,
+        None => Interpolation::Linear,
+    };
     let load_raw = w
         .load
         .as_ref()
@@ -282,7 +299,7 @@ fn background(
     let drop_last = w.drop_last.unwrap_or(true);
     let (hosts, host_rate) = hosts_and_rate(src, net, "workload")?;
     let n_hosts = hosts.len();
-    let gen = PoissonWorkload { cdf, hosts, host_rate, load, start, duration, seed };
+    let gen = PoissonWorkload { cdf, hosts, host_rate, load, start, duration, seed, interpolation };
     let map_err = |e: WorkloadError| match e {
         WorkloadError::InterArrivalTooShort { .. } | WorkloadError::InvalidLoad(_) => {
             src.error(load_raw.span(), format!("{WORKLOAD}.load"), e.to_string())
@@ -296,7 +313,8 @@ fn background(
     };
     let info = BackgroundInfo {
         cdf: cdf_raw.get_ref().clone(),
-        mean_size: gen.cdf.mean(),
+        interpolation,
+        mean_size: gen.mean_size(),
         load,
         realized_load: offered_load(&flows, n_hosts, host_rate, duration),
         hosts: n_hosts,
