@@ -123,6 +123,9 @@ struct RawTopology {
     aggs_per_pod: Option<Int>,
     hosts_per_tor: Option<Int>,
     cores_per_agg: Option<Int>,
+    cores: Option<Int>,
+    servers: Option<Int>,
+    nics_per_server: Option<Int>,
     leaves: Option<Int>,
     spines: Option<Int>,
     hosts_per_leaf: Option<Int>,
@@ -428,6 +431,10 @@ pub struct ValidScenario {
     pub path: PathBuf,
     /// How the topology was made, for summaries (`leaf-spine: 4 leaves x 2 spines, ...`).
     pub topology: String,
+    /// NICs (host nodes) per server: `[topology] nics_per_server` of `alibaba-2pod` (2 by
+    /// default there), 1 for every other kind. Server `s`'s NIC `i` is host node
+    /// `s * nics_per_server + i`; with 1, servers are hosts.
+    pub nics_per_server: usize,
     /// The network.
     pub net: Network,
     /// ECMP routes over it.
@@ -542,7 +549,8 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         file: src.path.clone(),
         message: "missing required section [topology] (e.g. kind = \"leaf-spine\")".into(),
     })?;
-    let (mut topology, description, origins) = build_topology(src, &topo_raw)?;
+    let BuiltTopology { topo: mut topology, desc: description, origins, nics_per_server } =
+        build_topology(src, &topo_raw)?;
     if let Some(e) = &topo_raw.error_rate_per_link {
         let p = *e.get_ref();
         if !(0.0..=1.0).contains(&p) {
@@ -584,6 +592,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     Ok(ValidScenario {
         path: src.path.clone(),
         topology: description,
+        nics_per_server,
         net,
         routes,
         cfg,
@@ -599,8 +608,16 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
 // ---------------------------------------------------------------------------------------------
 
 /// The topology kinds `[topology] kind` accepts.
-pub const TOPOLOGY_KINDS: &[&str] =
-    &["paper-fat-tree", "fat-tree", "clos", "leaf-spine", "dumbbell", "star", "file"];
+pub const TOPOLOGY_KINDS: &[&str] = &[
+    "paper-fat-tree",
+    "fat-tree",
+    "clos",
+    "leaf-spine",
+    "dumbbell",
+    "star",
+    "alibaba-2pod",
+    "file",
+];
 
 /// The parameters each kind accepts (besides `kind`).
 fn kind_params(kind: &str) -> &'static [&'static str] {
@@ -629,6 +646,17 @@ fn kind_params(kind: &str) -> &'static [&'static str] {
             "bottleneck_delay",
         ],
         "star" => &["senders", "host_rate", "delay"],
+        "alibaba-2pod" => &[
+            "pods",
+            "tors_per_pod",
+            "aggs_per_pod",
+            "cores",
+            "servers",
+            "nics_per_server",
+            "host_rate",
+            "fabric_rate",
+            "delay",
+        ],
         "file" => &["path"],
         _ => &[],
     }
@@ -650,6 +678,9 @@ impl RawTopology {
         int("aggs_per_pod", &self.aggs_per_pod);
         int("hosts_per_tor", &self.hosts_per_tor);
         int("cores_per_agg", &self.cores_per_agg);
+        int("cores", &self.cores);
+        int("servers", &self.servers);
+        int("nics_per_server", &self.nics_per_server);
         int("leaves", &self.leaves);
         int("spines", &self.spines);
         int("hosts_per_leaf", &self.hosts_per_leaf);
@@ -703,6 +734,14 @@ impl TopoCtx<'_> {
         self.src.count(v, &format!("topology.{name}"))
     }
 
+    /// A count that has a default when not written.
+    fn count_or(&self, v: &Option<Int>, name: &str, default: usize) -> Result<usize, CliError> {
+        match v {
+            Some(v) => self.src.count(v, &format!("topology.{name}")),
+            None => Ok(default),
+        }
+    }
+
     fn rate(
         &mut self,
         v: &Option<Qty>,
@@ -726,10 +765,16 @@ impl TopoCtx<'_> {
     }
 }
 
-fn build_topology(
-    src: &Source,
-    raw: &RawTopology,
-) -> Result<(Topology, String, Vec<RateOrigin>), CliError> {
+/// What [`build_topology`] made: the topology, its description, where its rates came from, and
+/// the NICs per server (1 but for `alibaba-2pod`).
+struct BuiltTopology {
+    topo: Topology,
+    desc: String,
+    origins: Vec<RateOrigin>,
+    nics_per_server: usize,
+}
+
+fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliError> {
     use dcsim_topology::builders;
 
     let kind = raw.kind.as_ref().ok_or_else(|| {
@@ -765,6 +810,7 @@ fn build_topology(
     let us1 = Duration::from_us(1);
     let builder_error =
         |e: dcsim_topology::TopologyError| src.error(kind.span(), "topology", e.to_string());
+    let mut nics_per_server = 1;
     let (topo, desc) = match k {
         "paper-fat-tree" => {
             c.origins.push(RateOrigin {
@@ -905,6 +951,11 @@ fn build_topology(
             let delay = HumanDuration(delay);
             (t, format!("star ({senders} senders + 1 receiver, {hr} links, {delay} per link)"))
         }
+        "alibaba-2pod" => {
+            let (p, desc) = alibaba_2pod_params(&mut c)?;
+            nics_per_server = p.nics_per_server;
+            (builders::alibaba_2pod(&p).map_err(builder_error)?, desc)
+        }
         _ => {
             // "file"
             let rel = c.required(&raw.path, "path")?;
@@ -925,7 +976,76 @@ fn build_topology(
             (t, format!("file {}", file.display()))
         }
     };
-    Ok((topo, desc, c.origins))
+    Ok(BuiltTopology { topo, desc, origins: c.origins, nics_per_server })
+}
+
+/// The parameters of `alibaba-2pod` (defaults: the testbed), each impossible value reported at
+/// its own field, and the topology's description.
+fn alibaba_2pod_params(
+    c: &mut TopoCtx<'_>,
+) -> Result<(dcsim_topology::Alibaba2PodParams, String), CliError> {
+    let (src, raw) = (c.src, c.raw);
+    let d = dcsim_topology::Alibaba2PodParams::TESTBED;
+    let pods = c.count_or(&raw.pods, "pods", d.pods)?;
+    let tors_per_pod = c.count_or(&raw.tors_per_pod, "tors_per_pod", d.tors_per_pod)?;
+    let aggs_per_pod = c.count_or(&raw.aggs_per_pod, "aggs_per_pod", d.aggs_per_pod)?;
+    let cores = c.count_or(&raw.cores, "cores", d.cores)?;
+    let servers = c.count_or(&raw.servers, "servers", d.servers)?;
+    let nics_per_server = match &raw.nics_per_server {
+        Some(v) => src.int(v, "topology.nics_per_server", 1, 2)? as usize,
+        None => d.nics_per_server,
+    };
+    // The span of a parameter if written, else of `kind` (the value is a default).
+    let at = |v: &Option<Int>| v.as_ref().map_or_else(|| c.kind.span(), Spanned::span);
+    if !servers.is_multiple_of(pods) {
+        return Err(src.error(
+            at(&raw.servers),
+            "topology.servers",
+            format!(
+                "{servers} servers cannot be split evenly over {pods} pods (servers must be a \
+                 multiple of pods)"
+            ),
+        ));
+    }
+    if nics_per_server > tors_per_pod {
+        let field = if raw.nics_per_server.is_some() { "nics_per_server" } else { "tors_per_pod" };
+        let span = if raw.nics_per_server.is_some() {
+            at(&raw.nics_per_server)
+        } else {
+            at(&raw.tors_per_pod)
+        };
+        return Err(src.error(
+            span,
+            format!("topology.{field}"),
+            format!(
+                "{nics_per_server} NICs per server need at least {nics_per_server} ToRs per pod \
+                 (each NIC on its own ToR), found tors_per_pod = {tors_per_pod}; use \
+                 nics_per_server = 1"
+            ),
+        ));
+    }
+    let p = dcsim_topology::Alibaba2PodParams {
+        pods,
+        tors_per_pod,
+        aggs_per_pod,
+        cores,
+        servers,
+        nics_per_server,
+        host_rate: c.rate(&raw.host_rate, "host_rate", d.host_rate)?,
+        fabric_rate: c.rate(&raw.fabric_rate, "fabric_rate", d.fabric_rate)?,
+        delay: c.delay(d.delay)?,
+    };
+    let homing = if nics_per_server == 2 { "dual-homed" } else { "single-homed" };
+    let desc = format!(
+        "alibaba-2pod ({pods} pods of {tors_per_pod} ToRs and {aggs_per_pod} aggregation \
+         switches, {cores} cores, {servers} {homing} servers ({} host NICs), {} host links, {} \
+         fabric, {} per link)",
+        servers * nics_per_server,
+        p.host_rate,
+        p.fabric_rate,
+        HumanDuration(p.delay)
+    );
+    Ok((p, desc))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1402,6 +1522,25 @@ mod tests {
             }]
         );
         assert_eq!(v.net.hosts().len(), 3);
+        assert_eq!(v.nics_per_server, 1);
+    }
+
+    #[test]
+    fn alibaba_2pod_reports_its_nics_per_server() {
+        let flow = "[[flows.list]]\nsrc = 0\ndst = 9\nsize = 1\n";
+        let v = load_text(&format!("[topology]\nkind = \"alibaba-2pod\"\n{flow}")).unwrap();
+        assert_eq!((v.nics_per_server, v.net.hosts().len()), (2, 16));
+        // Server 4 (pod 1), NIC 1 is host 4 * 2 + 1 = 9, on the second ToR of pod 1 (node 19).
+        assert_eq!(v.net.ports(NodeId(9))[0].peer, NodeId(19));
+        let v = load_text(&format!(
+            "[topology]\nkind = \"alibaba-2pod\"\nnics_per_server = 1\nservers = 4\n{flow}"
+        ));
+        assert!(v.is_err(), "host 9 does not exist with 4 single-homed servers");
+        let v = load_text(&format!(
+            "[topology]\nkind = \"alibaba-2pod\"\nnics_per_server = 1\nservers = 12\n{flow}"
+        ))
+        .unwrap();
+        assert_eq!((v.nics_per_server, v.net.hosts().len()), (1, 12));
     }
 
     #[test]

@@ -321,6 +321,68 @@ fn parameter_of_another_topology_kind() {
 }
 
 #[test]
+fn alibaba_2pod_impossible_parameters_are_located() {
+    let ali = |params: &str| {
+        let c = Case::new();
+        c.scenario(
+            &[(
+                "kind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 4",
+                &format!("kind = \"alibaba-2pod\"\n{params}"),
+            )],
+            "",
+        );
+        c.run_fails()
+    };
+    assert_has(
+        &ali("pods = 0"),
+        &["scenario.toml:7:8: field `topology.pods`: 0 must be at least 1"],
+    );
+    assert_has(
+        &ali("servers = 6\npods = 4"),
+        &["scenario.toml:7:11: field `topology.servers`: 6 servers cannot be split evenly over 4 \
+           pods (servers must be a multiple of pods)"],
+    );
+    // Not written: the default of 8 servers, reported at the kind.
+    assert_has(
+        &ali("pods = 3"),
+        &["scenario.toml:6:8: field `topology.servers`: 8 servers cannot be split evenly over 3"],
+    );
+    for n in ["0", "3"] {
+        assert_has(
+            &ali(&format!("nics_per_server = {n}")),
+            &[&format!(
+                "scenario.toml:7:19: field `topology.nics_per_server`: {n} is outside 1..=2"
+            )],
+        );
+    }
+    assert_has(
+        &ali("tors_per_pod = 1"),
+        &[
+            "scenario.toml:7:16: field `topology.tors_per_pod`: 2 NICs per server need at least 2 \
+           ToRs per pod (each NIC on its own ToR), found tors_per_pod = 1; use nics_per_server = 1",
+        ],
+    );
+    assert_has(
+        &ali("tors_per_pod = 1\nnics_per_server = 2"),
+        &["scenario.toml:8:19: field `topology.nics_per_server`: 2 NICs per server need"],
+    );
+    assert_has(
+        &ali("hosts_per_tor = 4"),
+        &["scenario.toml:7:17: field `topology.hosts_per_tor`: `hosts_per_tor` is not a parameter \
+           of topology kind \"alibaba-2pod\" (its parameters: pods, tors_per_pod, aggs_per_pod, \
+           cores, servers, nics_per_server, host_rate, fabric_rate, delay)"],
+    );
+    // nics_per_server belongs to alibaba-2pod only.
+    let c = Case::new();
+    c.scenario(&[("hosts_per_leaf = 4", "hosts_per_leaf = 4\nnics_per_server = 1")], "");
+    assert_has(
+        &c.run_fails(),
+        &["field `topology.nics_per_server`: `nics_per_server` is not a parameter of topology \
+           kind \"leaf-spine\""],
+    );
+}
+
+#[test]
 fn missing_topology_section() {
     let c = Case::new();
     c.write("scenario.toml", "[[flows.list]]\nsrc = 0\ndst = 1\nsize = 1\n");
@@ -570,6 +632,45 @@ fn validate_describes_the_scenario() {
         ],
     );
     assert!(!c.path("out").exists());
+}
+
+#[test]
+fn alibaba_2pod_example_validates_and_runs() {
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios/alibaba-2pod.toml");
+    let c = Case::new();
+    let out = run_ok(&c, &["validate", example.to_str().expect("utf-8 path")]);
+    assert_has(
+        &out,
+        &[
+            "valid.",
+            "alibaba-2pod (2 pods of 2 ToRs and 2 aggregation switches, 2 cores, 8 dual-homed \
+             servers (16 host NICs), 25Gbps host links, 100Gbps fabric, 1 µs per link)",
+            "26 nodes (16 hosts, 10 switches), 32 links",
+            "Workload alistorage2019 (step CDF) (mean flow 67050 B)",
+            // Across pods: 2 x 6 us + 2 x 320 ns + 4 x 80 ns (1000-byte payload).
+            "Max base RTT 12.96 µs",
+        ],
+    );
+    // The example's defaults are the testbed's: the bare kind builds the same network.
+    c.scenario(
+        &[(
+            "kind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 4",
+            "kind = \"alibaba-2pod\"",
+        )],
+        "",
+    );
+    let out = run_ok(&c, &["validate", "scenario.toml"]);
+    assert_has(&out, &["26 nodes (16 hosts, 10 switches), 32 links", "8 dual-homed servers"]);
+    c.scenario(
+        &[(
+            "kind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 4",
+            "kind = \"alibaba-2pod\"\nnics_per_server = 1",
+        )],
+        "",
+    );
+    let out = run_ok(&c, &["run", "scenario.toml", "--out", "out"]);
+    assert_has(&out, &["flows: 2 done, 0 unfinished"]);
 }
 
 #[test]

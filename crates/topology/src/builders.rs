@@ -326,6 +326,190 @@ pub fn star(
     Ok(t.finish())
 }
 
+/// Parameters of [`alibaba_2pod`]; the defaults ([`Alibaba2PodParams::TESTBED`]) are the
+/// buffer-sizing study's testbed.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct Alibaba2PodParams {
+    /// Number of PoDs.
+    pub pods: usize,
+    /// ToR switches per PoD.
+    pub tors_per_pod: usize,
+    /// Aggregation switches per PoD.
+    pub aggs_per_pod: usize,
+    /// Core switches (every aggregation switch links to every core).
+    pub cores: usize,
+    /// Servers in total, split evenly over the PoDs (a multiple of `pods`).
+    pub servers: usize,
+    /// NICs per server: 1, or 2 (dual homing: the two NICs on two ToRs of the server's PoD).
+    pub nics_per_server: usize,
+    /// Rate of the NIC–ToR links.
+    pub host_rate: BitsPerSec,
+    /// Rate of the ToR–aggregation and aggregation–core links.
+    pub fabric_rate: BitsPerSec,
+    /// One-way propagation delay of every link.
+    pub delay: Duration,
+}
+
+impl Alibaba2PodParams {
+    /// The testbed of the buffer-sizing study: 2 PoDs of 2 ToRs and 2 aggregation switches,
+    /// 2 cores, 8 servers with 2 NICs each (16 host nodes), 25 Gb/s NICs, 100 Gb/s fabric,
+    /// 1 µs per link.
+    pub const TESTBED: Alibaba2PodParams = Alibaba2PodParams {
+        pods: 2,
+        tors_per_pod: 2,
+        aggs_per_pod: 2,
+        cores: 2,
+        servers: 8,
+        nics_per_server: 2,
+        host_rate: BitsPerSec::gbps(25),
+        fabric_rate: BitsPerSec::gbps(100),
+        delay: Duration::from_us(1),
+    };
+
+    /// Servers per PoD (`servers / pods`).
+    pub fn servers_per_pod(&self) -> usize {
+        self.servers.checked_div(self.pods).unwrap_or(0)
+    }
+
+    /// The host node of NIC `nic` of server `server`: `server * nics_per_server + nic` (for a
+    /// server and NIC of the topology these parameters build).
+    pub fn host_of(&self, server: usize, nic: usize) -> NodeId {
+        NodeId::from_idx(server * self.nics_per_server + nic)
+    }
+
+    /// The node id of ToR `tor` of PoD `pod` (ToRs follow the hosts, PoD by PoD).
+    pub fn tor_of(&self, pod: usize, tor: usize) -> NodeId {
+        NodeId::from_idx(self.servers * self.nics_per_server + pod * self.tors_per_pod + tor)
+    }
+
+    /// The PoD of server `server` (`server / servers_per_pod`).
+    pub fn pod_of(&self, server: usize) -> usize {
+        server.checked_div(self.servers_per_pod()).unwrap_or(0)
+    }
+
+    /// The ToR (index within its PoD) that NIC `nic` of server `server` attaches to:
+    /// `(j * nics_per_server + nic) mod tors_per_pod`, where `j = server mod servers_per_pod`
+    /// is the server's index within its PoD. The PoD's NICs are dealt round robin over its
+    /// ToRs, so with `nics_per_server <= tors_per_pod` a server's NICs are on distinct ToRs;
+    /// in the testbed NIC `i` is on ToR `i`, and with one NIC per server, server `s` is on
+    /// ToR `s mod 2` of its PoD.
+    pub fn tor_index_of(&self, server: usize, nic: usize) -> usize {
+        let j = server.checked_rem(self.servers_per_pod()).unwrap_or(0);
+        (j * self.nics_per_server + nic).checked_rem(self.tors_per_pod).unwrap_or(0)
+    }
+}
+
+impl Default for Alibaba2PodParams {
+    /// [`Alibaba2PodParams::TESTBED`].
+    fn default() -> Self {
+        Alibaba2PodParams::TESTBED
+    }
+}
+
+/// The buffer-sizing study's two-PoD testbed (`alibaba-2pod`), with every size a parameter
+/// ([`Alibaba2PodParams`]; the defaults are the testbed).
+///
+/// Shape: `pods` PoDs, each with `tors_per_pod` ToRs and `aggs_per_pod` aggregation switches
+/// in full mesh (every ToR linked to every aggregation switch of its PoD); `cores` core
+/// switches, **every aggregation switch linked to every core** (the testbed's description does
+/// not say how the cores are wired: this is an assumption); `servers` servers split evenly over
+/// the PoDs (server `s` is in PoD `s / (servers / pods)`), each with `nics_per_server` NICs.
+/// NIC–ToR links run at `host_rate`, the fabric at `fabric_rate`, every link has `delay`.
+///
+/// **Multi-homing.** Each NIC is a host node of its own, with exactly one link; a server is
+/// the group of its NICs. With two NICs (dual homing, the default) the NICs of a server attach
+/// to two different ToRs of its PoD: in the testbed NIC `i` to ToR `i`
+/// ([`Alibaba2PodParams::tor_index_of`] gives the general rule). With `nics_per_server = 1`
+/// each server has one NIC, on ToR `s mod 2` of its PoD in the testbed (round robin over the
+/// ToRs).
+///
+/// **Numbering (stable, for applications that map servers to hosts).** Hosts get the lowest
+/// ids: **NIC `i` of server `s` is host node `s * nics_per_server + i`**
+/// ([`Alibaba2PodParams::host_of`]), so hosts are `0..servers * nics_per_server`. Then the
+/// ToRs PoD by PoD (ToR `t` of PoD `p` is `H + p * tors_per_pod + t`, with `H` the host
+/// count), then the aggregation switches PoD by PoD, then the cores. Links are declared in the
+/// same order: one per host (in host order), then the ToR–aggregation links (ToR by ToR,
+/// aggregation switches ascending), then the aggregation–core links (aggregation switch by
+/// aggregation switch, cores ascending).
+///
+/// The testbed has 16 hosts, 10 switches and 32 links (16 host links, 8 ToR–aggregation,
+/// 8 aggregation–core). Between PoDs a path has 6 links (host, ToR, aggregation, core,
+/// aggregation, ToR, host): a base RTT of 12 µs of propagation, plus 960 ns of serialization
+/// of one 1000-byte payload (2 × 320 ns at 25 Gb/s and 4 × 80 ns at 100 Gb/s) in the
+/// reference's `pair_metrics`.
+///
+/// ```
+/// use dcsim_topology::builders::{alibaba_2pod, Alibaba2PodParams};
+/// let p = Alibaba2PodParams::default();
+/// let t = alibaba_2pod(&p).unwrap();
+/// assert_eq!((t.host_count(), t.switch_count(), t.link_count()), (16, 10, 32));
+/// assert_eq!(p.host_of(5, 1).0, 11); // server 5, NIC 1
+/// ```
+///
+/// # Errors
+/// [`TopologyError::InvalidArgument`] if a count or rate is zero, `servers` is not a multiple
+/// of `pods`, `nics_per_server` is not 1 or 2, a server has more NICs than its PoD has ToRs
+/// (`nics_per_server > tors_per_pod`), or the network would exceed [`MAX_NODES`].
+pub fn alibaba_2pod(p: &Alibaba2PodParams) -> Result<Topology, TopologyError> {
+    const B: &str = "alibaba_2pod";
+    positive(B, "pods", p.pods)?;
+    positive(B, "tors_per_pod", p.tors_per_pod)?;
+    positive(B, "aggs_per_pod", p.aggs_per_pod)?;
+    positive(B, "cores", p.cores)?;
+    positive(B, "servers", p.servers)?;
+    nonzero_rate(B, "host_rate", p.host_rate)?;
+    nonzero_rate(B, "fabric_rate", p.fabric_rate)?;
+    if !(1..=2).contains(&p.nics_per_server) {
+        return Err(invalid(B, format!("nics_per_server = {} must be 1 or 2", p.nics_per_server)));
+    }
+    if !p.servers.is_multiple_of(p.pods) {
+        return Err(invalid(
+            B,
+            format!(
+                "servers = {} must be a multiple of pods = {} (servers are split evenly)",
+                p.servers, p.pods
+            ),
+        ));
+    }
+    if p.nics_per_server > p.tors_per_pod {
+        return Err(invalid(
+            B,
+            format!(
+                "nics_per_server = {} needs at least as many ToRs per PoD, found tors_per_pod = {}",
+                p.nics_per_server, p.tors_per_pod
+            ),
+        ));
+    }
+    let hosts = mul(B, p.servers, p.nics_per_server)?;
+    let tors = mul(B, p.pods, p.tors_per_pod)?;
+    let aggs = mul(B, p.pods, p.aggs_per_pod)?;
+    let nodes = sum(B, &[hosts, tors, aggs, p.cores])?;
+    let links = sum(B, &[hosts, mul(B, tors, p.aggs_per_pod)?, mul(B, aggs, p.cores)?])?;
+
+    let tor0 = hosts;
+    let agg0 = tor0 + tors;
+    let core0 = agg0 + aggs;
+    let mut t = Builder::new(hosts, nodes - hosts, links);
+    for s in 0..p.servers {
+        for nic in 0..p.nics_per_server {
+            let tor = p.tor_of(p.pod_of(s), p.tor_index_of(s, nic));
+            t.link(p.host_of(s, nic).idx(), tor.idx(), p.host_rate, p.delay);
+        }
+    }
+    for tor in 0..tors {
+        let pod = tor / p.tors_per_pod;
+        for a in 0..p.aggs_per_pod {
+            t.link(tor0 + tor, agg0 + pod * p.aggs_per_pod + a, p.fabric_rate, p.delay);
+        }
+    }
+    for agg in 0..aggs {
+        for c in 0..p.cores {
+            t.link(agg0 + agg, core0 + c, p.fabric_rate, p.delay);
+        }
+    }
+    Ok(t.finish())
+}
+
 /// Accumulates nodes and links; hosts first, then switches.
 struct Builder {
     topo: Topology,

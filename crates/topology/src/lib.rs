@@ -5,7 +5,7 @@
 //!
 //! 1. **Describe** a network as an unvalidated [`Topology`]: with a builder
 //!    ([`paper_fat_tree`], [`fat_tree`], [`three_tier_clos`], [`leaf_spine`], [`dumbbell`],
-//!    [`star`]) or by reading the reference simulator's topology file ([`parse_ns3`]; the
+//!    [`star`], [`alibaba_2pod`]) or by reading the reference simulator's topology file ([`parse_ns3`]; the
 //!    reverse is [`write_ns3`]). Builders number the hosts first (nodes `0..hosts`), as the
 //!    reference traffic generator assumes.
 //! 2. **Validate** it with [`Topology::validate`], which rejects unknown nodes, self loops,
@@ -48,8 +48,8 @@ pub mod routing;
 mod topology;
 
 pub use builders::{
-    dumbbell, dumbbell_asym, fat_tree, leaf_spine, paper_fat_tree, star, three_tier_clos,
-    ClosParams, FatTreeParams,
+    alibaba_2pod, dumbbell, dumbbell_asym, fat_tree, leaf_spine, paper_fat_tree, star,
+    three_tier_clos, Alibaba2PodParams, ClosParams, FatTreeParams,
 };
 pub use error::{LinkRef, TopologyError};
 pub use ns3::{parse_ns3, write_ns3};

@@ -171,3 +171,123 @@ fn star_shape() {
     let e = star(0, G100, US).unwrap_err();
     assert_eq!(e.to_string(), "star: senders must be at least 1");
 }
+
+#[test]
+fn alibaba_2pod_testbed_shape() {
+    let p = Alibaba2PodParams::default();
+    assert_eq!(p, Alibaba2PodParams::TESTBED);
+    let t = alibaba_2pod(&p).unwrap();
+    // 8 servers x 2 NICs = 16 hosts (0..16), ToRs 16..20 (pod 0: 16, 17; pod 1: 18, 19),
+    // aggregation switches 20..24 (pod 0: 20, 21; pod 1: 22, 23), cores 24, 25.
+    hosts_first(&t, 16);
+    assert_eq!(t.switch_count(), 10);
+    assert_eq!(t.node_count(), 26);
+    assert_eq!(t.link_count(), 16 + 8 + 8);
+    let g25 = BitsPerSec::gbps(25);
+    for (h, l) in t.links[..16].iter().enumerate() {
+        // Host h is NIC h % 2 of server h / 2, in pod (h / 2) / 4, on ToR (h % 2) of that pod.
+        let (server, nic) = (h / 2, h % 2);
+        let tor = 16 + (server / 4) * 2 + nic;
+        assert_eq!(
+            (l.a, l.b, l.rate, l.delay),
+            (NodeId::from_idx(h), NodeId::from_idx(tor), g25, US)
+        );
+        assert_eq!(p.host_of(server, nic), NodeId::from_idx(h));
+        assert_eq!(t.degree(NodeId::from_idx(h)), 1, "host {h}");
+    }
+    for server in 0..8 {
+        // The two NICs of a server: two different ToRs of the same pod.
+        let tor_of = |nic: usize| t.links[server * 2 + nic].b.0;
+        let (a, b) = (tor_of(0), tor_of(1));
+        assert_ne!(a, b, "server {server}");
+        assert_eq!((a - 16) / 2, (b - 16) / 2, "server {server}: same pod");
+        assert_eq!((a - 16) / 2, server as u32 / 4);
+    }
+    // Full mesh inside each pod, nothing across pods; every agg on every core.
+    for (tors, aggs) in [([16, 17], [20, 21]), ([18, 19], [22, 23])] {
+        for tor in tors {
+            assert_eq!(t.degree(NodeId(tor)), 4 + 2, "ToR {tor}: 4 NICs, 2 aggs");
+            for agg in aggs {
+                assert!(linked(&t, tor, agg));
+            }
+        }
+    }
+    assert!(!linked(&t, 16, 22) && !linked(&t, 19, 20));
+    for agg in 20..24 {
+        assert_eq!(t.degree(NodeId(agg)), 2 + 2);
+        assert!(linked(&t, agg, 24) && linked(&t, agg, 25));
+    }
+    for core in [24, 25] {
+        assert_eq!(t.degree(NodeId(core)), 4);
+    }
+    assert!(t.links[16..].iter().all(|l| l.rate == G100 && l.delay == US && l.loss == 0.0));
+}
+
+#[test]
+fn alibaba_2pod_single_homed_and_larger() {
+    // One NIC per server: server s on ToR (s mod 4) mod 2 of its pod; host s is server s.
+    let p = Alibaba2PodParams { nics_per_server: 1, ..Alibaba2PodParams::default() };
+    let t = alibaba_2pod(&p).unwrap();
+    hosts_first(&t, 8);
+    assert_eq!((t.switch_count(), t.link_count()), (10, 8 + 8 + 8));
+    let tors: Vec<u32> = t.links[..8].iter().map(|l| l.b.0).collect();
+    assert_eq!(tors, [8, 9, 8, 9, 10, 11, 10, 11]);
+    // 3 pods of 3 ToRs, 2 aggs, 4 cores, 9 servers (3 per pod) with 2 NICs: the pod's NICs
+    // are dealt round robin over its ToRs, so a server's two NICs are on distinct ToRs.
+    let p = Alibaba2PodParams {
+        pods: 3,
+        tors_per_pod: 3,
+        aggs_per_pod: 2,
+        cores: 4,
+        servers: 9,
+        ..Alibaba2PodParams::default()
+    };
+    let t = alibaba_2pod(&p).unwrap();
+    hosts_first(&t, 18);
+    assert_eq!(t.switch_count(), 9 + 6 + 4);
+    assert_eq!(t.link_count(), 18 + 9 * 2 + 6 * 4);
+    let tor_index: Vec<u32> = t.links[..6].iter().map(|l| l.b.0 - 18).collect();
+    assert_eq!(tor_index, [0, 1, 2, 0, 1, 2]);
+    for s in 0..9 {
+        let (a, b) = (t.links[2 * s].b.0 - 18, t.links[2 * s + 1].b.0 - 18);
+        assert_ne!(a, b);
+        assert_eq!((a / 3, b / 3), (s as u32 / 3, s as u32 / 3));
+    }
+    for tor in 18..27 {
+        assert_eq!(t.degree(NodeId(tor)), 2 + 2, "ToR {tor}: 2 NICs, 2 aggs");
+    }
+}
+
+#[test]
+fn alibaba_2pod_argument_errors() {
+    let d = Alibaba2PodParams::default();
+    let err = |p: Alibaba2PodParams| alibaba_2pod(&p).unwrap_err().to_string();
+    assert_eq!(err(Alibaba2PodParams { pods: 0, ..d }), "alibaba_2pod: pods must be at least 1");
+    assert_eq!(err(Alibaba2PodParams { cores: 0, ..d }), "alibaba_2pod: cores must be at least 1");
+    assert_eq!(
+        err(Alibaba2PodParams { servers: 0, ..d }),
+        "alibaba_2pod: servers must be at least 1"
+    );
+    assert_eq!(
+        err(Alibaba2PodParams { servers: 7, ..d }),
+        "alibaba_2pod: servers = 7 must be a multiple of pods = 2 (servers are split evenly)"
+    );
+    for n in [0, 3] {
+        assert_eq!(
+            err(Alibaba2PodParams { nics_per_server: n, ..d }),
+            format!("alibaba_2pod: nics_per_server = {n} must be 1 or 2")
+        );
+    }
+    assert_eq!(
+        err(Alibaba2PodParams { tors_per_pod: 1, ..d }),
+        "alibaba_2pod: nics_per_server = 2 needs at least as many ToRs per PoD, found \
+         tors_per_pod = 1"
+    );
+    assert_eq!(
+        err(Alibaba2PodParams { host_rate: BitsPerSec(0), ..d }),
+        "alibaba_2pod: host_rate must be positive (got 0 bps)"
+    );
+    assert!(err(Alibaba2PodParams { servers: 1 << 30, ..d }).contains("more than"));
+    // One ToR per pod is fine with one NIC per server.
+    assert!(alibaba_2pod(&Alibaba2PodParams { tors_per_pod: 1, nics_per_server: 1, ..d }).is_ok());
+}

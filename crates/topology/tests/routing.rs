@@ -198,3 +198,37 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn alibaba_2pod_routes_and_base_rtts() {
+    let p = Alibaba2PodParams::default();
+    let (net, routes) = routed(&alibaba_2pod(&p).unwrap());
+    // Every host reaches every other host (both NICs of a server included).
+    for &s in net.hosts() {
+        for &d in net.hosts() {
+            if s != d {
+                assert!(walk(&net, &routes, s, d, |_, _| 0).is_some(), "{s} -> {d}");
+            }
+        }
+    }
+    // ToR 16 (pod 0) toward host 8 (server 4, pod 1, on ToR 18): up to both aggs of pod 0;
+    // agg 20 up to both cores; core 24 down to both aggs of pod 1; agg 22 down to ToR 18.
+    assert_eq!(next_peers(&net, &routes, 16, 8), vec![20, 21]);
+    assert_eq!(next_peers(&net, &routes, 20, 8), vec![24, 25]);
+    assert_eq!(next_peers(&net, &routes, 24, 8), vec![22, 23]);
+    assert_eq!(next_peers(&net, &routes, 22, 8), vec![18]);
+    // The two NICs of server 0 (hosts 0 and 1, on ToRs 16 and 17) meet at the aggs.
+    assert_eq!(next_peers(&net, &routes, 16, 1), vec![20, 21]);
+    // Base RTTs with 1 us links and a 1000-byte payload (25G: 320 ns, 100G: 80 ns a hop):
+    // across pods 6 links: 2 * 6 us + 2 * 320 + 4 * 80 = 12 960 ns, BDP 12 960 ns * 25G / 8
+    // = 40 500 B; same pod, other ToR, 4 links: 8 us + 640 + 160 = 8 800 ns; same ToR
+    // (hosts 0 and 2, NIC 0 of servers 0 and 1), 2 links: 4 us + 640 = 4 640 ns.
+    let rtt = |s: u32, d: u32| pair_metrics(&net, &routes, NodeId(s), NodeId(d), 1000).unwrap();
+    let across = rtt(0, 8);
+    assert_eq!((across.rtt.as_ns(), across.bdp), (12_960, 40_500));
+    assert_eq!(across.bottleneck, BitsPerSec::gbps(25));
+    assert_eq!(rtt(0, 1).rtt.as_ns(), 8_800);
+    assert_eq!(rtt(0, 2).rtt.as_ns(), 4_640);
+    let m = network_metrics(&net, &routes, 1000);
+    assert_eq!((m.max_rtt.as_ns(), m.max_bdp), (12_960, 40_500));
+}
