@@ -586,8 +586,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     let groups = groups::groups(src, raw.group.as_ref(), &mut cfg)?;
     assign_groups(src, &groups, &refs, &mut flows, &mut cfg)?;
     groups::queues(src, raw.queue.as_ref(), &net, &mut cfg)?;
-    let nics = 1;
-    let rpc = rpc::rpcs(src, raw.rpc.as_ref(), &net, nics, &groups, &mut cfg)?;
+    let rpc = rpc::rpcs(src, raw.rpc.as_ref(), &net, nics_per_server, &groups, &mut cfg)?;
 
     Ok(ValidScenario {
         path: src.path.clone(),

@@ -30,7 +30,7 @@ use dcsim_core::config::{SimConfig, Transport};
 use dcsim_core::ids::NodeId;
 use dcsim_core::network::Network;
 use dcsim_core::units::{Duration, Time};
-use dcsim_workload::Cdf;
+use dcsim_workload::{Cdf, Interpolation};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use toml::Spanned;
@@ -83,18 +83,19 @@ pub struct RpcInfo {
     pub stop: Time,
 }
 
-/// Query sizes from a workload CDF.
+/// Query sizes from a workload CDF, read linearly or as steps.
 #[derive(Debug)]
 struct CdfSizes {
     cdf: Cdf,
+    mode: Interpolation,
 }
 
 impl SizeSampler for CdfSizes {
     fn sample(&self, rng: &mut ChaCha8Rng) -> u64 {
-        self.cdf.sample(rng)
+        self.cdf.sample_with(rng, self.mode)
     }
     fn mean(&self) -> f64 {
-        self.cdf.mean()
+        self.cdf.mean_with(self.mode)
     }
 }
 
@@ -231,17 +232,23 @@ pub(super) fn rpcs(
             }
             (None, Some(c)) => {
                 let cdf = super::generator::load_cdf(src, c, &field("query_cdf"))?;
-                if let Some(ip) = &r.interpolate {
-                    let v = ip.get_ref().as_str();
-                    if !["linear", "step"].contains(&v) {
-                        return Err(src.error(
+                let mode = match &r.interpolate {
+                    None => Interpolation::Linear,
+                    Some(ip) => Interpolation::from_name(ip.get_ref()).ok_or_else(|| {
+                        let valid: Vec<&str> =
+                            Interpolation::ALL.iter().map(|m| m.name()).collect();
+                        src.error(
                             ip.span(),
                             field("interpolate"),
-                            format!("unknown value \"{v}\" (valid: linear, step)"),
-                        ));
-                    }
-                }
-                SizeDist::Sampled(Arc::new(CdfSizes { cdf }))
+                            format!(
+                                "unknown interpolation \"{}\" (valid: {})",
+                                ip.get_ref(),
+                                valid.join(", ")
+                            ),
+                        )
+                    })?,
+                };
+                SizeDist::Sampled(Arc::new(CdfSizes { cdf, mode }))
             }
             (None, None) => {
                 return Err(src.error(
