@@ -798,18 +798,19 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
             }
         }) as crate::schemes::QuerySink
     });
-    let taken = qct.map(|w| w.lock().expect("not poisoned").take());
-    let result = match valid.run_streaming(1, Vec::new(), sink) {
+    let run = valid.run_streaming(1, Vec::new(), sink);
+    let taken = qct.and_then(|w| w.lock().expect("not poisoned").take());
+    let result = match run {
         Ok(r) => r,
         Err(source) => {
-            if let Some(Some(w)) = taken {
+            if let Some(w) = taken {
                 w.abandon();
             }
             return Err(CliError::Simulation { file: plan.base.clone(), source });
         }
     };
     crate::write_run_outputs(&cdir, &result, &dports, all_counters)?;
-    if let Some(Some(w)) = taken {
+    if let Some(w) = taken {
         w.finish()?;
     }
     output::write_atomic(&cdir, "scenario.toml", &cell.text)?;
@@ -949,11 +950,15 @@ pub fn sweep_command(
 
 fn report_written(out: &mut dyn Write, dir: &Path, written: &[PathBuf]) {
     let plots = written.iter().filter(|p| p.starts_with(dir.join("plots"))).count();
+    let files: Vec<String> = written
+        .iter()
+        .filter(|p| !p.starts_with(dir.join("plots")))
+        .map(|p| p.display().to_string())
+        .collect();
     let _ = writeln!(
         out,
-        "wrote {}, {} and {plots} plots in {}",
-        dir.join("summary.csv").display(),
-        dir.join("cells.csv").display(),
+        "wrote {} and {plots} plots in {}",
+        files.join(", "),
         dir.join("plots").display()
     );
 }

@@ -364,7 +364,10 @@ impl<F: CcFactory> Shard<F> {
         let (Some(pr), Some(ep)) = (t.probe.as_deref_mut(), t.ep.as_mut()) else { return };
         pr.outstanding = None;
         if let Some(w) = pr.law.on_probe(now, &stack) {
-            ep.set_cwnd(w);
+            // Not below two segments, as TCP's own controllers (a one-segment window stalls
+            // on the receiver's delayed ACK until the retransmission timer fires).
+            let mss = u64::from(Self::tcp_group(sh, t.group).tcp.mss);
+            ep.set_cwnd(w.max(2 * mss));
         }
         self.tcp_tx_timer(sh, flow);
         self.host_send(sh, h);
