@@ -159,6 +159,13 @@ fn ideal_fct_on_idle_paths() {
 
 #[test]
 fn lossless_incast_32_to_1_runs_at_line_rate() {
+    // The reference's dynamic threshold, and an explicit alpha of 0.11.
+    for dt_alpha in [None, Some(0.11)] {
+        lossless_incast(dt_alpha);
+    }
+}
+
+fn lossless_incast(dt_alpha: Option<f64>) {
     // 4 leaves x 16 hosts, 2 spines; 32 senders on leaves 1 and 2 send 1 MB each to host 0.
     let t = topo::leaf_spine(
         4,
@@ -172,7 +179,11 @@ fn lossless_incast_32_to_1_runs_at_line_rate() {
     let flows: Vec<FlowSpec> =
         (0..32).map(|i| flow(i, 16 + i as u32, 0, 1_000_000, Time::ZERO)).collect();
     let cfg = SimConfig {
-        switch: dcsim::core::config::SwitchConfig { ecn_enabled: false, ..Default::default() },
+        switch: dcsim::core::config::SwitchConfig {
+            ecn_enabled: false,
+            dt_alpha,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let sim = run(t, flows, cfg);

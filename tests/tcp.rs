@@ -244,3 +244,29 @@ fn newreno_sawtooth_keeps_a_bdp_buffered_bottleneck_busy() {
         "{r} recoveries in {cycles:.1} cycles"
     );
 }
+
+#[test]
+fn egress_admission_caps_the_lossy_queue_and_the_mmu_drains_to_zero() {
+    // 16 NewReno senders of 1 MB into one receiver through a 25 Gb/s star switch, PFC off:
+    // with egress admission capped at 256 KiB the receiver port's backlog never exceeds the
+    // cap (at most cap + 1 MTU is the requirement), packets beyond it are dropped, TCP
+    // recovers, and the MMU's counters return to zero.
+    const CAP: u64 = 256 << 10;
+    let t = topo::star(16, BitsPerSec::gbps(25), Duration::from_us(1)).unwrap();
+    let net = t.validate().unwrap();
+    let routes = topo::compute_routes(&net);
+    let flows: Vec<FlowSpec> = (0..16).map(|i| flow(i, i, 16, 1_000_000, Time::ZERO)).collect();
+    let mut cfg = tcp_cfg(CcaConfig::NewReno(Default::default()), TcpConfig::dc_newreno(), 16);
+    cfg.stop_time = Time::from_ns(1_000_000_000);
+    cfg.switch.egress_cap = Some(dcsim::core::units::Bytes(CAP));
+    cfg.monitor.queue_lengths = true;
+    let mut sim = Simulation::new(net, routes, cfg, flows, NoCcFactory).unwrap();
+    sim.run();
+    assert_sound(&sim);
+    assert!(sim.counters().mmu_drops > 0, "{:?}", sim.counters());
+    let end = sim.now();
+    let stats = sim.queue_stats(end);
+    let port = stats.iter().find(|q| q.peer == NodeId(16)).expect("the receiver's port");
+    assert!(port.stats.max <= CAP, "peak {} above the cap", port.stats.max);
+    assert!(port.stats.max + 1500 > CAP, "the queue reaches the cap: {}", port.stats.max);
+}

@@ -597,6 +597,15 @@ fn describe_transports(v: &ValidScenario) -> String {
         let default = if cfg.switch.ecn_enabled { "RED/ECN" } else { "drop-tail" };
         out += &format!(" Other switch ports: {default}.");
     }
+    if let Some(a) = cfg.switch.dt_alpha {
+        out += &format!(" Ingress dynamic threshold: {a} x free buffer.");
+    }
+    if let Some(cap) = cfg.switch.egress_cap {
+        out += &format!(
+            " Lossy classes: egress admission, queue limit min({cap}, {} x free buffer).",
+            cfg.switch.egress_alpha
+        );
+    }
     out
 }
 

@@ -174,6 +174,10 @@ struct RawSwitch {
     resume_offset: Option<Qty>,
     headroom_bdp_multiple: Option<Int>,
     ecn_map: Option<Vec<Spanned<RawEcn>>>,
+    pfc_alpha: Option<Spanned<f64>>,
+    lossy_admission: Option<Spanned<String>>,
+    egress_cap: Option<Qty>,
+    egress_alpha: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -1094,6 +1098,7 @@ fn switch_config(
     if let Some(v) = &raw.headroom_bdp_multiple {
         c.headroom_bdp_multiple = src.int(v, "switch.headroom_bdp_multiple", 0, i64::MAX)? as u64;
     }
+    admission(src, raw, &mut c)?;
     if let Some(map) = &raw.ecn_map {
         let mut entries: Vec<(BitsPerSec, EcnParams)> = Vec::with_capacity(map.len());
         for (i, e) in map.iter().enumerate() {
@@ -1129,6 +1134,81 @@ fn switch_config(
         c.ecn = entries;
     }
     Ok(c)
+}
+
+/// The admission modes of the lossy classes (`[switch] lossy_admission`).
+pub const LOSSY_ADMISSION: &[&str] = &["ingress", "egress"];
+
+/// `[switch] pfc_alpha`, `lossy_admission`, `egress_cap`, `egress_alpha` (after `buffer`).
+fn admission(src: &Source, raw: &RawSwitch, c: &mut SwitchConfig) -> Result<(), CliError> {
+    let alpha = |v: &Spanned<f64>, field: &str| -> Result<f64, CliError> {
+        let a = *v.get_ref();
+        if a > 0.0 && a < SwitchConfig::MAX_ALPHA {
+            Ok(a)
+        } else {
+            Err(src.error(
+                v.span(),
+                field,
+                format!(
+                    "{a} is outside (0, {}) exclusive (a fraction of the free buffer: 0.11 \
+                     means 11%)",
+                    SwitchConfig::MAX_ALPHA
+                ),
+            ))
+        }
+    };
+    if let Some(v) = &raw.pfc_alpha {
+        c.dt_alpha = Some(alpha(v, "switch.pfc_alpha")?);
+    }
+    let egress = match &raw.lossy_admission {
+        None => false,
+        Some(m) => match m.get_ref().as_str() {
+            "ingress" => false,
+            "egress" => true,
+            other => {
+                return Err(src.error(
+                    m.span(),
+                    "switch.lossy_admission",
+                    format!(
+                        "unknown admission mode \"{other}\" (valid: {})",
+                        LOSSY_ADMISSION.join(", ")
+                    ),
+                ))
+            }
+        },
+    };
+    let needs_egress = |span: Range<usize>, key: &str| {
+        src.error(
+            span,
+            format!("switch.{key}"),
+            format!("`{key}` applies only with lossy_admission = \"egress\" (add it to [switch])"),
+        )
+    };
+    let cap = match &raw.egress_cap {
+        Some(q) if !egress => return Err(needs_egress(q.span(), "egress_cap")),
+        Some(q) => {
+            let cap = src.size(q, "switch.egress_cap", Zero::Rejected)?;
+            if cap > c.buffer {
+                return Err(src.error(
+                    q.span(),
+                    "switch.egress_cap",
+                    format!("{cap} is larger than the switch buffer ({})", c.buffer),
+                ));
+            }
+            cap
+        }
+        None => c.buffer,
+    };
+    if let Some(v) = &raw.egress_alpha {
+        if !egress {
+            return Err(needs_egress(v.span(), "egress_alpha"));
+        }
+        c.egress_alpha = alpha(v, "switch.egress_alpha")?;
+    }
+    if egress {
+        c.egress_cap = Some(cap);
+    }
+    Ok(())
 }
 
 /// With ECN on, every switch port's rate needs an ECN map entry. The derived default map

@@ -383,6 +383,67 @@ fn alibaba_2pod_impossible_parameters_are_located() {
 }
 
 #[test]
+fn buffer_admission_keys_are_checked_where_written() {
+    let switch = |keys: &str| {
+        let c = Case::new();
+        c.scenario(&[], &format!("\n[switch]\nbuffer = \"1MiB\"\n{keys}"));
+        c.run_fails()
+    };
+    for a in ["0", "-0.5", "1000", "1e9"] {
+        let shown = a.parse::<f64>().unwrap();
+        assert_has(
+            &switch(&format!("pfc_alpha = {a}")),
+            &[&format!(
+                "scenario.toml:24:13: field `switch.pfc_alpha`: {shown} is outside (0, 1000) \
+                 exclusive (a fraction of the free buffer: 0.11 means 11%)"
+            )],
+        );
+    }
+    assert_has(
+        &switch("lossy_admission = \"egres\""),
+        &["scenario.toml:24:19: field `switch.lossy_admission`: unknown admission mode \"egres\" \
+           (valid: ingress, egress)"],
+    );
+    assert_has(
+        &switch("egress_cap = \"256KiB\""),
+        &["scenario.toml:24:14: field `switch.egress_cap`: `egress_cap` applies only with \
+           lossy_admission = \"egress\""],
+    );
+    assert_has(
+        &switch("lossy_admission = \"ingress\"\negress_alpha = 2"),
+        &["scenario.toml:25:16: field `switch.egress_alpha`: `egress_alpha` applies only with"],
+    );
+    assert_has(
+        &switch("lossy_admission = \"egress\"\negress_cap = \"2MiB\""),
+        &["scenario.toml:25:14: field `switch.egress_cap`: 2097152B is larger than the switch \
+           buffer (1048576B)"],
+    );
+    assert_has(
+        &switch("lossy_admission = \"egress\"\negress_cap = 0"),
+        &["scenario.toml:25:14: field `switch.egress_cap`: must be at least 1 byte"],
+    );
+    assert_has(
+        &switch("lossy_admission = \"egress\"\negress_alpha = 0"),
+        &["scenario.toml:25:16: field `switch.egress_alpha`: 0 is outside (0, 1000) exclusive"],
+    );
+    // Valid values load, and `validate` says what they do.
+    let c = Case::new();
+    c.scenario(
+        &[],
+        "\n[switch]\nbuffer = \"1MiB\"\npfc_alpha = 0.11\nlossy_admission = \"egress\"\n\
+         egress_alpha = 2\n",
+    );
+    let out = run_ok(&c, &["validate", "scenario.toml"]);
+    assert_has(
+        &out,
+        &[
+            "Ingress dynamic threshold: 0.11 x free buffer.",
+            "Lossy classes: egress admission, queue limit min(1048576B, 2 x free buffer).",
+        ],
+    );
+}
+
+#[test]
 fn missing_topology_section() {
     let c = Case::new();
     c.write("scenario.toml", "[[flows.list]]\nsrc = 0\ndst = 1\nsize = 1\n");

@@ -44,6 +44,31 @@ pub struct SwitchConfig {
     /// Queue disciplines of particular ports and classes, replacing the default (RED/ECN on
     /// classes 1–7 when ECN is on, else drop-tail without a limit of its own).
     pub qdiscs: Vec<PortQdisc>,
+    /// The ingress dynamic-threshold alpha, explicitly. `None` (the default) is the
+    /// reference's rule: threshold `= free >> shift`, where `free` is the shared pool minus
+    /// its used bytes and `shift` is 3 (alpha = 1/8), decreased by one for each doubling of
+    /// the ingress port's rate over the first host's NIC rate. `Some(alpha)` sets the
+    /// threshold to `floor(alpha * free)` on every port: no per-port rate shift.
+    ///
+    /// The threshold bounds the shared bytes of one (ingress port, class): a lossless class
+    /// pauses its upstream once it reaches the threshold (PFC fires when the queue holds more
+    /// than `alpha` of the free buffer), and in ingress admission a lossy class drops beyond
+    /// it. In either case a queue may never take more than the free shared buffer itself, which
+    /// matters only for `alpha > 1`. Valid values: finite, in (0, 1000).
+    pub dt_alpha: Option<f64>,
+    /// Egress admission for lossy classes (classes that do not pause: not
+    /// [`SwitchConfig::lossless`]). `None` (the default): lossy classes are admitted at ingress
+    /// like lossless ones, only without headroom. `Some(cap)`: a lossy packet is dropped when
+    /// its egress queue (port, class) would exceed `min(cap, floor(egress_alpha * free))`
+    /// bytes (`free`: the shared pool minus its used bytes), or when it does not fit in the
+    /// free shared buffer; otherwise it is admitted (still counted in the ingress reserve and
+    /// the shared pool). Lossless classes keep ingress admission with PFC. Valid caps: at
+    /// least 1 byte and at most [`SwitchConfig::buffer`].
+    pub egress_cap: Option<Bytes>,
+    /// The dynamic-threshold alpha of egress admission (used only with
+    /// [`SwitchConfig::egress_cap`]); default 1 (a queue may hold as much as is free). Valid
+    /// values: finite, in (0, 1000).
+    pub egress_alpha: f64,
 }
 
 /// A queue discipline for some priority classes of one switch egress port.
@@ -81,6 +106,9 @@ impl Default for SwitchConfig {
             pfc_enabled: true,
             lossy_classes: 0,
             qdiscs: Vec::new(),
+            dt_alpha: None,
+            egress_cap: None,
+            egress_alpha: 1.0,
         }
     }
 }
@@ -90,6 +118,42 @@ impl SwitchConfig {
     /// [`SwitchConfig::lossy_classes`].
     pub fn lossless(&self, q: usize) -> bool {
         self.pfc_enabled && self.lossy_classes & (1 << q) == 0
+    }
+
+    /// The largest alpha [`SwitchConfig::dt_alpha`] and [`SwitchConfig::egress_alpha`] may
+    /// take (exclusive).
+    pub const MAX_ALPHA: f64 = 1000.0;
+
+    /// Checks the buffer-admission parameters: each alpha finite and in
+    /// `(0, `[`SwitchConfig::MAX_ALPHA`]`)`, the egress cap in `1..=buffer` bytes.
+    ///
+    /// # Errors
+    /// `(field, what is wrong)`, the field named as in a scenario's `[switch]` table
+    /// (`pfc_alpha`, `egress_alpha`, `egress_cap`).
+    pub fn check_admission(&self) -> Result<(), (&'static str, String)> {
+        let alpha = |field: &'static str, a: f64| {
+            if a > 0.0 && a < Self::MAX_ALPHA {
+                Ok(())
+            } else {
+                Err((field, format!("{a} is outside (0, {}) exclusive", Self::MAX_ALPHA)))
+            }
+        };
+        if let Some(a) = self.dt_alpha {
+            alpha("pfc_alpha", a)?;
+        }
+        if let Some(cap) = self.egress_cap {
+            alpha("egress_alpha", self.egress_alpha)?;
+            if cap.0 == 0 {
+                return Err(("egress_cap", "must be at least 1 byte".into()));
+            }
+            if cap > self.buffer {
+                return Err((
+                    "egress_cap",
+                    format!("{cap} is larger than the switch buffer ({})", self.buffer),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// ECN parameters for a port of rate `rate`, if configured.

@@ -3,6 +3,17 @@
 //!
 //! Differences from the reference, deliberate: its u32 threshold arithmetic wraps when
 //! headroom plus reserve exceed the buffer (quirk 17); here it saturates at 0.
+//!
+//! Two admission options the reference lacks (both off by default, leaving its behaviour
+//! unchanged):
+//! * an explicit ingress dynamic-threshold alpha ([`SwitchConfig::dt_alpha`]): threshold
+//!   `floor(alpha * free)` instead of `free >> shift`;
+//! * egress admission for lossy classes ([`SwitchConfig::egress_cap`]): a lossy packet is
+//!   dropped when its egress queue would exceed `min(cap, floor(egress_alpha * free))`.
+//!
+//! Either way every admitted packet is counted in its (ingress port, class) — reserve first,
+//! then the shared pool, then (lossless classes only) headroom — and in its (egress port,
+//! class), and [`Mmu::release`] undoes exactly that, so the counters return to zero.
 
 use crate::config::SwitchConfig;
 use crate::units::BitsPerSec;
@@ -22,6 +33,11 @@ pub(crate) struct Mmu {
     shared_used: u64,
     headroom: Vec<u64>,
     shift: Vec<u32>,
+    /// [`SwitchConfig::dt_alpha`].
+    dt_alpha: Option<f64>,
+    /// Egress admission of lossy classes: `(cap, alpha)` ([`SwitchConfig::egress_cap`],
+    /// [`SwitchConfig::egress_alpha`]).
+    egress_admission: Option<(u64, f64)>,
     pub(crate) ingress: Vec<[u64; QUEUES]>,
     pub(crate) hdrm: Vec<[u64; QUEUES]>,
     pub(crate) egress: Vec<[u64; QUEUES]>,
@@ -85,6 +101,8 @@ impl Mmu {
             shared_used: 0,
             headroom,
             shift,
+            dt_alpha: cfg.dt_alpha,
+            egress_admission: cfg.egress_cap.map(|cap| (cap.0, cfg.egress_alpha)),
             ingress: vec![[0; QUEUES]; n],
             hdrm: vec![[0; QUEUES]; n],
             egress: vec![[0; QUEUES]; n],
@@ -92,9 +110,20 @@ impl Mmu {
         }
     }
 
+    /// Free bytes of the shared pool.
+    #[inline]
+    fn free(&self) -> u64 {
+        self.pool.saturating_sub(self.shared_used)
+    }
+
+    /// The ingress dynamic threshold of `port`: `free >> shift[port]` (the reference), or
+    /// `floor(alpha * free)` with an explicit alpha.
     #[inline]
     fn threshold(&self, port: usize) -> u64 {
-        self.pool.saturating_sub(self.shared_used) >> self.shift[port]
+        match self.dt_alpha {
+            None => self.free() >> self.shift[port],
+            Some(alpha) => scaled(alpha, self.free()),
+        }
     }
 
     #[inline]
@@ -104,10 +133,17 @@ impl Mmu {
 
     /// Admits `size` bytes arriving on `inp` for queue `q`, leaving through `out`.
     pub(crate) fn admit(&mut self, inp: usize, out: usize, q: usize, size: u64) -> Admit {
-        let th = self.threshold(inp);
-        let s = self.shared(inp, q);
-        let shared_full = size + s > th;
         let pfc = self.pfc_classes & (1 << q) != 0;
+        if !pfc {
+            if let Some((cap, alpha)) = self.egress_admission {
+                return self.admit_egress(inp, out, q, size, cap, alpha);
+            }
+        }
+        let s = self.shared(inp, q);
+        // A queue's shared bytes never exceed what is free besides them: a no-op for the
+        // reference's threshold (at most `free`), a bound for an explicit alpha above 1.
+        let th = self.threshold(inp).min(s + self.free());
+        let shared_full = size + s > th;
         let headroom_full = !pfc || size + self.hdrm[inp][q] > self.headroom[inp];
         if shared_full && headroom_full {
             return Admit::Drop;
@@ -129,6 +165,32 @@ impl Mmu {
                 return Admit::Pause;
             }
         }
+        Admit::Ok
+    }
+
+    /// Egress admission of a lossy class: drop when the egress queue (`out`, `q`) would exceed
+    /// `min(cap, floor(alpha * free))` or the bytes beyond the ingress reserve do not fit in
+    /// the free shared buffer; else count the packet like a shared-buffer admission at ingress
+    /// (reserve, then shared pool; never headroom).
+    fn admit_egress(
+        &mut self,
+        inp: usize,
+        out: usize,
+        q: usize,
+        size: u64,
+        cap: u64,
+        alpha: f64,
+    ) -> Admit {
+        let free = self.free();
+        let limit = cap.min(scaled(alpha, free));
+        let n = self.ingress[inp][q] + size;
+        let to_shared = n.saturating_sub(self.reserve).min(size);
+        if self.egress[out][q] + size > limit || to_shared > free {
+            return Admit::Drop;
+        }
+        self.ingress[inp][q] = n;
+        self.shared_used += to_shared;
+        self.egress[out][q] += size;
         Admit::Ok
     }
 
@@ -158,6 +220,12 @@ impl Mmu {
         self.egress[port][q]
     }
 
+    /// Bytes of the shared pool in use (for tests).
+    #[cfg(test)]
+    pub(crate) fn shared_used(&self) -> u64 {
+        self.shared_used
+    }
+
     /// Whether every counter is zero and nothing is paused.
     pub(crate) fn is_idle(&self) -> bool {
         self.shared_used == 0
@@ -166,6 +234,12 @@ impl Mmu {
             && self.egress.iter().all(|a| a.iter().all(|&x| x == 0))
             && self.paused.iter().all(|a| a.iter().all(|&x| !x))
     }
+}
+
+/// `floor(alpha * bytes)` (`alpha > 0`; saturates at `u64::MAX`).
+#[inline]
+fn scaled(alpha: f64, bytes: u64) -> u64 {
+    (alpha * bytes as f64) as u64
 }
 
 #[cfg(test)]
@@ -217,5 +291,210 @@ mod tests {
         }
         assert!(resumed);
         assert!(m.is_idle());
+    }
+
+    /// 4 ports at 100 Gb/s with 1 µs links: 37 500 B of headroom each when some class is
+    /// lossless, none when every class is lossy.
+    const PORTS: [(BitsPerSec, u64); 4] = [(BitsPerSec::gbps(100), 1_000_000); 4];
+
+    fn mmu_with(cfg: SwitchConfig) -> Mmu {
+        Mmu::new(&cfg, &PORTS, BitsPerSec::gbps(100))
+    }
+
+    #[test]
+    fn explicit_alpha_pauses_when_the_queue_reaches_alpha_times_the_free_buffer() {
+        // No reserve, so that every byte is shared: the pool is 1 260 000 - 4 * 37 500 =
+        // 1 110 000 B. With alpha = 0.11, one queue of 1000 B packets pauses when its shared
+        // bytes s reach floor(0.11 * (1 110 000 - s)): at s = 110 000 (free 1 000 000,
+        // 0.11 * free = 110 000), the 110th packet. After 109 packets s = 109 000 and the
+        // threshold is floor(0.11 * 1 001 000) = 110 110: no pause yet.
+        let cfg = SwitchConfig {
+            buffer: Bytes(1_260_000),
+            reserve: Bytes(0),
+            dt_alpha: Some(0.11),
+            ..SwitchConfig::default()
+        };
+        let mut m = mmu_with(cfg);
+        assert_eq!(m.pool, 1_110_000);
+        for k in 1..=109u64 {
+            assert_eq!(m.admit(0, 1, 3, 1000), Admit::Ok, "packet {k}");
+            let (s, free) = (m.shared_used(), 1_110_000 - m.shared_used());
+            assert_eq!(s, 1000 * k);
+            assert!(s < (0.11 * free as f64) as u64, "packet {k}");
+        }
+        assert_eq!(m.threshold(0), 110_110);
+        assert_eq!(m.admit(0, 1, 3, 1000), Admit::Pause);
+        assert_eq!((m.shared_used(), m.threshold(0)), (110_000, 110_000));
+        // The per-port rate shift does not apply with an explicit alpha: a 400G port (shift 1
+        // under the reference's rule) has the same threshold.
+        let fast = Mmu::new(
+            &SwitchConfig { dt_alpha: Some(0.11), ..SwitchConfig::default() },
+            &[(BitsPerSec::gbps(400), 1_000_000), (BitsPerSec::gbps(100), 1_000_000)],
+            BitsPerSec::gbps(100),
+        );
+        assert_eq!(fast.threshold(0), fast.threshold(1));
+        // Resume once s + 3072 (the resume offset) <= floor(0.11 * free): after releasing j
+        // packets s = 110 000 - 1000 j and the threshold is 110 000 + 110 j, so at j = 3
+        // (110 072 <= 110 330; at j = 2, 111 072 > 110 220).
+        assert!(!m.release(0, 1, 3, 1000));
+        assert!(!m.release(0, 1, 3, 1000));
+        assert!(m.release(0, 1, 3, 1000));
+        for _ in 0..107 {
+            assert!(!m.release(0, 1, 3, 1000));
+        }
+        assert!(m.is_idle());
+    }
+
+    #[test]
+    fn the_default_threshold_is_the_reference_shift() {
+        // The same switch without an explicit alpha: free >> 3 (alpha = 1/8). One queue
+        // settles at s = pool / 9: the 124th packet (s 124 000 > 123 375, the threshold
+        // before it) goes to headroom and pauses.
+        let cfg =
+            SwitchConfig { buffer: Bytes(1_260_000), reserve: Bytes(0), ..Default::default() };
+        let mut m = mmu_with(cfg);
+        for k in 1..=123 {
+            assert_eq!(m.admit(0, 1, 3, 1000), Admit::Ok, "packet {k}");
+        }
+        assert_eq!(m.threshold(0), (1_110_000 - 123_000) >> 3);
+        assert_eq!(m.admit(0, 1, 3, 1000), Admit::Pause);
+        assert_eq!((m.shared_used(), m.hdrm[0][3]), (123_000, 1000));
+    }
+
+    #[test]
+    fn a_large_alpha_never_takes_more_than_the_free_buffer() {
+        // alpha = 500, pool 1 110 000 B. Queue A (port 0) pauses once s >= 500 * free, i.e.
+        // at s = 1 108 000 (free 2000), its 1108th packet of 1000 B. Queue B (port 2) then
+        // sends 1500-byte packets: the first fits (free 2000), the second would exceed the
+        // 500 B still free although 500 * 500 = 250 000 B is B's dynamic threshold, so it
+        // goes to headroom and pauses instead of overcommitting the pool.
+        let cfg = SwitchConfig {
+            buffer: Bytes(1_260_000),
+            reserve: Bytes(0),
+            dt_alpha: Some(500.0),
+            ..SwitchConfig::default()
+        };
+        let mut m = mmu_with(cfg);
+        for k in 1..=1107 {
+            assert_eq!(m.admit(0, 1, 3, 1000), Admit::Ok, "packet {k}");
+        }
+        assert_eq!(m.admit(0, 1, 3, 1000), Admit::Pause);
+        assert_eq!(m.shared_used(), 1_108_000);
+        assert_eq!(m.admit(2, 1, 3, 1500), Admit::Ok);
+        assert_eq!(m.shared_used(), 1_109_500);
+        assert_eq!(m.threshold(2), 250_000);
+        assert_eq!(m.admit(2, 1, 3, 1500), Admit::Pause);
+        assert_eq!((m.shared_used(), m.hdrm[2][3]), (1_109_500, 1500));
+    }
+
+    #[test]
+    fn egress_admission_admits_a_burst_up_to_exactly_the_cap() {
+        // Every class lossy (no PFC): no headroom, pool = 1 MiB - 4 * 4096 = 1 032 192 B.
+        // Cap 256 KiB: 1024-byte packets from three ingress ports into one egress queue are
+        // admitted while the queue stays <= 262 144 B, i.e. exactly 256 of them; the free
+        // buffer (>= 770 048 B) never binds with alpha = 1.
+        let cfg = SwitchConfig {
+            buffer: Bytes(1 << 20),
+            pfc_enabled: false,
+            egress_cap: Some(Bytes(256 << 10)),
+            ..SwitchConfig::default()
+        };
+        let mut m = mmu_with(cfg);
+        assert_eq!(m.pool, 1_032_192);
+        let mut admitted = Vec::new();
+        for i in 0..400 {
+            let inp = [0, 2, 3][i % 3];
+            match m.admit(inp, 1, 3, 1024) {
+                Admit::Ok => admitted.push(inp),
+                Admit::Drop => {}
+                Admit::Pause => panic!("a lossy class never pauses"),
+            }
+            if i < 256 {
+                assert_eq!(admitted.len(), i + 1, "packet {i} is within the cap");
+            }
+        }
+        assert_eq!(admitted.len(), 256);
+        assert_eq!(m.egress_bytes(1, 3), 262_144);
+        // Another egress queue (another class, another port) has a cap of its own.
+        assert_eq!(m.admit(0, 1, 4, 1024), Admit::Ok);
+        assert_eq!(m.admit(0, 2, 3, 1024), Admit::Ok);
+        // Draining one packet makes room for exactly one more.
+        m.release(admitted[0], 1, 3, 1024);
+        assert_eq!(m.admit(admitted[0], 1, 3, 1024), Admit::Ok);
+        assert_eq!(m.admit(admitted[0], 1, 3, 1024), Admit::Drop);
+        for inp in admitted {
+            assert!(!m.release(inp, 1, 3, 1024));
+        }
+        m.release(0, 1, 4, 1024);
+        m.release(0, 2, 3, 1024);
+        assert!(m.is_idle(), "the accounting returns to zero");
+    }
+
+    #[test]
+    fn egress_alpha_bounds_a_queue_at_alpha_times_the_free_buffer() {
+        // Pool 1 000 000 B (no reserve, no headroom), alpha 0.25, cap = the buffer: a packet is
+        // admitted while e + 1000 <= floor(0.25 * (1 000 000 - e)), i.e. e <= 199 200: 200
+        // packets (e = 200 000 = 0.25 * 800 000), then drops.
+        let cfg = SwitchConfig {
+            buffer: Bytes(1_000_000),
+            reserve: Bytes(0),
+            pfc_enabled: false,
+            egress_cap: Some(Bytes(1_000_000)),
+            egress_alpha: 0.25,
+            ..SwitchConfig::default()
+        };
+        let mut m = mmu_with(cfg);
+        for k in 1..=200 {
+            assert_eq!(m.admit(0, 1, 3, 1000), Admit::Ok, "packet {k}");
+        }
+        assert_eq!(m.admit(0, 1, 3, 1000), Admit::Drop);
+        assert_eq!((m.egress_bytes(1, 3), m.shared_used()), (200_000, 200_000));
+    }
+
+    #[test]
+    fn egress_admission_leaves_lossless_classes_on_ingress_admission_with_pfc() {
+        // Class 3 lossy (egress admission, cap 64 KiB), class 4 lossless: class 4 still
+        // pauses its upstream at the ingress threshold, far beyond the lossy cap.
+        let cfg = SwitchConfig {
+            buffer: Bytes(1 << 20),
+            lossy_classes: 1 << 3,
+            egress_cap: Some(Bytes(64 << 10)),
+            ..SwitchConfig::default()
+        };
+        let mut m = mmu_with(cfg);
+        let lossy = (0..100).filter(|_| m.admit(0, 1, 3, 1024) == Admit::Ok).count();
+        assert_eq!(lossy, 64);
+        let mut pause = None;
+        for k in 0..1000 {
+            if m.admit(2, 1, 4, 1000) == Admit::Pause {
+                pause = Some(k);
+                break;
+            }
+        }
+        let k = pause.expect("the lossless class pauses");
+        assert!(k > 64, "paused after {k} packets");
+    }
+
+    #[test]
+    fn admission_parameters_are_checked() {
+        let d = SwitchConfig::default();
+        assert_eq!(d.check_admission(), Ok(()));
+        for a in [0.0, -1.0, 1000.0, f64::NAN, f64::INFINITY] {
+            let c = SwitchConfig { dt_alpha: Some(a), ..d.clone() };
+            assert_eq!(c.check_admission().unwrap_err().0, "pfc_alpha", "{a}");
+            let c = SwitchConfig { egress_cap: Some(Bytes(1000)), egress_alpha: a, ..d.clone() };
+            assert_eq!(c.check_admission().unwrap_err().0, "egress_alpha", "{a}");
+        }
+        let c = SwitchConfig { dt_alpha: Some(0.11), ..d.clone() };
+        assert_eq!(c.check_admission(), Ok(()));
+        let c = SwitchConfig { egress_cap: Some(Bytes(0)), ..d.clone() };
+        assert_eq!(c.check_admission(), Err(("egress_cap", "must be at least 1 byte".into())));
+        let c = SwitchConfig { egress_cap: Some(Bytes((32 << 20) + 1)), ..d.clone() };
+        assert_eq!(
+            c.check_admission(),
+            Err(("egress_cap", "33554433B is larger than the switch buffer (33554432B)".into()))
+        );
+        let c = SwitchConfig { egress_cap: Some(Bytes(32 << 20)), ..d };
+        assert_eq!(c.check_admission(), Ok(()));
     }
 }

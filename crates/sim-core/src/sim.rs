@@ -186,6 +186,15 @@ pub enum SimError {
     /// An application or connection cannot be run as given.
     #[error("{0}")]
     App(String),
+    /// A switch buffer-admission parameter is out of range
+    /// ([`SwitchConfig::check_admission`](crate::config::SwitchConfig::check_admission)).
+    #[error("switch.{field}: {detail}")]
+    SwitchAdmission {
+        /// The parameter, as a scenario's `[switch]` table names it.
+        field: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
     /// The routing table was built for another host count.
     #[error("routing table is for {table} hosts but the network has {network}")]
     RoutingMismatch {
@@ -301,6 +310,9 @@ impl<F: CcFactory> Simulation<F> {
         if cfg.nic.chunk == 0 {
             return Err(SimError::Zero("nic.chunk"));
         }
+        cfg.switch
+            .check_admission()
+            .map_err(|(field, detail)| SimError::SwitchAdmission { field, detail })?;
         if routes.host_count() != net.hosts().len() {
             return Err(SimError::RoutingMismatch {
                 table: routes.host_count(),
