@@ -51,15 +51,15 @@ pub struct StudySpec {
 
 impl StudySpec {
     /// Reads `[buffer]` of the sweep file `src`; `axes` are the sweep's axes.
-    pub(crate) fn parse(
-        src: &Source,
-        t: &Table,
-        axes: &[&str],
-    ) -> Result<StudySpec, CliError> {
+    pub(crate) fn parse(src: &Source, t: &Table, axes: &[&str]) -> Result<StudySpec, CliError> {
         const KEYS: &[&str] =
             &["scheme_axis", "victim", "queues", "hosts", "busy_utilisation", "by_size"];
         let err = |k: &str, m: String| {
-            src.error_at(src.span_of(&["buffer", k]).or(src.span_of(&["buffer"])), format!("buffer.{k}"), m)
+            src.error_at(
+                src.span_of(&["buffer", k]).or(src.span_of(&["buffer"])),
+                format!("buffer.{k}"),
+                m,
+            )
         };
         if let Some(k) = t.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(err(k, format!("unknown key `{k}` (the keys: {})", KEYS.join(", "))));
@@ -100,22 +100,39 @@ impl StudySpec {
                     v => Err(err("hosts", format!("expected host ids, found {v}"))),
                 })
                 .collect::<Result<_, _>>()?,
-            Some(v) => return Err(err("hosts", format!("expected an array of host ids, found {v}"))),
+            Some(v) => {
+                return Err(err("hosts", format!("expected an array of host ids, found {v}")))
+            }
         };
         if queues == "hosts" && hosts.is_empty() {
-            return Err(err("hosts", "queues = \"hosts\" needs the hosts, e.g. hosts = [14, 15]".into()));
+            return Err(err(
+                "hosts",
+                "queues = \"hosts\" needs the hosts, e.g. hosts = [14, 15]".into(),
+            ));
         }
         let busy_utilisation = match t.get("busy_utilisation") {
             None => 0.5,
             Some(Value::Float(f)) if (0.0..=1.0).contains(f) => *f,
-            Some(v) => return Err(err("busy_utilisation", format!("expected a fraction in [0, 1], found {v}"))),
+            Some(v) => {
+                return Err(err(
+                    "busy_utilisation",
+                    format!("expected a fraction in [0, 1], found {v}"),
+                ))
+            }
         };
         let by_size = match t.get("by_size") {
             None => false,
             Some(Value::Boolean(b)) => *b,
             Some(v) => return Err(err("by_size", format!("expected true or false, found {v}"))),
         };
-        Ok(StudySpec { scheme_axis, victim: string("victim")?, queues, hosts, busy_utilisation, by_size })
+        Ok(StudySpec {
+            scheme_axis,
+            victim: string("victim")?,
+            queues,
+            hosts,
+            busy_utilisation,
+            by_size,
+        })
     }
 }
 
@@ -194,10 +211,9 @@ fn read_ports(path: &Path) -> Result<Vec<PortRow>, CliError> {
     let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
     let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
     let col = |name: &str| {
-        headers
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| input_error(path, format!("no `{name}` column (run with queue_lengths)")))
+        headers.iter().position(|h| h == name).ok_or_else(|| {
+            input_error(path, format!("no `{name}` column (run with queue_lengths)"))
+        })
     };
     let (sw, port, peer, util, max) =
         (col("switch")?, col("port")?, col("peer")?, col("utilisation")?, col("max_bytes")?);
@@ -322,7 +338,12 @@ fn by_size(mut v: Vec<(u64, f64)>) -> Vec<(u64, usize, f64, f64)> {
         let size = v[i].0;
         let j = i + v[i..].iter().take_while(|x| x.0 == size).count();
         let s: Vec<f64> = v[i..j].iter().map(|x| x.1).collect();
-        out.push((size, s.len(), percentile(&s, 0.5).unwrap_or(0.0), percentile(&s, 0.99).unwrap_or(0.0)));
+        out.push((
+            size,
+            s.len(),
+            percentile(&s, 0.5).unwrap_or(0.0),
+            percentile(&s, 0.99).unwrap_or(0.0),
+        ));
         i = j;
     }
     out
@@ -383,7 +404,11 @@ pub fn write_report(
         let keys: Vec<(u32, u32)> = chosen.iter().map(|p| (p.switch, p.port)).collect();
         let bins = read_pooled(&cdir.join("qlen_hist.csv"), &keys)?;
         if chosen.is_empty() {
-            let _ = writeln!(notes, "note: cell {}: no switch port matches queues = \"{}\"", c.name, spec.queues);
+            let _ = writeln!(
+                notes,
+                "note: cell {}: no switch port matches queues = \"{}\"",
+                c.name, spec.queues
+            );
         }
         let utilisation = if chosen.is_empty() {
             0.0
@@ -410,7 +435,11 @@ pub fn write_report(
             utilisation,
             counters,
             bins,
-            by_size: if spec.by_size { by_size(std::mem::take(&mut q.by_size)) } else { Vec::new() },
+            by_size: if spec.by_size {
+                by_size(std::mem::take(&mut q.by_size))
+            } else {
+                Vec::new()
+            },
         });
     }
 
@@ -420,10 +449,11 @@ pub fn write_report(
         let v = r.victim.as_ref();
         let opt = |f: &dyn Fn(&VictimStats) -> String| v.map_or_else(String::new, f);
         let get = |k: &str| r.counters.get(k).cloned().unwrap_or_else(|| "0".into());
-        let drops: u64 = ["mmu_drops", "qdisc_overflow_drops", "aqm_drops", "no_route_drops", "link_losses"]
-            .iter()
-            .map(|k| get(k).parse::<u64>().unwrap_or(0))
-            .sum();
+        let drops: u64 =
+            ["mmu_drops", "qdisc_overflow_drops", "aqm_drops", "no_route_drops", "link_losses"]
+                .iter()
+                .map(|k| get(k).parse::<u64>().unwrap_or(0))
+                .sum();
         csv.push(vec![
             r.scheme.clone(),
             opt(&|s| f3(s.qps)),
@@ -448,10 +478,17 @@ pub fn write_report(
     }
     let mut written = vec![output::write_atomic(dir, "buffer.csv", &csv_text(&csv))?];
     if spec.by_size {
-        let mut t = vec![["scheme", "size_bytes", "queries", "p50", "p99"].map(String::from).to_vec()];
+        let mut t =
+            vec![["scheme", "size_bytes", "queries", "p50", "p99"].map(String::from).to_vec()];
         for r in &rows {
             for &(size, n, p50, p99) in &r.by_size {
-                t.push(vec![r.scheme.clone(), size.to_string(), n.to_string(), format!("{p50:.4}"), format!("{p99:.4}")]);
+                t.push(vec![
+                    r.scheme.clone(),
+                    size.to_string(),
+                    n.to_string(),
+                    format!("{p50:.4}"),
+                    format!("{p99:.4}"),
+                ]);
             }
         }
         written.push(output::write_atomic(dir, "slowdown_by_size.csv", &csv_text(&t))?);

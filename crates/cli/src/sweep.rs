@@ -53,7 +53,10 @@ const SECTIONS: [&str; 10] =
 /// `variant`, several paths at once).
 const ALIASES: [(&str, &str); 5] = [
     ("scheme", "cc (the whole table)"),
-    ("variant", "several paths at once: { name = \"x\", \"cc.name\" = ..., \"rpc.0.group\" = ... }"),
+    (
+        "variant",
+        "several paths at once: { name = \"x\", \"cc.name\" = ..., \"rpc.0.group\" = ... }",
+    ),
     ("workload", "flows.workload.cdf"),
     ("load", "flows.workload.load"),
     ("seed", "simulation.seed"),
@@ -293,7 +296,9 @@ fn parse_axis(src: &Source, key: &str, value: &Value) -> Result<Axis, CliError> 
                 (name.clone(), name.clone())
             }
             ("variant", _) => {
-                return Err(bad("expected a table such as { name = \"newreno\", \"cc.name\" = \"none\" }"))
+                return Err(bad(
+                    "expected a table such as { name = \"newreno\", \"cc.name\" = \"none\" }",
+                ))
             }
             ("workload", Value::String(s)) => {
                 let part = if Cdf::builtin(s).is_ok() {
@@ -1292,7 +1297,8 @@ pub fn merge_command(
             let bytes = match std::fs::read(&p) {
                 Ok(b) => Some(b),
                 Err(e)
-                    if e.kind() == std::io::ErrorKind::NotFound && !CELL_FILES[..3].contains(&name) =>
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && !CELL_FILES[..3].contains(&name) =>
                 {
                     None
                 }

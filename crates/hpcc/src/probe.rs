@@ -210,7 +210,7 @@ mod tests {
         let f = HpccProbeFactory { params: HpccParams::default() };
         let (mut law, w0) = f.new_law(&init());
         assert_eq!(w0, 50_000, "W_init = 25 Gb/s × 16 µs");
-        let t0 = Time::from_us(100);
+        let t0 = Time::from_ns(100_000);
         let t1 = t0 + Duration::from_us(16);
         let r = BitsPerSec::gbps;
         let a = [

@@ -418,7 +418,9 @@ pub(super) fn rpcs(
             stop,
         });
     }
-    cfg.apps = apps;
+    if !infos.is_empty() {
+        cfg.apps = apps;
+    }
     Ok(infos)
 }
 
