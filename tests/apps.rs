@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use dcsim::baselines::{DcqcnFactory, DcqcnParams};
-use dcsim::core::apps::{Apps, Arrivals, Connection, QueryRecord, RpcApp, SizeDist};
+use dcsim::core::apps::{Apps, Arrivals, Connection, Pick, QueryRecord, RpcApp, SizeDist};
 use dcsim::core::cc::{CcFactory, FlowInit, NoCcFactory, ProbeControl, ProbeLaw, ProbeLawFactory};
 use dcsim::core::config::{EcnParams, SimConfig, TcpGroup, Transport};
 use dcsim::core::ids::NodeId;
@@ -253,7 +253,7 @@ fn hpcc_tcp_probes_once_per_rtt_and_collect_every_hop() {
 fn queries_are_identical_on_one_and_several_threads() {
     let go = |threads: usize, transport: Transport| {
         let closed = |n| Arrivals::Closed { outstanding: n };
-        let open = Arrivals::Open { mean_gap: Duration::from_us(3) };
+        let open = Arrivals::Open { mean_gap: Duration::from_us(3), pick: Pick::Random };
         let mut cfg = tcp_cfg(CcaConfig::Cubic(Default::default()), None);
         cfg.apps = apps(
             &[(4, closed(8), "a"), (1, open, "b"), (6, closed(1), "c")],

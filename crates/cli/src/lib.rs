@@ -511,10 +511,29 @@ pub fn describe(v: &ValidScenario) -> String {
     let generated =
         v.workload.as_ref().map_or_else(String::new, |w| format!(" {}", describe_workload(w)));
     let transports = describe_transports(v);
+    let apps: String = v
+        .rpc
+        .iter()
+        .map(|r| {
+            format!(
+                " Application {}: clients {:?} to servers {:?}, {} connections ({}), {}, mean \
+                 query {:.0} B, measured from {} to {}.",
+                r.name,
+                r.clients,
+                r.servers,
+                r.connections,
+                r.transport,
+                r.arrivals,
+                r.mean_query,
+                at(r.measure_from),
+                at(r.stop)
+            )
+        })
+        .collect();
     format!(
         "{}: valid. Topology {}: {} nodes ({hosts} hosts, {switches} switches), {} links. \
-         {} flow{}, {total} bytes in total{starts}.{generated} Scheme {}.{transports} Max base \
-         RTT {}, max BDP {} bytes (payload {} B). Stop time {}, seed {}.",
+         {} flow{}, {total} bytes in total{starts}.{generated}{apps} Scheme {}.{transports} Max \
+         base RTT {}, max BDP {} bytes (payload {} B). Stop time {}, seed {}.",
         v.path.display(),
         v.topology,
         net.node_count(),

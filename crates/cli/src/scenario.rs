@@ -588,9 +588,12 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     let has_apps = raw.rpc.as_ref().is_some_and(|r| !r.is_empty());
     let (mut flows, refs, workload) = flows(src, raw.flows.as_ref(), &net, cfg.seed, has_apps)?;
     let groups = groups::groups(src, raw.group.as_ref(), &mut cfg)?;
-    assign_groups(src, &groups, &refs, &mut flows, &mut cfg)?;
+    let flow_classes = assign_groups(src, &groups, &refs, &mut flows, &mut cfg)?;
     groups::queues(src, raw.queue.as_ref(), &net, &mut cfg)?;
-    let rpc = rpc::rpcs(src, raw.rpc.as_ref(), &net, nics_per_server, &groups, &mut cfg)?;
+    let roce_frame = (u64::from(cfg.nic.mtu), u64::from(cc.header_mode().data_wire(0)));
+    let rpc =
+        rpc::rpcs(src, raw.rpc.as_ref(), &net, nics_per_server, &groups, roce_frame, &mut cfg)?;
+    connection_classes(src, &groups, flow_classes, &mut cfg)?;
 
     Ok(ValidScenario {
         path: src.path.clone(),
@@ -1455,7 +1458,7 @@ fn assign_groups(
     refs: &[GroupRef],
     flows: &mut [FlowSpec],
     cfg: &mut SimConfig,
-) -> Result<(), CliError> {
+) -> Result<(u8, u8), CliError> {
     if groups.is_empty() {
         if let Some((name, span)) = refs.iter().flatten().next() {
             return Err(src.error(
@@ -1464,7 +1467,7 @@ fn assign_groups(
                 format!("no [[group]] named \"{name}\" (the scenario defines none)"),
             ));
         }
-        return Ok(());
+        return Ok((0, 0));
     }
     let mut transports = Vec::with_capacity(flows.len());
     let mut roce_classes = 0u8;
@@ -1510,6 +1513,42 @@ fn assign_groups(
     // a switch whose classes are all lossy sets no headroom aside.
     cfg.switch.lossy_classes |= 0xfe & !roce_classes;
     cfg.flow_transport = transports;
+    let tcp_mask = tcp_classes.iter().fold(0u8, |m, &(pg, _)| m | 1 << pg);
+    Ok((roce_classes, tcp_mask))
+}
+
+/// With TCP groups, the classes of applications' connections: RoCE connections' classes are
+/// lossless (PFC), TCP connections' lossy; a class cannot be both while PFC is on. `roce` and
+/// `tcp` are the classes the listed flows use.
+fn connection_classes(
+    src: &Source,
+    groups: &[Group],
+    (roce, tcp): (u8, u8),
+    cfg: &mut SimConfig,
+) -> Result<(), CliError> {
+    if groups.is_empty() || cfg.apps.is_empty() {
+        return Ok(());
+    }
+    let (mut roce_c, mut tcp_c) = (0u8, 0u8);
+    for c in &cfg.apps.connections {
+        match c.transport {
+            Transport::Roce => roce_c |= 1 << c.pg,
+            Transport::Tcp(_) => tcp_c |= 1 << c.pg,
+        }
+    }
+    let (lossless, lossy) = (roce | roce_c, tcp | tcp_c);
+    if cfg.switch.pfc_enabled && lossless & lossy != 0 {
+        let pg = (lossless & lossy).trailing_zeros();
+        return Err(src.error_at(
+            src.span_of(&["rpc"]),
+            "rpc",
+            format!(
+                "class {pg} carries both RoCE traffic (lossless with PFC) and TCP traffic (lossy): \
+                 give the applications or groups different `pg`s"
+            ),
+        ));
+    }
+    cfg.switch.lossy_classes = lossy | (0xfe & !lossless);
     Ok(())
 }
 

@@ -111,6 +111,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The header area the scheme's data packets carry ([`CcFactory::header_mode`]).
+            pub fn header_mode(&self) -> dcsim_core::packet::HeaderMode {
+                match self {
+                    $(CcChoice::$variant(f) => f.header_mode(),)*
+                }
+            }
+
             /// The name the factory itself reports ([`CcFactory::name`]).
             #[cfg(test)]
             fn factory_name(&self) -> &str {

@@ -210,7 +210,7 @@ fn target_of(src: &Source, section: &str, key: &str) -> Result<Target, CliError>
     let err = |message: String| src.error_at(src.span_of(&[section, key]), field.clone(), message);
     Ok(match key {
         "scheme" => Target::Scheme,
-        "variant" if section == "axes" => Target::Variant,
+        k if section == "axes" && (k == "variant" || k.starts_with("variant_")) => Target::Variant,
         "workload" => Target::Path(vec!["flows".into(), "workload".into(), "cdf".into()]),
         "load" => Target::Path(vec!["flows".into(), "workload".into(), "load".into()]),
         "seed" => Target::Path(vec!["simulation".into(), "seed".into()]),
@@ -258,7 +258,8 @@ fn parse_axis(src: &Source, key: &str, value: &Value) -> Result<Axis, CliError> 
     let mut parts = Vec::with_capacity(values.len());
     for (i, v) in values.iter().enumerate() {
         let bad = |what: &str| err(format!("value {} ({v}): {what}", i + 1));
-        let (label, part) = match (key, v) {
+        let kind = if target == Target::Variant { "variant" } else { key };
+        let (label, part) = match (kind, v) {
             ("scheme", Value::String(s)) => (s.clone(), s.clone()),
             ("scheme", Value::Table(t)) => {
                 let Some(Value::String(name)) = t.get("name") else {

@@ -39,6 +39,8 @@ pub trait SizeSampler: Send + Sync + fmt::Debug {
     fn sample(&self, rng: &mut ChaCha8Rng) -> u64;
     /// The mean size in bytes (for load computations and summaries).
     fn mean(&self) -> f64;
+    /// The mean of `f(size)` over the distribution (e.g. a message's bytes on the wire).
+    fn mean_of(&self, f: &dyn Fn(u64) -> f64) -> f64;
 }
 
 /// A message-size distribution.
@@ -103,12 +105,29 @@ pub enum Arrivals {
         /// Queries outstanding per connection (at least 1).
         outstanding: u32,
     },
-    /// Poisson arrivals over all of the client's connections, each query on a connection chosen
-    /// uniformly at random.
+    /// Poisson arrivals over all of the client's connections: each query goes to the server of
+    /// a connection chosen uniformly at random, on a connection to that server chosen by
+    /// `pick`.
     Open {
         /// Mean time between arrivals (> 0).
         mean_gap: Duration,
+        /// Which of the client's connections to that server carries the query.
+        pick: Pick,
     },
+}
+
+/// How an open-loop client chooses among its connections to one server.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Pick {
+    /// The connection drawn (queries queue behind earlier ones on it).
+    Random,
+    /// The connection with the fewest queries pending, the first of equals (a connection pool
+    /// that sends on an idle connection when it has one).
+    #[default]
+    LeastPending,
+    /// The connection with the fewest query bytes pending, the first of equals (a pool that
+    /// also keeps short queries away from connections busy with long ones).
+    LeastBytes,
 }
 
 /// An RPC client on one host and the servers that answer it.

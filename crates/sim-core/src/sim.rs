@@ -1117,7 +1117,7 @@ fn validate_apps(cfg: &SimConfig, net: &Network) -> Result<(), SimError> {
             Arrivals::Closed { outstanding: 0 } => {
                 return err(format!("application {i}: outstanding queries must be at least 1"));
             }
-            Arrivals::Open { mean_gap } if mean_gap == Duration::ZERO => {
+            Arrivals::Open { mean_gap, .. } if mean_gap == Duration::ZERO => {
                 return err(format!("application {i}: mean inter-arrival time must be positive"));
             }
             _ => {}

@@ -16,16 +16,18 @@
 //! stop = "110ms"                 # no new query from here (default: the stop time)
 //! warmup = "10ms"                # queries submitted earlier are not measured
 //! pg = 3
+//! connection = "least-pending"   # open loop: the query's connection among those to its server
+//!                                # ("least-pending": a pool's idle one first; or "random")
 //! ```
 //!
 //! A *server* is a machine with `nics_per_server` NICs (hosts `s·n … s·n + n − 1`; one NIC per
 //! server on every topology but `alibaba-2pod`'s default). Each connection's two ends are on one
-//! NIC of each machine, chosen by a hash of (client, server, connection index), as a kernel
-//! spreads connections over bonded or multi-homed ports.
+//! NIC of each machine: a pair's connections are dealt to the NICs in turn, from an offset
+//! hashed from (client, server, seed) at each end, so every NIC carries an equal share.
 
 use std::sync::Arc;
 
-use dcsim_core::apps::{Apps, Arrivals, Connection, RpcApp, SizeDist, SizeSampler};
+use dcsim_core::apps::{Apps, Arrivals, Connection, Pick, RpcApp, SizeDist, SizeSampler};
 use dcsim_core::config::{SimConfig, Transport};
 use dcsim_core::ids::NodeId;
 use dcsim_core::network::Network;
@@ -58,6 +60,7 @@ pub(super) struct RawRpc {
     stop: Option<Qty>,
     warmup: Option<Qty>,
     pg: Option<Int>,
+    connection: Option<Spanned<String>>,
 }
 
 /// An application as described to the user (`dcsim validate`) and used by summaries.
@@ -97,6 +100,22 @@ impl SizeSampler for CdfSizes {
     fn mean(&self) -> f64 {
         self.cdf.mean_with(self.mode)
     }
+    fn mean_of(&self, f: &dyn Fn(u64) -> f64) -> f64 {
+        // The mean of f over the distribution: f at the midpoints of 100 000 equal slices of
+        // probability (exact for a step CDF whose masses are multiples of 0.001%).
+        const N: u32 = 100_000;
+        let value = |pct: f64| match self.mode {
+            Interpolation::Step => self.cdf.step_value_at_percent(pct),
+            Interpolation::Linear => self.cdf.value_at_percent(pct),
+        };
+        let sum: f64 = (0..N)
+            .map(|i| {
+                let v = value((f64::from(i) + 0.5) * 100.0 / f64::from(N)).trunc();
+                f(if v <= 0.0 { 1 } else { v as u64 })
+            })
+            .sum();
+        sum / f64::from(N)
+    }
 }
 
 /// Reads `[[rpc]]` into `cfg.apps`. `nics` is the number of NICs (host nodes) per server.
@@ -106,6 +125,7 @@ pub(super) fn rpcs(
     net: &Network,
     nics: usize,
     groups: &[Group],
+    roce_frame: (u64, u64),
     cfg: &mut SimConfig,
 ) -> Result<Vec<RpcInfo>, CliError> {
     let mut infos = Vec::new();
@@ -228,7 +248,7 @@ pub(super) fn rpcs(
                         "only applies to `query_cdf`",
                     ));
                 }
-                SizeDist::Fixed(src.size(q, &field("query"), Zero::Rejected)?.0)
+                SizeDist::Fixed(message_size(src, q, &field("query"))?)
             }
             (None, Some(c)) => {
                 let cdf = super::generator::load_cdf(src, c, &field("query_cdf"))?;
@@ -259,7 +279,7 @@ pub(super) fn rpcs(
             }
         };
         let response = match &r.response {
-            Some(q) => src.size(q, &field("response"), Zero::Rejected)?.0,
+            Some(q) => message_size(src, q, &field("response"))?,
             None => 64,
         };
         let start = match &r.start {
@@ -321,21 +341,67 @@ pub(super) fn rpcs(
                 ))
             }
         };
+        let pick = match &r.connection {
+            None => Pick::LeastPending,
+            Some(c) => match c.get_ref().as_str() {
+                "least-pending" => Pick::LeastPending,
+                "least-bytes" => Pick::LeastBytes,
+                "random" => Pick::Random,
+                v => {
+                    return Err(src.error(
+                        c.span(),
+                        field("connection"),
+                        format!(
+                            "unknown connection choice \"{v}\" (valid: least-pending, \
+                             least-bytes, random)"
+                        ),
+                    ))
+                }
+            },
+        };
+        if closed.is_some() {
+            if let Some(c) = &r.connection {
+                return Err(src.error(
+                    c.span(),
+                    field("connection"),
+                    "only applies to open-loop clients (`load`): a closed loop keeps its queries on each connection",
+                ));
+            }
+        }
         let mean_query = query.mean();
+        // Open-loop load counts the queries' frames on the wire: payload plus each packet's
+        // headers, with the connections' framing.
+        let (seg, hdr, min) = match transport {
+            Transport::Roce => (roce_frame.0, roce_frame.1, 0),
+            Transport::Tcp(g) => {
+                let t = &cfg.tcp_groups[g as usize].tcp;
+                (u64::from(t.mss), u64::from(t.header_bytes), u64::from(t.min_frame_bytes))
+            }
+        };
+        let wire = |s: u64| {
+            let n = s.div_ceil(seg);
+            let last = s - (n - 1) * seg;
+            ((n - 1) * (seg + hdr).max(min) + (last + hdr).max(min)) as f64
+        };
+        let mean_wire = match &query {
+            SizeDist::Fixed(s) => wire(*s),
+            SizeDist::Sampled(x) => x.mean_of(&wire),
+        };
         let first_conn = apps.connections.len();
         for &a in &clients {
             // Connections of client a, by NIC.
             let mut by_nic: Vec<Vec<u32>> = vec![Vec::new(); nics];
             let pairs: Vec<usize> = servers.iter().copied().filter(|&b| b != a).collect();
             for &b in &pairs {
+                // Connections are dealt to the NICs in turn from a hashed offset per pair
+                // and end: each NIC of a machine gets an equal share of a pair's connections.
+                let offset = |side: u64| {
+                    let h = mix(cfg.seed ^ mix(((a as u64) << 32) | ((b as u64) << 1) | side));
+                    (h % nics as u64) as usize
+                };
+                let (c0, s0) = (offset(0), offset(1));
                 for k in 0..per_pair {
-                    let pick = |side: u64| {
-                        let h = mix(cfg.seed
-                            ^ mix((a as u64) << 40 | (b as u64) << 20 | k as u64)
-                            ^ side);
-                        (h % nics as u64) as usize
-                    };
-                    let (ci, si) = (pick(0), pick(1));
+                    let (ci, si) = ((c0 + k) % nics, (s0 + k) % nics);
                     let client = NodeId::from_idx(a * nics + ci);
                     let server = NodeId::from_idx(b * nics + si);
                     let c = apps.connections.len() as u32;
@@ -366,13 +432,13 @@ pub(super) fn rpcs(
                             .map(|j| net.nic_rate(NodeId::from_idx(a * nics + j)).0 as f64)
                             .sum();
                         let lambda =
-                            l * capacity / (8.0 * mean_query) * conns.len() as f64 / total as f64;
+                            l * capacity / (8.0 * mean_wire) * conns.len() as f64 / total as f64;
                         let gap_ps = (1e12 / lambda).round();
                         if !(gap_ps >= 1.0 && gap_ps < 1e18) {
                             let at = r.load.as_ref().map_or(whole.clone(), |q| q.span());
                             return Err(src.error(at, field("load"), format!("gives a mean inter-arrival time of {gap_ps} ps, which cannot be represented")));
                         }
-                        Arrivals::Open { mean_gap: Duration::from_ps(gap_ps as u64) }
+                        Arrivals::Open { mean_gap: Duration::from_ps(gap_ps as u64), pick }
                     }
                     _ => unreachable!("one of the two"),
                 };
@@ -422,6 +488,22 @@ pub(super) fn rpcs(
         cfg.apps = apps;
     }
     Ok(infos)
+}
+
+/// The largest message a query or response may be: 1 TiB (a stream offset must not overflow
+/// however long a run goes).
+pub const MAX_MESSAGE: u64 = 1 << 40;
+
+fn message_size(src: &Source, q: &Qty, field: &str) -> Result<u64, CliError> {
+    let b = src.size(q, field, Zero::Rejected)?.0;
+    if b > MAX_MESSAGE {
+        return Err(src.error(
+            q.span(),
+            field,
+            format!("{b} bytes is more than the largest message, {MAX_MESSAGE} bytes (1 TiB)"),
+        ));
+    }
+    Ok(b)
 }
 
 /// SplitMix64's finalizer (connection-to-NIC hashing).

@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::transport::FlowTx;
 use super::{Event, Shard, Shared, Slot};
-use crate::apps::{Arrivals, QueryRecord, SizeDist};
+use crate::apps::{Arrivals, Pick, QueryRecord, SizeDist};
 use crate::cc::{CcFactory, FlowInit};
 use crate::sim::mix64;
 use crate::units::{Duration, Time};
@@ -64,6 +64,8 @@ struct Pending {
 pub(crate) struct ConnState {
     // Client side.
     pending: VecDeque<Pending>,
+    /// Bytes of the pending queries.
+    pending_bytes: u64,
     submitted: u64,
     /// Query sizes, drawn as queries are submitted.
     query_rng: ChaCha8Rng,
@@ -98,6 +100,7 @@ pub(crate) fn initial_state(apps: &crate::apps::Apps) -> (Vec<ConnState>, Vec<Ap
             let app = &apps.apps[conn.app as usize];
             ConnState {
                 pending: VecDeque::new(),
+                pending_bytes: 0,
                 submitted: 0,
                 query_rng: app_rng(apps.seed, 0, c),
                 resp_rx: MsgRx::new(app_rng(apps.seed, 1, c), &app.response),
@@ -139,10 +142,27 @@ impl<F: CcFactory> Shard<F> {
                     }
                 }
             }
-            Arrivals::Open { mean_gap } => {
+            Arrivals::Open { mean_gap, pick } => {
                 let st = &mut self.app_state[app];
-                let c = a.connections[st.rng.gen_range(0..a.connections.len())];
+                let mut c = a.connections[st.rng.gen_range(0..a.connections.len())];
                 let next = self.now + exp_gap(&mut st.rng, mean_gap);
+                if pick != Pick::Random {
+                    let server = sh.cfg.apps.connections[c as usize].server;
+                    let load = |x: u32| {
+                        let st = &self.conns[x as usize];
+                        match pick {
+                            Pick::LeastBytes => st.pending_bytes,
+                            _ => st.pending.len() as u64,
+                        }
+                    };
+                    c = a
+                        .connections
+                        .iter()
+                        .copied()
+                        .filter(|&x| sh.cfg.apps.connections[x as usize].server == server)
+                        .min_by_key(|&x| load(x))
+                        .expect("the drawn connection qualifies");
+                }
                 self.submit(sh, c as usize);
                 if next < a.stop {
                     let node = a.host.0;
@@ -164,6 +184,7 @@ impl<F: CcFactory> Shard<F> {
             measured: self.now >= app.measure_from,
         });
         st.submitted += 1;
+        st.pending_bytes += size;
         self.counters.queries_submitted += 1;
         self.stream_append(sh, sh.nlisted + 2 * conn, size);
     }
@@ -223,6 +244,7 @@ impl<F: CcFactory> Shard<F> {
                     debug_assert!(false, "a response answers a pending query");
                     break;
                 };
+                st.pending_bytes -= q.size;
                 let ideal = sh.conn_paths[conn].ideal(q.size, response, sh.cfg.serialization);
                 self.queries.push(QueryRecord {
                     app: app_idx as u32,

@@ -1,0 +1,170 @@
+//! The buffer-sizing study through the command line: `[[rpc]]` applications and `qct.csv`,
+//! their input errors, and the two experiments of `examples/buffer/` on reduced runs (the
+//! study's shape: victim QPS, queue ordering, short-query tails, utilisation).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dcsim(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dcsim")).args(args).current_dir(dir).output().expect("run")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/buffer")
+}
+
+/// A small leaf-spine with a [[rpc]] section `rpc` (and TCP groups `newreno` and `hpcc-tcp`).
+fn scenario(rpc: &str) -> String {
+    format!(
+        "[simulation]\nstop_time = \"2ms\"\n\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\n\
+         spines = 2\nhosts_per_leaf = 2\nhost_rate = \"25Gbps\"\nfabric_rate = \"100Gbps\"\n\n\
+         [cc]\nname = \"dcqcn\"\n\n[[group]]\nname = \"newreno\"\n\
+         tcp = {{ profile = \"dc-newreno\" }}\ncca = \"newreno\"\n\n[[rpc]]\n{rpc}\n"
+    )
+}
+
+/// Rows of a CSV file as maps from column to value.
+fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect()
+}
+
+fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
+    r[k].parse().unwrap_or_else(|_| panic!("{k} = {:?}", r[k]))
+}
+
+#[test]
+fn a_lone_query_has_slowdown_one_in_qct_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, group) in [("tcp", "group = \"newreno\""), ("roce", "")] {
+        let rpc = format!(
+            "name = \"one\"\nclients = [0]\nservers = [3]\noutstanding = 1\nquery = \"4KiB\"\n\
+             stop = \"1ns\"\n{group}"
+        );
+        fs::write(dir.path().join(format!("{name}.toml")), scenario(&rpc)).unwrap();
+        let out = ok(&dcsim(dir.path(), &["run", &format!("{name}.toml"), "--out", name]));
+        assert!(out.contains("app one: 1 measured queries"), "{out}");
+        let q = rows(&dir.path().join(name).join("qct.csv"));
+        assert_eq!(q.len(), 1, "{name}");
+        assert_eq!(q[0]["qct_ns"], q[0]["ideal_qct_ns"], "{name}");
+        assert_eq!(q[0]["slowdown"], "1.000000");
+        assert_eq!((q[0]["size_bytes"].as_str(), q[0]["response_bytes"].as_str()), ("4096", "64"));
+        assert_eq!((q[0]["client"].as_str(), q[0]["server"].as_str()), ("0", "3"));
+    }
+}
+
+#[test]
+fn bad_applications_are_located_errors_and_write_nothing() {
+    let cases: &[(&str, &str)] = &[
+        ("clients = [0]\nservers = [3]\noutstanding = 0\nquery = \"4KiB\"", "rpc[0].outstanding"),
+        ("clients = [0]\nservers = [9]\noutstanding = 1\nquery = \"4KiB\"", "server 9 does not exist"),
+        ("clients = [5]\nservers = [1]\noutstanding = 1\nquery = \"4KiB\"", "server 5 does not exist"),
+        ("clients = [0]\nservers = [1]\nload = 1.0\nquery = \"4KiB\"", "rpc[0].load"),
+        ("clients = [0]\nservers = [1]\nload = 0.5\noutstanding = 2\nquery = \"4KiB\"", "not both"),
+        ("clients = [0]\nservers = [1]\noutstanding = 1", "missing `query`"),
+        ("clients = [0]\nservers = [1]\noutstanding = 1\nquery = 0", "rpc[0].query"),
+        ("clients = [0]\nservers = [0]\noutstanding = 1\nquery = 1", "also a client"),
+        ("clients = [0]\nservers = [1]\noutstanding = 1\nquery = 1\ngroup = \"x\"", "no [[group]] named"),
+        (
+            "clients = [0]\nservers = [1]\noutstanding = 1\nquery_cdf = \"alistorage2019\"\ninterpolate = \"cubic\"",
+            "rpc[0].interpolate",
+        ),
+        ("clients = [0]\nservers = [1]\noutstanding = 1\nquery = 1\nwarmup = \"5ms\"", "rpc[0].warmup"),
+        ("clients = [0]\nservers = [1]\noutstanding = 1\nquery = 1\nfoo = 1", "unknown field `foo`"),
+        (
+            "clients = [0]\nservers = [1]\noutstanding = 1\nquery = \"2TiB\"",
+            "rpc[0].query",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (rpc, expect)) in cases.iter().enumerate() {
+        let file = format!("bad{i}.toml");
+        fs::write(dir.path().join(&file), scenario(rpc)).unwrap();
+        let o = dcsim(dir.path(), &["run", &file, "--out", &format!("out{i}")]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "case {i}: {err}");
+        assert!(err.contains(expect), "case {i}: expected {expect:?} in {err}");
+        assert!(err.contains(&format!("bad{i}.toml:")), "case {i} is located: {err}");
+        assert!(!dir.path().join(format!("out{i}")).exists(), "case {i} wrote nothing");
+    }
+}
+
+/// The flooding experiment of `examples/buffer/flooding.toml` on a 30 ms run: the study's
+/// shape (spec B5's tests).
+#[test]
+fn flooding_shape_on_a_reduced_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = fs::read_to_string(examples().join("flooding.toml")).unwrap();
+    let base = examples().join("flooding-base.toml");
+    let sweep = sweep.replace(
+        "base = \"flooding-base.toml\"",
+        &format!(
+            "base = {:?}\n\n[set]\n\"simulation.stop_time\" = \"30ms\"\n\"rpc.0.warmup\" = \"10ms\"\n\"rpc.1.warmup\" = \"10ms\"",
+            base.display().to_string()
+        ),
+    );
+    fs::write(dir.path().join("flooding.toml"), sweep).unwrap();
+    let out = ok(&dcsim(dir.path(), &["sweep", "flooding.toml", "--out", "out", "--jobs", "2"]));
+    assert!(out.contains("buffer.csv"), "{out}");
+    let b = rows(&dir.path().join("out/buffer.csv"));
+    let by: BTreeMap<String, &BTreeMap<String, String>> =
+        b.iter().map(|r| (r["scheme"].clone(), r)).collect();
+    let v = |s: &str, k: &str| num(by[s], k);
+    let summary = format!("{b:#?}");
+    assert!(v("hpcc-tcp", "victim_qps") >= 3.0 * v("newreno", "victim_qps"), "{summary}");
+    assert!(v("hpcc", "victim_qps") >= 1.2 * v("dcqcn", "victim_qps"), "{summary}");
+    let q99 = |s: &str| v(s, "queue_p99_bytes");
+    assert!(q99("hpcc") < q99("hpcc-tcp") && q99("hpcc-tcp") < q99("newreno"), "{summary}");
+    assert!(q99("hpcc") < q99("dcqcn"), "{summary}");
+    for s in ["newreno", "hpcc-tcp", "dcqcn", "hpcc"] {
+        assert!(v(s, "utilisation") >= 0.9, "{s}: {summary}");
+        // Little's law for the closed-loop victim: 8 connections x 2 queries outstanding.
+        let l = v(s, "victim_qps") * v(s, "qct_mean_us") * 1e-6;
+        assert!((l - 16.0).abs() / 16.0 < 0.02, "{s}: QPS x mean QCT = {l}");
+    }
+    // TCP queues stay within the egress cap plus one frame.
+    for s in ["newreno", "hpcc-tcp"] {
+        assert!(v(s, "queue_max_bytes") <= (256 * 1024 + 1514) as f64, "{s}: {summary}");
+    }
+    assert!(dir.path().join("out/plots/buffer_qps.svg").exists());
+    assert!(dir.path().join("out/plots/buffer_queue_cdf.png").exists());
+}
+
+/// The storage-trace experiment of `examples/buffer/storage80.toml` on a 12 ms run: short
+/// queries' tail slowdown.
+#[test]
+fn storage_shape_on_a_reduced_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = fs::read_to_string(examples().join("storage80.toml")).unwrap();
+    let base = examples().join("storage80-base.toml");
+    let sweep = sweep.replace(
+        "base = \"storage80-base.toml\"",
+        &format!(
+            "base = {:?}\n\n[set]\n\"simulation.stop_time\" = \"12ms\"\n\"rpc.0.stop\" = \"12ms\"\n\"rpc.0.warmup\" = \"2ms\"",
+            base.display().to_string()
+        ),
+    );
+    fs::write(dir.path().join("storage.toml"), sweep).unwrap();
+    ok(&dcsim(dir.path(), &["sweep", "storage.toml", "--out", "out", "--jobs", "2"]));
+    let b = rows(&dir.path().join("out/buffer.csv"));
+    assert!(b.iter().all(|r| r["victim_qps"].is_empty()), "no victim in the storage run");
+    let s = rows(&dir.path().join("out/slowdown_by_size.csv"));
+    // Short queries: the trace's 4000-byte point mass.
+    let p99 = |scheme: &str| {
+        let r = s.iter().find(|r| r["scheme"] == scheme && r["size_bytes"] == "4000").unwrap();
+        num(r, "p99")
+    };
+    let text = format!("{s:#?}");
+    assert!(p99("hpcc-tcp") < p99("newreno") / 5.0, "{text}");
+    assert!(p99("hpcc") < p99("dcqcn") / 2.0, "{text}");
+    assert!(dir.path().join("out/plots/buffer_slowdown_by_size.svg").exists());
+}
