@@ -434,7 +434,7 @@ pub(super) fn rpcs(
                         let lambda =
                             l * capacity / (8.0 * mean_wire) * conns.len() as f64 / total as f64;
                         let gap_ps = (1e12 / lambda).round();
-                        if !(gap_ps >= 1.0 && gap_ps < 1e18) {
+                        if !(1.0..1e18).contains(&gap_ps) {
                             let at = r.load.as_ref().map_or(whole.clone(), |q| q.span());
                             return Err(src.error(at, field("load"), format!("gives a mean inter-arrival time of {gap_ps} ps, which cannot be represented")));
                         }

@@ -125,7 +125,7 @@ impl<F: CcFactory> Shard<F> {
     #[inline]
     fn stream_of(sh: &Shared<F>, flow: usize) -> (usize, bool) {
         let k = flow - sh.nlisted;
-        (k / 2, k % 2 == 0)
+        (k / 2, k.is_multiple_of(2))
     }
 
     /// Application `app`'s timer: the start of a closed-loop client, or an open-loop arrival.

@@ -219,7 +219,7 @@ impl<F: CcFactory> Shard<F> {
 
     /// The transport parameters of flow `flow`'s group: a persistent connection's streams
     /// are established before the run, so they never shake hands.
-    fn tcp_cfg<'a>(sh: &'a Shared<F>, group: u16, flow: usize) -> &'a TcpConfig {
+    fn tcp_cfg(sh: &Shared<F>, group: u16, flow: usize) -> &TcpConfig {
         if flow >= sh.nlisted {
             &sh.stream_tcp[group as usize]
         } else {
