@@ -533,6 +533,16 @@ fn figures(
     let legend = Legend::Right;
     // Victim QPS and QCT per scheme (the seed's Fig. 1): one marker per scheme.
     if rows.iter().any(|r| r.victim.is_some()) {
+        // One line per scheme with a victim, its points from `points`.
+        let per_scheme = |points: &dyn Fn(usize, &VictimStats) -> Vec<(f64, f64)>| -> Vec<Line> {
+            rows.iter()
+                .enumerate()
+                .filter_map(|(i, r)| {
+                    let v = r.victim.as_ref()?;
+                    Some(Line::new(&r.scheme, points(i, v), i, Dash::Solid))
+                })
+                .collect()
+        };
         let qps = LineChart {
             title: format!("Victim QPS ({})", spec.victim.as_deref().unwrap_or("")),
             x: Axis::linear("scheme").integers(),
@@ -540,14 +550,7 @@ fn figures(
             legend,
             panels: vec![Panel {
                 title: String::new(),
-                lines: rows
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, r)| {
-                        let v = r.victim.as_ref()?;
-                        Some(Line::new(&r.scheme, vec![(i as f64 + 1.0, v.qps)], i, Dash::Solid))
-                    })
-                    .collect(),
+                lines: per_scheme(&|i, v| vec![(i as f64 + 1.0, v.qps)]),
             }],
         };
         written.extend(draw(dir, "buffer_qps", &qps)?);
@@ -558,15 +561,7 @@ fn figures(
             legend,
             panels: vec![Panel {
                 title: String::new(),
-                lines: rows
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, r)| {
-                        let v = r.victim.as_ref()?;
-                        let pts = vec![(1.0, v.mean_us), (2.0, v.p50_us), (3.0, v.p99_us)];
-                        Some(Line::new(&r.scheme, pts, i, Dash::Solid))
-                    })
-                    .collect(),
+                lines: per_scheme(&|_, v| vec![(1.0, v.mean_us), (2.0, v.p50_us), (3.0, v.p99_us)]),
             }],
         };
         written.extend(draw(dir, "buffer_qct", &qct)?);

@@ -54,16 +54,8 @@ impl HpccProbeFactory {
     /// # Errors
     /// A parameter out of range (see [`HpccParams::check`]).
     pub fn from_params(p: &Params) -> Result<HpccProbeFactory, ParamError> {
-        let d = HpccParams::default();
-        let params = HpccParams {
-            eta: p.f64("eta", d.eta),
-            max_stage: p.u32("max_stage", d.max_stage)?,
-            rate_ai: p.opt_rate("rate_ai", d.rate_ai),
-            min_rate: p.rate("min_rate", d.min_rate),
-            ..d
-        };
-        params.check()?;
-        Ok(HpccProbeFactory { params })
+        // The ACK-clocking parameters are not in PROBE_SPEC: they keep their defaults.
+        HpccParams::from_params(p).map(|params| HpccProbeFactory { params })
     }
 }
 

@@ -29,7 +29,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::apps::{Arrivals, QueryRecord};
-use crate::cc::{CcFactory, MAX_TIMERS};
+use crate::cc::CcFactory;
 use crate::config::{
     EcnParams, FlowSpec, PortQdisc, Serialization, SimConfig, TcpConfig, Transport, WindowMode,
 };
@@ -527,21 +527,8 @@ impl<F: CcFactory> Simulation<F> {
                 continue;
             }
             rxs.push(FlowRx::Roce(Rx::default()));
-            qps.push(FlowTx::Roce(Qp {
-                size: f.size,
-                snd_nxt: 0,
-                snd_una: 0,
-                high: 0,
-                rate: line,
-                max_rate: line,
-                win: if cfg.nic.window == WindowMode::None { 0 } else { bdp },
-                next_avail: f.start,
-                last_pkt_size: 0,
-                pg: f.pg,
-                done: false,
-                cc: None,
-                timer_version: [0; MAX_TIMERS],
-            }));
+            let win = if cfg.nic.window == WindowMode::None { 0 } else { bdp };
+            qps.push(FlowTx::Roce(Qp::new(f.size, line, win, f.start, f.pg)));
         }
         // Connections: two streams each (request, response) after the listed flows.
         let nlisted = flows.len();
@@ -609,21 +596,8 @@ impl<F: CcFactory> Simulation<F> {
                     Transport::Roce => {
                         let line = net.nic_rate(src);
                         rxs.push(FlowRx::Roce(Rx::default()));
-                        qps.push(FlowTx::Roce(Qp {
-                            size: 0,
-                            snd_nxt: 0,
-                            snd_una: 0,
-                            high: 0,
-                            rate: line,
-                            max_rate: line,
-                            win: if cfg.nic.window == WindowMode::None { 0 } else { bdp },
-                            next_avail: Time::ZERO,
-                            last_pkt_size: 0,
-                            pg: conn.pg,
-                            done: false,
-                            cc: None,
-                            timer_version: [0; MAX_TIMERS],
-                        }));
+                        let win = if cfg.nic.window == WindowMode::None { 0 } else { bdp };
+                        qps.push(FlowTx::Roce(Qp::new(0, line, win, Time::ZERO, conn.pg)));
                     }
                 }
             }

@@ -28,6 +28,26 @@ pub(crate) struct Qp<C> {
 }
 
 impl<C> Qp<C> {
+    /// A queue pair not started yet: `size` bytes to send (0 for a stream), paced at the line
+    /// rate `line` from `start`, with window `win` (0: none), in class `pg`.
+    pub(crate) fn new(size: u64, line: BitsPerSec, win: u64, start: Time, pg: u8) -> Qp<C> {
+        Qp {
+            size,
+            snd_nxt: 0,
+            snd_una: 0,
+            high: 0,
+            rate: line,
+            max_rate: line,
+            win,
+            next_avail: start,
+            last_pkt_size: 0,
+            pg,
+            done: false,
+            cc: None,
+            timer_version: [0; MAX_TIMERS],
+        }
+    }
+
     /// A copy of a not-yet-started queue pair (no congestion-control state yet).
     pub(crate) fn unstarted_copy(&self) -> Qp<C> {
         debug_assert!(self.cc.is_none());
