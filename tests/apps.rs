@@ -265,6 +265,7 @@ fn queries_are_identical_on_one_and_several_threads() {
             Time::ZERO,
         );
         let (q, sim) = run(cfg, NoCcFactory, threads);
+        assert!(threads == 1 || sim.shards() > 1, "{threads} threads: {} shards", sim.shards());
         (q, *sim.counters())
     };
     for transport in [Transport::Tcp(0), Transport::Roce] {

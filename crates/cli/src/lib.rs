@@ -368,9 +368,18 @@ fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
     std::fs::create_dir_all(&dir)
         .map_err(|source| CliError::Write { path: dir.clone(), source })?;
-    let mut written = write_run_outputs(&dir, &result, &dports, all_counters)?;
+    let qct = taken(qct);
+    let mut written = match write_run_outputs(&dir, &result, &dports, all_counters) {
+        Ok(w) => w,
+        Err(e) => {
+            if let Some(w) = qct {
+                w.abandon();
+            }
+            return Err(e);
+        }
+    };
     let mut totals = Vec::new();
-    if let Some(w) = taken(qct) {
+    if let Some(w) = qct {
         let (p, t) = w.finish()?;
         written.push(p);
         totals = t;

@@ -113,6 +113,7 @@ impl StudySpec {
         let busy_utilisation = match t.get("busy_utilisation") {
             None => 0.5,
             Some(Value::Float(f)) if (0.0..=1.0).contains(f) => *f,
+            Some(Value::Integer(i)) if (0..=1).contains(i) => *i as f64,
             Some(v) => {
                 return Err(err(
                     "busy_utilisation",
@@ -163,6 +164,9 @@ fn ps_of(ns: &str) -> Option<u64> {
 }
 
 fn read_queries(path: &Path, victim: Option<&str>) -> Result<Queries, CliError> {
+    if !path.exists() {
+        return Err(input_error(path, "missing: the [buffer] report needs [[rpc]] applications"));
+    }
     let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
     let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
     let col = |name: &str| {
@@ -208,6 +212,12 @@ struct PortRow {
 }
 
 fn read_ports(path: &Path) -> Result<Vec<PortRow>, CliError> {
+    if !path.exists() {
+        return Err(input_error(
+            path,
+            "missing: the [buffer] report needs queue lengths ([output] queue_lengths = true)",
+        ));
+    }
     let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
     let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
     let col = |name: &str| {
@@ -235,18 +245,28 @@ fn read_ports(path: &Path) -> Result<Vec<PortRow>, CliError> {
 /// The pooled time-weighted histogram of the chosen ports: (lower, upper, time ps) by bin.
 fn read_pooled(path: &Path, ports: &[(u32, u32)]) -> Result<Vec<(u64, u64, u64)>, CliError> {
     let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
+    let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| input_error(path, format!("no `{name}` column")))
+    };
+    let (c_sw, c_port, c_lo, c_hi, c_t) =
+        (col("switch")?, col("port")?, col("lower_bytes")?, col("upper_bytes")?, col("time_ns")?);
     let mut bins: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     for rec in r.records() {
         let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
         let bad = || input_error(path, "malformed row");
-        let sw: u32 = rec[0].parse().map_err(|_| bad())?;
-        let port: u32 = rec[1].parse().map_err(|_| bad())?;
+        let field = |i: usize| rec.get(i).ok_or_else(bad);
+        let sw: u32 = field(c_sw)?.parse().map_err(|_| bad())?;
+        let port: u32 = field(c_port)?.parse().map_err(|_| bad())?;
         if !ports.contains(&(sw, port)) {
             continue;
         }
-        let lo: u64 = rec[2].parse().map_err(|_| bad())?;
-        let hi: u64 = rec[3].parse().map_err(|_| bad())?;
-        let t = ps_of(&rec[4]).ok_or_else(bad)?;
+        let lo: u64 = field(c_lo)?.parse().map_err(|_| bad())?;
+        let hi: u64 = field(c_hi)?.parse().map_err(|_| bad())?;
+        let t = ps_of(field(c_t)?).ok_or_else(bad)?;
         *bins.entry((lo, hi)).or_default() += t;
     }
     Ok(bins.into_iter().map(|((lo, hi), t)| (lo, hi, t)).collect())
@@ -622,4 +642,52 @@ fn figures(
         written.extend(draw(dir, "buffer_slowdown_by_size", &chart)?);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanoseconds_with_decimals_become_picoseconds() {
+        assert_eq!(ps_of("12"), Some(12_000));
+        assert_eq!(ps_of("10152.32"), Some(10_152_320));
+        assert_eq!(ps_of("0.001"), Some(1));
+        assert_eq!(ps_of("1.0001"), None);
+        assert_eq!(ps_of("x"), None);
+    }
+
+    #[test]
+    fn pooled_percentiles_walk_the_time_weighted_bins() {
+        // 50% of the time at 0, 30% in [100, 104), 20% in [1000, 1032).
+        let bins = [(0, 1, 50), (100, 104, 30), (1000, 1032, 20)];
+        assert_eq!(pooled_percentile(&bins, 0.5), 0);
+        assert_eq!(pooled_percentile(&bins, 0.51), 100);
+        assert_eq!(pooled_percentile(&bins, 0.8), 100);
+        assert_eq!(pooled_percentile(&bins, 0.99), 1000);
+        assert_eq!(pooled_percentile(&[], 0.5), 0);
+        let mean = pooled_mean(&bins);
+        assert!((mean - (0.5 * 0.5 + 102.0 * 0.3 + 1016.0 * 0.2)).abs() < 1e-9, "{mean}");
+    }
+
+    #[test]
+    fn victim_rates_and_quantiles() {
+        // 11 queries submitted 1 ms apart, QCTs 1..=11 us: 10 ms span.
+        let mut v: Vec<(u64, u64)> =
+            (0..11u64).map(|i| (i * 1_000_000_000, (i + 1) * 1_000_000)).collect();
+        let s = victim_stats(&mut v).unwrap();
+        assert_eq!(s.queries, 11);
+        assert!((s.qps - 1100.0).abs() < 1e-6, "{}", s.qps);
+        assert!((s.mean_us - 6.0).abs() < 1e-9);
+        assert_eq!((s.p50_us, s.p99_us), (6.0, 11.0));
+        // Halves of the span: 5 submissions before 5 ms, 6 from it.
+        assert!((s.qps_halves.0 - 1000.0).abs() < 1e-6 && (s.qps_halves.1 - 1200.0).abs() < 1e-6);
+        assert!(victim_stats(&mut vec![(0, 1)]).is_none());
+    }
+
+    #[test]
+    fn slowdowns_group_by_exact_size() {
+        let v = vec![(4000, 2.0), (8000, 5.0), (4000, 1.0), (4000, 3.0)];
+        assert_eq!(by_size(v), vec![(4000, 3, 2.0, 3.0), (8000, 1, 5.0, 5.0)]);
+    }
 }

@@ -338,6 +338,13 @@ fn set_path(doc: &mut Table, path: &[String], value: Value) -> Result<(), String
     let mut i = 0;
     while i < parents.len() {
         let k = &parents[i];
+        let indexed = path.get(i + 1).is_some_and(|x| x.parse::<usize>().is_ok());
+        if indexed && !t.contains_key(k) {
+            return Err(format!(
+                "cannot set `{}`: the base scenario has no `{k}` array to index",
+                path.join(".")
+            ));
+        }
         let entry = t.entry(k.clone()).or_insert_with(|| Value::Table(Table::new()));
         // An array of tables is indexed by the next part (`rpc.0.group`).
         if let Value::Array(items) = entry {
@@ -354,6 +361,12 @@ fn set_path(doc: &mut Table, path: &[String], value: Value) -> Result<(), String
                 return Err(format!("cannot set `{}`: not an array of tables", path.join(".")));
             };
             if i + 1 == parents.len() {
+                return Err(format!(
+                    "cannot set `{}`: give a key after the index (e.g. `{k}.0.name`)",
+                    path.join(".")
+                ));
+            }
+            if i + 2 == parents.len() {
                 inner.insert(last.clone(), value);
                 return Ok(());
             }
@@ -815,7 +828,12 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
             return Err(CliError::Simulation { file: plan.base.clone(), source });
         }
     };
-    crate::write_run_outputs(&cdir, &result, &dports, all_counters)?;
+    if let Err(e) = crate::write_run_outputs(&cdir, &result, &dports, all_counters) {
+        if let Some(w) = taken {
+            w.abandon();
+        }
+        return Err(e);
+    }
     if let Some(w) = taken {
         w.finish()?;
     }

@@ -252,6 +252,17 @@ pub(super) fn rpcs(
             }
             (None, Some(c)) => {
                 let cdf = super::generator::load_cdf(src, c, &field("query_cdf"))?;
+                if !(cdf.max_size() <= MAX_MESSAGE as f64) {
+                    return Err(src.error(
+                        c.span(),
+                        field("query_cdf"),
+                        format!(
+                            "its largest size, {} bytes, is more than the largest message, \
+                             {MAX_MESSAGE} bytes (1 TiB)",
+                            cdf.max_size()
+                        ),
+                    ));
+                }
                 let mode = match &r.interpolate {
                     None => Interpolation::Linear,
                     Some(ip) => Interpolation::from_name(ip.get_ref()).ok_or_else(|| {

@@ -145,7 +145,8 @@ impl<F: CcFactory> Shard<F> {
             Arrivals::Open { mean_gap, pick } => {
                 let st = &mut self.app_state[app];
                 let mut c = a.connections[st.rng.gen_range(0..a.connections.len())];
-                let next = self.now + exp_gap(&mut st.rng, mean_gap);
+                let gap = exp_gap(&mut st.rng, mean_gap);
+                let next = Time(self.now.0.saturating_add(gap.as_ps()));
                 if pick != Pick::Random {
                     let server = sh.cfg.apps.connections[c as usize].server;
                     let load = |x: u32| {
@@ -184,7 +185,7 @@ impl<F: CcFactory> Shard<F> {
             measured: self.now >= app.measure_from,
         });
         st.submitted += 1;
-        st.pending_bytes += size;
+        st.pending_bytes = st.pending_bytes.saturating_add(size);
         self.counters.queries_submitted += 1;
         self.stream_append(sh, sh.nlisted + 2 * conn, size);
     }
@@ -210,7 +211,19 @@ impl<F: CcFactory> Shard<F> {
                     qp.next_avail = self.now;
                     self.hosts[h].active.push(flow as u32);
                 }
-                qp.size += bytes;
+                qp.size = qp.size.saturating_add(bytes);
+                // A paced stream that was idle may now be due before the NIC's pending wake-up
+                // (armed for another queue pair): pull the wake-up earlier.
+                let at = qp.next_avail;
+                let host = &mut self.hosts[h];
+                if let Some(w) = host.wake {
+                    if at > self.now && at < w {
+                        host.wake = Some(at);
+                        host.wake_version = host.wake_version.wrapping_add(1);
+                        let (node, version) = (host.node, host.wake_version);
+                        self.schedule(node, at, Event::NicWake { node, version });
+                    }
+                }
                 self.host_send(sh, h);
             }
             FlowTx::Tcp(_) => self.tcp_stream_append(sh, h, flow, bytes),
