@@ -1401,4 +1401,30 @@ mod tests {
         assert_eq!(e, "cannot set `flows.file.x`: `flows.file` is a integer in the base scenario, not a table");
         assert_eq!(sanitize("a b/c=d.e+f-g"), "a-b-c-d.e+f-g");
     }
+
+    #[test]
+    fn arrays_of_tables_are_indexed() {
+        let mut doc: Table = toml::from_str(
+            "[[rpc]]
+name = \"a\"
+[[rpc]]
+name = \"b\"
+tcp = { x = 1 }
+",
+        )
+        .unwrap();
+        let p = |s: &str| s.split('.').map(String::from).collect::<Vec<_>>();
+        set_path(&mut doc, &p("rpc.1.group"), Value::String("g".into())).unwrap();
+        set_path(&mut doc, &p("rpc.1.tcp.x"), Value::Integer(2)).unwrap();
+        let rpc = doc["rpc"].as_array().unwrap();
+        assert_eq!(rpc[1]["group"].as_str(), Some("g"));
+        assert_eq!(rpc[1]["tcp"]["x"].as_integer(), Some(2));
+        assert!(rpc[0].get("group").is_none());
+        let e = set_path(&mut doc, &p("rpc.2.group"), Value::Integer(1)).unwrap_err();
+        assert!(e.contains("array of 2"), "{e}");
+        let e = set_path(&mut doc, &p("rpc.0"), Value::Integer(1)).unwrap_err();
+        assert!(e.contains("give a key after the index"), "{e}");
+        let e = set_path(&mut doc, &p("queue.0.kind"), Value::Integer(1)).unwrap_err();
+        assert!(e.contains("no `queue` array"), "{e}");
+    }
 }
