@@ -525,6 +525,9 @@ fn csv_text(rows: &[Vec<String>]) -> String {
     String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("ASCII")
 }
 
+/// The points of one scheme's line from its index and victim statistics.
+type PointsOf = dyn Fn(usize, &VictimStats) -> Vec<(f64, f64)>;
+
 /// Draws `chart` as `dir/plots/name.{png,svg}`, atomically.
 fn draw(dir: &Path, name: &str, chart: &LineChart) -> Result<Vec<PathBuf>, CliError> {
     let plots = dir.join("plots");
@@ -554,7 +557,7 @@ fn figures(
     // Victim QPS and QCT per scheme (the seed's Fig. 1): one marker per scheme.
     if rows.iter().any(|r| r.victim.is_some()) {
         // One line per scheme with a victim, its points from `points`.
-        let per_scheme = |points: &dyn Fn(usize, &VictimStats) -> Vec<(f64, f64)>| -> Vec<Line> {
+        let per_scheme = |points: &PointsOf| -> Vec<Line> {
             rows.iter()
                 .enumerate()
                 .filter_map(|(i, r)| {
@@ -682,7 +685,7 @@ mod tests {
         assert_eq!((s.p50_us, s.p99_us), (6.0, 11.0));
         // Halves of the span: 5 submissions before 5 ms, 6 from it.
         assert!((s.qps_halves.0 - 1000.0).abs() < 1e-6 && (s.qps_halves.1 - 1200.0).abs() < 1e-6);
-        assert!(victim_stats(&mut vec![(0, 1)]).is_none());
+        assert!(victim_stats(&mut [(0, 1)]).is_none());
     }
 
     #[test]

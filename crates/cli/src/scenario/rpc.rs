@@ -252,7 +252,7 @@ pub(super) fn rpcs(
             }
             (None, Some(c)) => {
                 let cdf = super::generator::load_cdf(src, c, &field("query_cdf"))?;
-                if !(cdf.max_size() <= MAX_MESSAGE as f64) {
+                if cdf.max_size().is_nan() || cdf.max_size() > MAX_MESSAGE as f64 {
                     return Err(src.error(
                         c.span(),
                         field("query_cdf"),
