@@ -150,6 +150,23 @@ fn input_error(file: &Path, message: impl Into<String>) -> CliError {
     CliError::Input { file: file.to_path_buf(), message: message.into() }
 }
 
+/// The reader of CSV file `path` and the positions of its columns `names`.
+fn open_csv<const N: usize>(
+    path: &Path,
+    names: [&str; N],
+) -> Result<(csv::Reader<std::fs::File>, [usize; N]), CliError> {
+    let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
+    let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
+    let mut cols = [0; N];
+    for (c, name) in cols.iter_mut().zip(names) {
+        *c = headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| input_error(path, format!("no `{name}` column")))?;
+    }
+    Ok((r, cols))
+}
+
 /// Nanoseconds with up to three decimals as picoseconds.
 fn ps_of(ns: &str) -> Option<u64> {
     let (int, frac) = ns.split_once('.').unwrap_or((ns, ""));
@@ -167,22 +184,8 @@ fn read_queries(path: &Path, victim: Option<&str>) -> Result<Queries, CliError> 
     if !path.exists() {
         return Err(input_error(path, "missing: the [buffer] report needs [[rpc]] applications"));
     }
-    let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
-    let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
-    let col = |name: &str| {
-        headers
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| input_error(path, format!("no `{name}` column")))
-    };
-    let (app, size, submit, qct, slow, measured) = (
-        col("app")?,
-        col("size_bytes")?,
-        col("submit_ns")?,
-        col("qct_ns")?,
-        col("slowdown")?,
-        col("measured")?,
-    );
+    let names = ["app", "size_bytes", "submit_ns", "qct_ns", "slowdown", "measured"];
+    let (mut r, [app, size, submit, qct, slow, measured]) = open_csv(path, names)?;
     let mut q = Queries::default();
     for (i, rec) in r.records().enumerate() {
         let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
@@ -218,15 +221,8 @@ fn read_ports(path: &Path) -> Result<Vec<PortRow>, CliError> {
             "missing: the [buffer] report needs queue lengths ([output] queue_lengths = true)",
         ));
     }
-    let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
-    let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
-    let col = |name: &str| {
-        headers.iter().position(|h| h == name).ok_or_else(|| {
-            input_error(path, format!("no `{name}` column (run with queue_lengths)"))
-        })
-    };
-    let (sw, port, peer, util, max) =
-        (col("switch")?, col("port")?, col("peer")?, col("utilisation")?, col("max_bytes")?);
+    let names = ["switch", "port", "peer", "utilisation", "max_bytes"];
+    let (mut r, [sw, port, peer, util, max]) = open_csv(path, names)?;
     let mut out = Vec::new();
     for rec in r.records() {
         let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
@@ -244,16 +240,8 @@ fn read_ports(path: &Path) -> Result<Vec<PortRow>, CliError> {
 
 /// The pooled time-weighted histogram of the chosen ports: (lower, upper, time ps) by bin.
 fn read_pooled(path: &Path, ports: &[(u32, u32)]) -> Result<Vec<(u64, u64, u64)>, CliError> {
-    let mut r = csv::Reader::from_path(path).map_err(|e| input_error(path, e.to_string()))?;
-    let headers = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
-    let col = |name: &str| {
-        headers
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| input_error(path, format!("no `{name}` column")))
-    };
-    let (c_sw, c_port, c_lo, c_hi, c_t) =
-        (col("switch")?, col("port")?, col("lower_bytes")?, col("upper_bytes")?, col("time_ns")?);
+    let names = ["switch", "port", "lower_bytes", "upper_bytes", "time_ns"];
+    let (mut r, [c_sw, c_port, c_lo, c_hi, c_t]) = open_csv(path, names)?;
     let mut bins: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     for rec in r.records() {
         let rec = rec.map_err(|e| input_error(path, e.to_string()))?;

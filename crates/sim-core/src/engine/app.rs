@@ -215,15 +215,7 @@ impl<F: CcFactory> Shard<F> {
                 // A paced stream that was idle may now be due before the NIC's pending wake-up
                 // (armed for another queue pair): pull the wake-up earlier.
                 let at = qp.next_avail;
-                let host = &mut self.hosts[h];
-                if let Some(w) = host.wake {
-                    if at > self.now && at < w {
-                        host.wake = Some(at);
-                        host.wake_version = host.wake_version.wrapping_add(1);
-                        let (node, version) = (host.node, host.wake_version);
-                        self.schedule(node, at, Event::NicWake { node, version });
-                    }
-                }
+                self.pull_wake(h, at);
                 self.host_send(sh, h);
             }
             FlowTx::Tcp(_) => self.tcp_stream_append(sh, h, flow, bytes),

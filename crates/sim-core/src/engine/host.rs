@@ -120,12 +120,29 @@ impl<F: CcFactory> Shard<F> {
                     }
                 }
                 if host.wake.is_none() && t != Time::MAX && t > self.now {
-                    host.wake = Some(t);
-                    host.wake_version = host.wake_version.wrapping_add(1);
-                    let (node, version) = (host.node, host.wake_version);
-                    self.schedule(node, t, Event::NicWake { node, version });
+                    self.rearm_wake(h, t);
                 }
             }
+        }
+    }
+
+    /// Arms host slot `h`'s NIC wake-up for `at` (a new version: a pending one lapses).
+    #[inline]
+    pub(crate) fn rearm_wake(&mut self, h: usize, at: Time) {
+        let host = &mut self.hosts[h];
+        host.wake = Some(at);
+        host.wake_version = host.wake_version.wrapping_add(1);
+        let (node, version) = (host.node, host.wake_version);
+        self.schedule(node, at, Event::NicWake { node, version });
+    }
+
+    /// Moves host slot `h`'s pending NIC wake-up earlier, to `at`, when a sender becomes due
+    /// at `at` (after now, before the pending one): the scheduler re-arms it only when it finds
+    /// nothing to send.
+    #[inline]
+    pub(crate) fn pull_wake(&mut self, h: usize, at: Time) {
+        if self.hosts[h].wake.is_some_and(|w| at > self.now && at < w) {
+            self.rearm_wake(h, at);
         }
     }
 

@@ -262,16 +262,11 @@ impl<F: CcFactory> Shard<F> {
                 qp.next_avail = Time(na);
                 let src = sh.flows[flow].src;
                 let Slot::Host(h) = sh.place[src.idx()].slot else { unreachable!() };
-                let host = &mut self.hosts[h as usize];
-                if let Some(w) = host.wake {
-                    if qp.next_avail < w {
-                        let at = qp.next_avail.max(self.now);
-                        host.wake = Some(at);
-                        host.wake_version = host.wake_version.wrapping_add(1);
-                        let (node, version) = (host.node, host.wake_version);
-                        qp.rate = r;
-                        self.schedule(node, at, Event::NicWake { node, version });
-                    }
+                // The reference moves the wake-up even to now (unlike `pull_wake`).
+                if self.hosts[h as usize].wake.is_some_and(|w| qp.next_avail < w) {
+                    let at = qp.next_avail.max(self.now);
+                    qp.rate = r;
+                    self.rearm_wake(h as usize, at);
                 }
             }
             qp_mut(&mut self.tx, flow).rate = r;

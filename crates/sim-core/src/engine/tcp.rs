@@ -521,15 +521,7 @@ impl<F: CcFactory> Shard<F> {
         let now = self.now;
         let FlowTx::Tcp(t) = &self.tx[flow] else { return };
         let Some(at) = t.wake(now) else { return };
-        let host = &mut self.hosts[h];
-        if let Some(w) = host.wake {
-            if at < w && at > now {
-                host.wake = Some(at);
-                host.wake_version = host.wake_version.wrapping_add(1);
-                let (node, version) = (host.node, host.wake_version);
-                self.schedule(node, at, Event::NicWake { node, version });
-            }
-        }
+        self.pull_wake(h, at);
     }
 }
 
