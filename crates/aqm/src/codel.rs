@@ -541,6 +541,11 @@ impl QueueDisc for CoDel {
         self.q.len()
     }
 
+    fn drain_handles(&mut self, out: &mut Vec<u32>) {
+        out.extend(self.q.drain(..).map(|e| e.pkt));
+        self.bytes = 0;
+    }
+
     fn peek(&self) -> Option<u32> {
         self.q.front().map(|e| e.pkt)
     }

@@ -524,6 +524,11 @@ impl QueueDisc for DualPi2 {
         self.len_total()
     }
 
+    fn drain_handles(&mut self, out: &mut Vec<u32>) {
+        out.extend(self.l.drain(..).chain(self.c.drain(..)).map(|s| s.e.pkt));
+        self.backlog = 0;
+    }
+
     fn peek(&self) -> Option<u32> {
         let l = self.l.front();
         let c = self.c.front();

@@ -135,6 +135,11 @@ impl QueueDisc for Fifo {
         self.q.len()
     }
 
+    fn drain_handles(&mut self, out: &mut Vec<u32>) {
+        out.extend(self.q.drain(..).map(|e| e.pkt));
+        self.bytes = 0;
+    }
+
     #[inline(always)]
     fn peek(&self) -> Option<u32> {
         self.q.front().map(|e| e.pkt)

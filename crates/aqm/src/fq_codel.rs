@@ -401,6 +401,18 @@ impl QueueDisc for FqCodel {
         self.len
     }
 
+    fn drain_handles(&mut self, out: &mut Vec<u32>) {
+        for f in &mut self.flows {
+            out.extend(f.q.drain(..).map(|e| e.pkt));
+            f.backlog = 0;
+            f.on_list = false;
+        }
+        self.new_flows.clear();
+        self.old_flows.clear();
+        self.backlog = 0;
+        self.len = 0;
+    }
+
     fn peek(&self) -> Option<u32> {
         let i = *self.new_flows.front().or(self.old_flows.front())?;
         self.flows[i as usize].q.front().map(|e| e.pkt)

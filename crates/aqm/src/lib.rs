@@ -134,6 +134,10 @@ pub trait QueueDisc {
     fn peek(&self) -> Option<u32> {
         None
     }
+    /// Removes every packet held, appending their handles to `out` in no particular order (a
+    /// failed link's queue is flushed; the engine then replaces the discipline with a fresh
+    /// one, as Linux resets a device's qdisc when its carrier goes down).
+    fn drain_handles(&mut self, out: &mut Vec<u32>);
 }
 
 /// Every discipline, for static dispatch. A switch port holds one per priority class, so the
@@ -247,6 +251,9 @@ impl QueueDisc for Qdisc {
     #[inline(always)]
     fn peek(&self) -> Option<u32> {
         dispatch!(self, q => q.peek())
+    }
+    fn drain_handles(&mut self, out: &mut Vec<u32>) {
+        dispatch!(self, q => q.drain_handles(out))
     }
 }
 

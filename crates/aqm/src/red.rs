@@ -205,6 +205,11 @@ impl QueueDisc for Red {
         self.q.len()
     }
 
+    fn drain_handles(&mut self, out: &mut Vec<u32>) {
+        out.extend(self.q.drain(..).map(|h| h.pkt));
+        self.bytes = 0;
+    }
+
     #[inline(always)]
     fn peek(&self) -> Option<u32> {
         self.q.front().map(|e| e.pkt)

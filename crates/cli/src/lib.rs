@@ -430,10 +430,17 @@ pub(crate) fn write_run_outputs(
         Some(text) => written.push(output::write_atomic(dir, "unfinished.csv", &text)?),
         None => output::remove_stale(dir, "unfinished.csv")?,
     }
+    let mut always = Vec::new();
+    if result.faults {
+        always.push("drops_link_down");
+    }
+    if result.rto {
+        always.extend(["timeouts", "flows_failed"]);
+    }
     let counters = if all_counters {
         output::counters_csv_all(&result.counters, &result.summary)
     } else {
-        output::counters_csv(&result.counters, &result.summary)
+        output::counters_csv_listing(&result.counters, &result.summary, &always)
     };
     written.push(output::write_atomic(dir, "counters.csv", &counters)?);
     if result.monitor.pfc_log {
@@ -539,10 +546,11 @@ pub fn describe(v: &ValidScenario) -> String {
             )
         })
         .collect();
+    let faults: String = v.describe_faults().iter().map(|s| format!(" {s}.")).collect();
     format!(
         "{}: valid. Topology {}: {} nodes ({hosts} hosts, {switches} switches), {} links. \
          {} flow{}, {total} bytes in total{starts}.{generated}{apps} Scheme {}.{transports} Max \
-         base RTT {}, max BDP {} bytes (payload {} B). Stop time {}, seed {}.",
+         base RTT {}, max BDP {} bytes (payload {} B).{faults} Stop time {}, seed {}.",
         v.path.display(),
         v.topology,
         net.node_count(),

@@ -706,6 +706,7 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
         };
         c.note(Some(e.line), format!("{}: {reason}; ignored", e.text()));
     }
+    let mut link_down = None;
     if let Some(e) = c.get("LINK_DOWN") {
         let t = &e.values[0];
         match t.parse::<u64>() {
@@ -716,17 +717,17 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
                     e.text()
                 ),
             ),
-            Ok(_) => {
-                return Err(c.error(
-                    e.line,
-                    format!(
-                        "{}: unsupported: the reference takes link {}-{} down at 2 s + {t} µs; \
-                         dcsim does not model link failures",
-                        e.text(),
-                        e.values[1],
-                        e.values[2]
-                    ),
-                ))
+            Ok(us) => {
+                let node = |v: &str| {
+                    v.parse::<u32>().map_err(|_| {
+                        c.error(e.line, format!("{}: `{v}` is not a node id", e.text()))
+                    })
+                };
+                let (a, b) = (node(&e.values[1])?, node(&e.values[2])?);
+                let at = us.checked_add(2_000_000).ok_or_else(|| {
+                    c.error(e.line, format!("{}: the time `{t}` µs is too large", e.text()))
+                })?;
+                link_down = Some((at, a, b, e.line, e.text()));
             }
             Err(_) => {
                 return Err(c.error(
@@ -852,6 +853,26 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
     };
     tail.kv("window", q(window), &window_from);
     tail.sourced("global_t", &global_t, |v| boolean(*v));
+    tail.kv(
+        "rto",
+        q("off"),
+        "the reference has no retransmission timeout: a lost tail packet or ACK is never \
+         repaired (dcsim's default, \"auto\", would turn one on where packets can be lost)",
+    );
+    if let Some((at, a, b, line, text)) = link_down {
+        tail.line("");
+        tail.line(&format!(
+            "# line {line}: {text}: the reference takes the link down at 2 s + the given µs, \
+             flushes both ends' queues and recomputes routes at once."
+        ));
+        tail.line("[[events]]");
+        tail.kv("at", q(&format!("{at}us")), "");
+        tail.line("action = \"link-down\"");
+        tail.line(&format!("link = [{a}, {b}]"));
+        tail.line("");
+        tail.line("[routing]");
+        tail.kv("convergence", q("0s"), "the reference recomputes routes at the failure");
+    }
 
     let mut notes = std::mem::take(&mut c.notes);
     notes.sort_by_key(|n| n.line.unwrap_or(usize::MAX));

@@ -29,8 +29,10 @@ pub const FCT_HEADER: [&str; 10] = [
     "dport",
 ];
 
-/// Header of `unfinished.csv`.
-pub const UNFINISHED_HEADER: [&str; 8] = [
+/// Header of `unfinished.csv`. `reason`: `running` (the run stopped before the flow
+/// completed; it may not even have started) or `retries-exhausted` (the RoCE sender gave up
+/// after its retransmission timeouts, at `gave_up_ns`).
+pub const UNFINISHED_HEADER: [&str; 10] = [
     "flow_id",
     "src",
     "dst",
@@ -39,6 +41,8 @@ pub const UNFINISHED_HEADER: [&str; 8] = [
     "ideal_fct_ns",
     "ref_ideal_fct_ns",
     "dport",
+    "reason",
+    "gave_up_ns",
 ];
 
 fn csv_text<const N: usize>(header: [&str; N], rows: impl Iterator<Item = [String; N]>) -> String {
@@ -101,6 +105,8 @@ pub fn unfinished_csv(results: &[FlowResult], dports: &[u16]) -> Option<String> 
             format_ps_as_ns(r.ideal_fct.as_ps()),
             format_ps_as_ns(r.ref_ideal_fct.as_ps()),
             dport(dports, r),
+            if r.gave_up.is_some() { "retries-exhausted" } else { "running" }.to_string(),
+            r.gave_up.map_or_else(String::new, |t| format_ps_as_ns(t.as_ps())),
         ]
     });
     Some(csv_text(UNFINISHED_HEADER, rows))
@@ -119,12 +125,30 @@ pub fn counter_rows_all(c: &Counters, s: &RunSummary) -> Vec<(&'static str, Stri
     counter_rows_with(c, s, true)
 }
 
+/// Like [`counter_rows`], but also listing the counters named in `always` when zero (e.g. a
+/// run with link events lists `drops_link_down`).
+pub fn counter_rows_listing(
+    c: &Counters,
+    s: &RunSummary,
+    always: &[&str],
+) -> Vec<(&'static str, String)> {
+    counter_rows_filtered(c, s, |i, name, v| i < Counters::BASE || v != 0 || always.contains(&name))
+}
+
 fn counter_rows_with(c: &Counters, s: &RunSummary, all: bool) -> Vec<(&'static str, String)> {
+    counter_rows_filtered(c, s, |i, _, v| all || i < Counters::BASE || v != 0)
+}
+
+fn counter_rows_filtered(
+    c: &Counters,
+    s: &RunSummary,
+    keep: impl Fn(usize, &str, u64) -> bool,
+) -> Vec<(&'static str, String)> {
     let mut rows: Vec<(&'static str, String)> = c
         .named()
         .into_iter()
         .enumerate()
-        .filter(|&(i, (_, v))| all || i < Counters::BASE || v != 0)
+        .filter(|&(i, (n, v))| keep(i, n, v))
         .map(|(_, (n, v))| (n, v.to_string()))
         .collect();
     rows.push(("end_time_ns", format_ps_as_ns(s.end_time.as_ps())));
@@ -233,6 +257,13 @@ pub fn qlen_hist_csv(queues: &[PortQueue]) -> String {
 /// `counters.csv`: `name,value` rows ([`counter_rows`]).
 pub fn counters_csv(c: &Counters, s: &RunSummary) -> String {
     csv_text(["name", "value"], counter_rows(c, s).into_iter().map(|(n, v)| [n.to_string(), v]))
+}
+
+/// `counters.csv` with the counters named in `always` even when zero
+/// ([`counter_rows_listing`]).
+pub fn counters_csv_listing(c: &Counters, s: &RunSummary, always: &[&str]) -> String {
+    let rows = counter_rows_listing(c, s, always).into_iter().map(|(n, v)| [n.to_string(), v]);
+    csv_text(["name", "value"], rows)
 }
 
 /// `counters.csv` with every counter ([`counter_rows_all`]).
@@ -476,6 +507,7 @@ mod tests {
             fct: fct.map(Duration::from_ps),
             ideal_fct: Duration::from_ps(83_840),
             ref_ideal_fct: Duration::from_ns(12_240),
+            gave_up: None,
         }
     }
 

@@ -31,9 +31,12 @@ use crate::schemes::{self, CcChoice, CcParams, EcnDefault, Profile, SCHEMES};
 use crate::spans::{line_col, KeyTree};
 use crate::units::{self, HumanDuration, UnitError};
 
+mod events;
 mod generator;
 mod groups;
 mod rpc;
+
+pub use events::{RtoMode, ACTIONS, DEFAULT_RTO, DEFAULT_RTO_BACKOFF, DEFAULT_RTO_RETRIES};
 pub use rpc::RpcInfo;
 
 pub use groups::{Group, QUEUE_AT, TRANSPORTS};
@@ -94,6 +97,8 @@ struct RawScenario {
     queue: Option<Vec<toml::Table>>,
     rpc: Option<Vec<Spanned<rpc::RawRpc>>>,
     output: Option<RawOutput>,
+    events: Option<Vec<Spanned<events::RawEvent>>>,
+    routing: Option<events::RawRouting>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -201,6 +206,9 @@ struct RawNic {
     ack_high_prio: Option<bool>,
     window: Option<Spanned<String>>,
     global_t: Option<bool>,
+    rto: Option<Qty>,
+    rto_retries: Option<Int>,
+    rto_backoff: Option<Int>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -453,6 +461,17 @@ pub struct ValidScenario {
     pub workload: Option<WorkloadInfo>,
     /// The `[[rpc]]` applications (their connections and clients are in `cfg.apps`).
     pub rpc: Vec<RpcInfo>,
+    /// `[nic] rto = "auto"` turned the RoCE retransmission timeout on (RoCE packets can be
+    /// lost in this scenario).
+    pub rto_auto: bool,
+}
+
+impl ValidScenario {
+    /// Sentences for `validate`'s description: the link events and the RoCE retransmission
+    /// timeout in effect.
+    pub fn describe_faults(&self) -> Vec<String> {
+        events::describe(&self.cfg, &self.net, self.rto_auto)
+    }
 }
 
 impl ValidScenario {
@@ -583,6 +602,12 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     cfg.switch = switch_config(src, raw.switch.as_ref(), &net, profile.ecn)?;
     check_ecn(src, &net, &cfg.switch, raw.switch.as_ref(), &origins)?;
     cfg.nic = nic_config(src, raw.nic.as_ref(), &profile)?;
+    let rto = match raw.nic.as_ref() {
+        Some(n) => {
+            events::rto_keys(src, n.rto.as_ref(), n.rto_retries.as_ref(), n.rto_backoff.as_ref())?
+        }
+        None => events::RtoKeys::default(),
+    };
 
     let routes = dcsim_topology::compute_routes(&net);
     let has_apps = raw.rpc.as_ref().is_some_and(|r| !r.is_empty());
@@ -594,6 +619,8 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     let rpc =
         rpc::rpcs(src, raw.rpc.as_ref(), &net, nics_per_server, &groups, roce_frame, &mut cfg)?;
     connection_classes(src, &groups, flow_classes, &mut cfg)?;
+    events::events(src, raw.events.as_ref(), raw.routing.as_ref(), &net, &mut cfg)?;
+    let rto_auto = events::apply_rto(&rto, &net, &flows, &mut cfg);
 
     Ok(ValidScenario {
         path: src.path.clone(),
@@ -606,6 +633,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         cc,
         workload,
         rpc,
+        rto_auto,
     })
 }
 

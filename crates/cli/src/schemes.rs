@@ -321,6 +321,11 @@ pub struct RunOutput {
     /// The completed queries of the run's applications, in completion order, unless they went
     /// to [`SimInput::query_sink`].
     pub queries: Vec<QueryRecord>,
+    /// The run had link events (its `counters.csv` lists `drops_link_down`).
+    pub faults: bool,
+    /// RoCE queue pairs had a retransmission timeout (`counters.csv` lists `timeouts` and
+    /// `flows_failed`).
+    pub rto: bool,
 }
 
 /// Builds and runs a simulation with `factory`.
@@ -330,6 +335,7 @@ pub struct RunOutput {
 pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimError> {
     let SimInput { net, routes, cfg, flows, threads, trace, mut query_sink } = input;
     let monitor = cfg.monitor;
+    let (faults, rto) = (!cfg.faults.events.is_empty(), cfg.nic.rto.is_some());
     let stepped = !cfg.apps.is_empty() && query_sink.is_some();
     let stop = cfg.stop_time;
     let part = if threads > 1 {
@@ -371,6 +377,8 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         pfc_log: sim.pfc_log(),
         queues,
         queries,
+        faults,
+        rto,
     })
 }
 

@@ -2,7 +2,7 @@
 //! given to [`crate::Simulation::new`]. Every default equals the reference simulator's run-script
 //! value (spec §5.1) unless its doc says otherwise.
 
-use crate::ids::{FlowId, NodeId, PortNo};
+use crate::ids::{FlowId, LinkId, NodeId, PortNo};
 
 use crate::units::{BitsPerSec, Bytes, Duration, Time};
 pub use dcsim_aqm::QdiscConfig;
@@ -197,6 +197,90 @@ pub struct NicConfig {
     /// Use the network-wide maximum base RTT and BDP for every flow (`GLOBAL_T 1`) instead of
     /// the flow's own pair values.
     pub global_t: bool,
+    /// The queue pairs' retransmission timeout; `None` (the default, as the reference): none,
+    /// so a lost tail packet or ACK is never repaired.
+    pub rto: Option<RoceRto>,
+}
+
+/// A RoCE queue pair's retransmission timeout (the InfiniBand "local ACK timeout").
+///
+/// While a queue pair has bytes sent and not acknowledged, a timer runs from the latest of its
+/// last progress (an ACK or NACK that advanced `snd_una`), its last timeout, and the moment it
+/// last sent a packet when every byte sent so far had been acknowledged. When it expires the
+/// sender goes back to the last acknowledged byte (go-back-N) and counts a timeout; the next
+/// timeout is `backoff` times longer. The timer keeps running while the retransmission cannot
+/// leave (a failed link, a PFC pause), as an InfiniBand requester's does. Progress resets both
+/// the timeout and the retry count. After `retries` consecutive timeouts without progress the
+/// next expiry ends the flow: it is reported unfinished, with the time it gave up
+/// ([`crate::FlowResult::gave_up`]). A connection's streams never give up.
+///
+/// With a timeout, a receiver answers a duplicate packet with an ACK of what it holds (as an
+/// InfiniBand responder does), so that a lost ACK is repaired too. Without one (the reference),
+/// duplicates are ignored.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RoceRto {
+    /// The first timeout (> 0).
+    pub timeout: Duration,
+    /// Retransmissions after timeouts before the flow gives up.
+    pub retries: u32,
+    /// Each consecutive timeout is this many times the previous one (1: fixed, as InfiniBand
+    /// hardware; 2: exponential). At least 1; the timeout saturates at [`RoceRto::MAX`].
+    pub backoff: u32,
+}
+
+impl RoceRto {
+    /// The longest a backed-off timeout may grow (1000 s).
+    pub const MAX: Duration = Duration::from_ps(1_000_000_000_000_000);
+
+    /// The timeout after `k` consecutive expiries: `timeout * backoff^k`, at most
+    /// [`RoceRto::MAX`].
+    pub fn after(&self, k: u32) -> Duration {
+        let mut t = self.timeout.as_ps();
+        for _ in 0..k {
+            t = t.saturating_mul(u64::from(self.backoff));
+            if t >= Self::MAX.as_ps() {
+                return Self::MAX;
+            }
+        }
+        Duration::from_ps(t.min(Self::MAX.as_ps()))
+    }
+}
+
+/// A link goes down or comes back up during the run ([`Faults`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct LinkEvent {
+    /// When.
+    pub at: Time,
+    /// The link (an index into [`crate::network::Network::links`]).
+    pub link: LinkId,
+    /// `false`: the link fails; `true`: it is restored.
+    pub up: bool,
+}
+
+/// Link failures and repairs, scheduled before the run.
+///
+/// The semantics (see `docs/scenario.md`, "Link failures"): at `at` both ends of the link stop
+/// transmitting (or start again); frames queued at a switch port of a failed link are dropped,
+/// and every frame on the wire of a link that fails before its last bit arrives is lost (a
+/// frame starting on a link that is down is lost too), counted in `drops_link_down`; the PFC
+/// state of the link is cleared on both ends (its pauses are void). Routing reacts
+/// `convergence` after each event: from then on switches use shortest-path ECMP over the
+/// links up at the event ([`crate::network::RoutingTable::shortest_paths`]); until then they
+/// keep the previous routes, and a packet routed to a failed port is dropped
+/// (`drops_link_down`). A destination no route reaches has its packets dropped as
+/// `no_route_drops`. Events at the same time apply in list order.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Faults {
+    /// The events, in any order (applied by time, ties in list order).
+    pub events: Vec<LinkEvent>,
+    /// The routing convergence delay after each event.
+    pub convergence: Duration,
+}
+
+impl Faults {
+    /// The most distinct times at which links may change state in one run: routing keeps a
+    /// table (hosts × nodes entries) for each.
+    pub const MAX_ROUTE_CHANGES: usize = 1024;
 }
 
 impl Default for NicConfig {
@@ -211,6 +295,7 @@ impl Default for NicConfig {
             ack_high_prio: false,
             window: WindowMode::None,
             global_t: true,
+            rto: None,
         }
     }
 }
@@ -279,6 +364,8 @@ pub struct SimConfig {
     /// Applications that create traffic as the run goes (RPC clients and servers on
     /// persistent connections), beside the listed flows.
     pub apps: crate::apps::Apps,
+    /// Link failures and repairs during the run (none by default).
+    pub faults: Faults,
 }
 
 /// Optional recordings of a run. None changes the simulation itself.
@@ -335,6 +422,7 @@ impl Default for SimConfig {
             serialization: Serialization::Exact,
             monitor: Monitor::default(),
             apps: crate::apps::Apps::default(),
+            faults: Faults::default(),
         }
     }
 }

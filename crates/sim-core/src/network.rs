@@ -270,4 +270,106 @@ impl RoutingTable {
     pub fn host_count(&self) -> usize {
         self.hosts
     }
+
+    /// Shortest-path ECMP next hops of every node toward every host, over the links that are
+    /// up: `link_up[l]` for link `l` (an empty slice: every link is up).
+    ///
+    /// For every destination host, a BFS from it expands only through switches (a host is
+    /// only ever an endpoint) and over links that are up. At a switch, every port on an up
+    /// link whose neighbour lies on a shortest hop-count path toward the destination (the
+    /// destination itself or a switch one hop closer) is a next hop, listed in **ascending
+    /// neighbour node id** (ties, i.e. parallel links, by port number). The reference orders
+    /// them by pointer value, which is not reproducible (spec §3.1).
+    ///
+    /// Host entries: a host's route toward every *other* host it can reach is `[PortNo(0)]`,
+    /// its one NIC port; toward itself and toward unreachable hosts the entry is empty. A
+    /// switch's entry toward an unreachable host is empty too (packets for it are dropped and
+    /// counted as `no_route_drops`).
+    ///
+    /// Cost: one BFS per host plus one pass over every node's ports per host, i.e.
+    /// O(hosts × (nodes + links)) time and a hosts × nodes distance matrix of `u32`.
+    ///
+    /// # Panics
+    /// If `link_up` is neither empty nor one entry per link.
+    pub fn shortest_paths(net: &Network, link_up: &[bool]) -> RoutingTable {
+        assert!(link_up.is_empty() || link_up.len() == net.links().len(), "one state per link");
+        let up = |l: LinkId| link_up.is_empty() || link_up[l.idx()];
+        let n = net.node_count();
+        let hosts = net.hosts();
+        // dist[host_index * n + node]: hop count from node to the host (through switches).
+        let mut dist = vec![UNREACHED; hosts.len() * n];
+        let mut queue: Vec<NodeId> = Vec::with_capacity(n);
+        for (hi, &dst) in hosts.iter().enumerate() {
+            let d = &mut dist[hi * n..(hi + 1) * n];
+            bfs_through_switches(net, dst, d, &mut queue, &up);
+        }
+
+        // Every node's ports on up links, in ascending (neighbour id, port number).
+        let by_peer: Vec<Vec<(NodeId, PortNo)>> = (0..n)
+            .map(|i| {
+                let node = NodeId::from_idx(i);
+                let mut v: Vec<(NodeId, PortNo)> = net
+                    .ports(node)
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, port)| up(port.link))
+                    .map(|(p, port)| (port.peer, PortNo(p as u16)))
+                    .collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+
+        RoutingTable::from_fn(n, hosts.len(), |node, hi| {
+            let d = &dist[hi * n..(hi + 1) * n];
+            let dst = hosts[hi];
+            let here = d[node.idx()];
+            if node == dst || here == UNREACHED {
+                return Vec::new();
+            }
+            if net.kind(node) == NodeKind::Host {
+                return vec![PortNo(0)];
+            }
+            by_peer[node.idx()]
+                .iter()
+                .filter(|(peer, _)| {
+                    d[peer.idx()].wrapping_add(1) == here
+                        && (*peer == dst || net.kind(*peer) == NodeKind::Switch)
+                })
+                .map(|&(_, p)| p)
+                .collect()
+        })
+    }
+}
+
+/// Marks a node not reached by a BFS.
+const UNREACHED: u32 = u32::MAX;
+
+/// Fills `dist` with the hop count from every node to `dst`, expanding only through switches
+/// (and `dst` itself) and over links for which `up` holds. `queue` is scratch space.
+fn bfs_through_switches(
+    net: &Network,
+    dst: NodeId,
+    dist: &mut [u32],
+    queue: &mut Vec<NodeId>,
+    up: &impl Fn(LinkId) -> bool,
+) {
+    queue.clear();
+    dist[dst.idx()] = 0;
+    queue.push(dst);
+    let mut head = 0;
+    while let Some(&u) = queue.get(head) {
+        head += 1;
+        if u != dst && net.kind(u) == NodeKind::Host {
+            continue;
+        }
+        let du = dist[u.idx()];
+        for port in net.ports(u) {
+            let v = port.peer.idx();
+            if dist[v] == UNREACHED && up(port.link) {
+                dist[v] = du + 1;
+                queue.push(port.peer);
+            }
+        }
+    }
 }

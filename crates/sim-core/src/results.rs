@@ -26,6 +26,10 @@ pub struct FlowResult {
     /// The reference simulator's "standalone" FCT for the pair (spec §2.6):
     /// `pair_rtt + wire_bytes * 8 / bottleneck`, for comparisons with reference outputs.
     pub ref_ideal_fct: Duration,
+    /// When the sender gave up, after exhausting its retransmission timeouts
+    /// ([`crate::config::RoceRto`]); `None` for a flow that completed or was still going when
+    /// the run stopped.
+    pub gave_up: Option<Time>,
 }
 
 impl FlowResult {
@@ -153,6 +157,11 @@ counters! {
     queries_submitted,
     /// Queries whose response fully arrived.
     queries_completed,
+    /// Frames lost to link failures: on the wire of a link that failed, queued at a switch
+    /// port whose link failed, or routed to such a port before routing converged.
+    drops_link_down,
+    /// RoCE flows that gave up after exhausting their retransmission timeouts.
+    flows_failed,
 }
 
 impl Counters {

@@ -34,8 +34,8 @@ use crate::config::{
     EcnParams, FlowSpec, PortQdisc, Serialization, SimConfig, TcpConfig, Transport, WindowMode,
 };
 use crate::engine::{
-    initial_state, ConnPaths, Event, FlowMeta, FlowRx, FlowTx, Framing, Host, Link, Place, Qp, Rx,
-    Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
+    initial_state, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTx, Framing, Host, Link,
+    Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
 };
 use crate::event::{EventQueue, TwoHeapQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
@@ -195,6 +195,9 @@ pub enum SimError {
         /// What is wrong.
         detail: String,
     },
+    /// A link event cannot be applied ([`crate::config::Faults`]).
+    #[error("link events: {0}")]
+    Fault(String),
     /// The routing table was built for another host count.
     #[error("routing table is for {table} hosts but the network has {network}")]
     RoutingMismatch {
@@ -319,6 +322,7 @@ impl<F: CcFactory> Simulation<F> {
                 network: net.hosts().len(),
             });
         }
+        let faults = FaultPlan::new(&net, &cfg.faults)?.map(Box::new);
         let header = factory.header_mode();
         let n = net.node_count();
         let nic_rate = net.hosts().first().map(|&h| net.nic_rate(h)).unwrap_or_default();
@@ -330,6 +334,8 @@ impl<F: CcFactory> Simulation<F> {
         let link_of = |node: usize, p: usize| {
             let port = &net.ports(NodeId::from_idx(node))[p];
             Link {
+                id: port.link.0,
+                down: false,
                 rate: port.rate,
                 delay: port.delay,
                 peer: port.peer.0,
@@ -388,15 +394,7 @@ impl<F: CcFactory> Simulation<F> {
                         } else {
                             None
                         };
-                        let classes = std::array::from_fn(|q| {
-                            let here = |r: &&PortQdisc| {
-                                r.node == node && r.port.idx() == p && r.classes & (1 << q) != 0
-                            };
-                            match cfg.switch.qdiscs.iter().rev().find(here) {
-                                Some(r) if q != 0 => Qdisc::new(&r.qdisc),
-                                _ => default_qdisc(q, ecn),
-                            }
-                        });
+                        let classes = std::array::from_fn(|q| class_qdisc(&cfg, node, p, q, ecn));
                         ports.push(SwitchPort {
                             link: link_of(i, p),
                             classes,
@@ -520,6 +518,7 @@ impl<F: CcFactory> Simulation<F> {
                 fct: None,
                 ideal_fct: ideal,
                 ref_ideal_fct: ref_ideal,
+                gave_up: None,
             });
             if let Transport::Tcp(g) = transport {
                 qps.push(FlowTx::Tcp(Box::new(TcpTx::new(g, f.pg))));
@@ -626,6 +625,7 @@ impl<F: CcFactory> Simulation<F> {
             nlisted,
             conn_paths,
             stream_tcp,
+            faults,
         };
         let mut qps = Some(qps);
         let mut shards: Vec<Shard<F>> = hosts
@@ -656,6 +656,7 @@ impl<F: CcFactory> Simulation<F> {
                     tx: qps,
                     rx: rxs.clone(),
                     fct: vec![None; nflows],
+                    gave_up: Vec::new(),
                     pending_starts: Vec::new(),
                     counters: Counters::default(),
                     done: 0,
@@ -694,6 +695,24 @@ impl<F: CcFactory> Simulation<F> {
             let s = shared.place[app.host.idx()].shard as usize;
             let seq = shards[s].next_seq(app.host.0);
             shards[s].queue.push(app.start, seq, Event::AppTimer { app: i as u32 });
+        }
+        // Link state changes, at both ends of the link, keyed at set-up like flow starts.
+        if let Some(plan) = &shared.faults {
+            for &(at, link, up) in &plan.changes {
+                let l = shared.net.links()[link.idx()];
+                for node in [l.a, l.b] {
+                    let port = shared
+                        .net
+                        .ports(node)
+                        .iter()
+                        .position(|p| p.link == link)
+                        .expect("a link is a port of both its ends");
+                    let s = shared.place[node.idx()].shard as usize;
+                    let seq = shards[s].next_seq(node.0);
+                    let ev = Event::LinkChange { node: node.0, port: port as u16, up };
+                    shards[s].queue.push(at, seq, ev);
+                }
+            }
         }
         Ok(Simulation {
             shared,
@@ -858,6 +877,9 @@ impl<F: CcFactory> Simulation<F> {
                     r.fct = *f;
                 }
             }
+            for &(flow, at) in &s.gave_up {
+                self.results[flow as usize].gave_up = Some(at);
+            }
         }
         self.counters = c;
     }
@@ -895,6 +917,16 @@ impl<F: CcFactory> Simulation<F> {
         match self.flow_tx(flow) {
             FlowTx::Roce(q) => q.snd_una,
             FlowTx::Tcp(t) => t.ep.as_ref().map_or(0, |e| e.snd_una()),
+        }
+    }
+
+    /// Bytes of a flow its receiver holds in order (delivered exactly once to the
+    /// application): the flow's size once it has completed.
+    pub fn flow_received(&self, flow: FlowId) -> u64 {
+        let dst = self.shared.flows[flow.idx()].dst;
+        match &self.shard_of(dst).0.rx[flow.idx()] {
+            FlowRx::Roce(r) => r.expected,
+            FlowRx::Tcp(r) => r.ep.as_ref().map_or(0, dcsim_tcp::Receiver::delivered),
         }
     }
 
@@ -1035,11 +1067,13 @@ impl<F: CcFactory> Simulation<F> {
                             p.queued == 0
                                 && p.backlogged == 0
                                 && p.classes.iter().all(|q| q.is_empty())
-                                && p.link.busy_until <= now
+                                && (p.link.busy_until <= now || p.link.down)
                                 && p.link.paused.mask() == 0
                         })
                 }) && s.hosts.iter().all(|h| {
-                    h.ack_fifo.is_empty() && h.link.busy_until <= now && h.link.paused.mask() == 0
+                    h.ack_fifo.is_empty()
+                        && (h.link.busy_until <= now || h.link.down)
+                        && h.link.paused.mask() == 0
                 })
             })
     }
@@ -1103,6 +1137,23 @@ fn validate_apps(cfg: &SimConfig, net: &Network) -> Result<(), SimError> {
         }
     }
     Ok(())
+}
+
+/// The queue discipline of class `q` of port `p` of switch `node`: the last `[[queue]]` rule
+/// that covers it, else the default ([`default_qdisc`]; `ecn`: the port speed's ECN
+/// parameters when ECN is on).
+pub(crate) fn class_qdisc(
+    cfg: &SimConfig,
+    node: NodeId,
+    p: usize,
+    q: usize,
+    ecn: Option<EcnParams>,
+) -> Qdisc {
+    let here = |r: &&PortQdisc| r.node == node && r.port.idx() == p && r.classes & (1 << q) != 0;
+    match cfg.switch.qdiscs.iter().rev().find(here) {
+        Some(r) if q != 0 => Qdisc::new(&r.qdisc),
+        _ => default_qdisc(q, ecn),
+    }
 }
 
 /// The queue discipline of class `q` of a port without an explicit one: control frames and

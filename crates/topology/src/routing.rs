@@ -1,99 +1,16 @@
 //! ECMP routing (spec §3.1) and the network-wide base RTT / BDP (spec §6.1).
 
-use dcsim_core::ids::{NodeId, PortNo};
-use dcsim_core::network::{Network, NodeKind, RoutingTable};
+use dcsim_core::network::{Network, RoutingTable};
 use dcsim_core::units::Duration;
 
-/// Marks a node not reached by a BFS.
-const UNREACHED: u32 = u32::MAX;
-
-/// Computes the equal-cost next hops of every node toward every host.
-///
-/// For every destination host, a BFS from it expands only through switches (a host is only
-/// ever an endpoint). At a switch, every port whose neighbour lies on a shortest hop-count
-/// path toward the destination (the destination itself or a switch one hop closer) is a next
-/// hop, listed in **ascending neighbour node id** (ties, i.e. parallel links, by port
-/// number). The reference orders them by pointer value, which is not reproducible (spec §3.1).
-///
-/// Host entries: a host's route toward every *other* host it can reach is `[PortNo(0)]`, its
-/// one NIC port; toward itself and toward unreachable hosts the entry is empty. A switch's
-/// entry toward an unreachable host is empty too.
+/// Computes the equal-cost next hops of every node toward every host, over every link:
+/// [`RoutingTable::shortest_paths`] with no link down (see there for the rule: shortest
+/// hop-count paths through switches, next hops in ascending neighbour node id).
 ///
 /// Cost: one BFS per host plus one pass over every node's ports per host, i.e.
 /// O(hosts × (nodes + links)) time and a hosts × nodes distance matrix of `u32`.
 pub fn compute_routes(net: &Network) -> RoutingTable {
-    let n = net.node_count();
-    let hosts = net.hosts();
-    // dist[host_index * n + node]: hop count from node to the host (through switches).
-    let mut dist = vec![UNREACHED; hosts.len() * n];
-    let mut queue: Vec<NodeId> = Vec::with_capacity(n);
-    for (hi, &dst) in hosts.iter().enumerate() {
-        let d = &mut dist[hi * n..(hi + 1) * n];
-        bfs_through_switches(net, dst, d, &mut queue);
-    }
-
-    // Every node's ports in ascending (neighbour id, port number).
-    let by_peer: Vec<Vec<(NodeId, PortNo)>> = (0..n)
-        .map(|i| {
-            let node = NodeId::from_idx(i);
-            let mut v: Vec<(NodeId, PortNo)> = net
-                .ports(node)
-                .iter()
-                .enumerate()
-                .map(|(p, port)| (port.peer, port_no(p)))
-                .collect();
-            v.sort_unstable();
-            v
-        })
-        .collect();
-
-    RoutingTable::from_fn(n, hosts.len(), |node, hi| {
-        let d = &dist[hi * n..(hi + 1) * n];
-        let dst = hosts[hi];
-        let here = d[node.idx()];
-        if node == dst || here == UNREACHED {
-            return Vec::new();
-        }
-        if net.kind(node) == NodeKind::Host {
-            return vec![PortNo(0)];
-        }
-        by_peer[node.idx()]
-            .iter()
-            .filter(|(peer, _)| {
-                d[peer.idx()].wrapping_add(1) == here
-                    && (*peer == dst || net.kind(*peer) == NodeKind::Switch)
-            })
-            .map(|&(_, p)| p)
-            .collect()
-    })
-}
-
-/// A port number from a port index (a `Network` never has more than `u16::MAX` ports per node).
-fn port_no(p: usize) -> PortNo {
-    PortNo(u16::try_from(p).expect("Network::new limits ports per node to u16"))
-}
-
-/// Fills `dist` with the hop count from every node to `dst`, expanding only through switches
-/// (and `dst` itself). `queue` is scratch space.
-fn bfs_through_switches(net: &Network, dst: NodeId, dist: &mut [u32], queue: &mut Vec<NodeId>) {
-    queue.clear();
-    dist[dst.idx()] = 0;
-    queue.push(dst);
-    let mut head = 0;
-    while let Some(&u) = queue.get(head) {
-        head += 1;
-        if u != dst && net.kind(u) == NodeKind::Host {
-            continue;
-        }
-        let du = dist[u.idx()];
-        for port in net.ports(u) {
-            let v = port.peer.idx();
-            if dist[v] == UNREACHED {
-                dist[v] = du + 1;
-                queue.push(port.peer);
-            }
-        }
-    }
+    RoutingTable::shortest_paths(net, &[])
 }
 
 /// The network-wide maxima of the reference's per-pair base RTT and BDP (spec §6.1), which

@@ -13,6 +13,11 @@ use crate::units::{BitsPerSec, Duration, Time};
 
 /// Transmit side of one port, common to hosts and switches.
 pub(crate) struct Link {
+    /// The link's id (its index in the network's link list).
+    pub(crate) id: u32,
+    /// The link has failed ([`crate::config::Faults`]): the port sends nothing (its
+    /// `busy_until` is `Time::MAX`) until it is restored.
+    pub(crate) down: bool,
     pub(crate) rate: BitsPerSec,
     pub(crate) delay: Duration,
     pub(crate) peer: u32,
@@ -78,8 +83,16 @@ impl<F: CcFactory> Shard<F> {
         let done = now + sh.cfg.serialization.tx_time(link.rate, wire);
         link.busy_until = done;
         let at = done + link.delay;
-        let (peer, peer_port) = (link.peer, link.peer_port);
+        let (peer, peer_port, link_id) = (link.peer, link.peer_port, link.id);
         self.counters.frames_transmitted += 1;
+        if let Some(plan) = &sh.faults {
+            // The link fails before the frame's last bit arrives: the frame is lost.
+            if plan.cut(link_id, now, at) {
+                self.counters.drops_link_down += 1;
+                self.drop_packet(pkt);
+                return done;
+            }
+        }
         let shard = sh.place[peer as usize].shard;
         if shard != id {
             // The far end belongs to another shard: hand the packet over at the next window.

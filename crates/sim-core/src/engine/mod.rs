@@ -8,6 +8,7 @@
 //! sequential run, so the order of events at every node is the same for any partitioning.
 
 mod app;
+mod fault;
 mod host;
 mod link;
 mod roce;
@@ -16,6 +17,7 @@ mod tcp;
 mod transport;
 
 pub(crate) use app::{initial_state, AppState, ConnState};
+pub(crate) use fault::FaultPlan;
 pub(crate) use host::Host;
 pub(crate) use link::Link;
 pub(crate) use roce::{Qp, Rx};
@@ -52,6 +54,8 @@ pub(crate) enum Event {
     CcTimer { flow: u32, slot: u8, version: u32 },
     /// Application `app`'s timer at its client host (start, or the next open-loop arrival).
     AppTimer { app: u32 },
+    /// The link at `port` of `node` fails (`up = false`) or is restored.
+    LinkChange { node: u32, port: u16, up: bool },
 }
 
 /// Hints the CPU to load `p`'s cache line.
@@ -114,6 +118,8 @@ pub(crate) struct Shared<F: CcFactory> {
     pub(crate) conn_paths: Vec<ConnPaths>,
     /// Each TCP group's parameters with the handshake off (for connection streams).
     pub(crate) stream_tcp: Vec<crate::config::TcpConfig>,
+    /// The link failure plan, in runs with link events.
+    pub(crate) faults: Option<Box<FaultPlan>>,
 }
 
 /// How a stream cuts messages into packets: full packets of `seg` payload bytes, each with
@@ -197,6 +203,8 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) rx: Vec<FlowRx>,
     /// Completion times of this shard's flows.
     pub(crate) fct: Vec<Option<Duration>>,
+    /// This shard's flows that gave up (retransmission timeouts exhausted), and when.
+    pub(crate) gave_up: Vec<(u32, Time)>,
     /// Flow starts not yet in the event queue, latest first: (start, seq, flow).
     pub(crate) pending_starts: Vec<(Time, u64, u32)>,
     pub(crate) counters: Counters,
@@ -362,11 +370,14 @@ impl<F: CcFactory> Shard<F> {
             Event::CcTimer { flow, slot, version } => {
                 if slot < tcp::TCP_TX_TIMER {
                     self.cc_timer(sh, flow as usize, slot, version)
+                } else if slot == roce::ROCE_RTO_TIMER {
+                    self.roce_rto(sh, flow as usize)
                 } else {
                     self.tcp_timer(sh, flow as usize, slot, version)
                 }
             }
             Event::AppTimer { app } => self.app_timer(sh, app as usize),
+            Event::LinkChange { node, port, up } => self.link_change(sh, node, port, up),
         }
     }
 }

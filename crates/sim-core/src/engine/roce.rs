@@ -9,6 +9,10 @@ use crate::ids::{FlowId, PortNo};
 use crate::packet::{Area, Ecn, HeaderMode, IntStack, Packet, PacketKind};
 use crate::units::{BitsPerSec, Time};
 
+/// The `CcTimer` slot of a queue pair's retransmission timer ([`crate::config::RoceRto`]),
+/// after the scheme's slots and TCP's.
+pub(crate) const ROCE_RTO_TIMER: u8 = MAX_TIMERS as u8 + 2;
+
 /// Sender state of one flow (queue pair).
 pub(crate) struct Qp<C> {
     pub(crate) size: u64,
@@ -25,6 +29,13 @@ pub(crate) struct Qp<C> {
     pub(crate) done: bool,
     pub(crate) cc: Option<C>,
     pub(crate) timer_version: [u32; MAX_TIMERS],
+    /// A retransmission timer event is pending (at most one; it re-arms itself lazily).
+    pub(crate) rto_pending: bool,
+    /// The retransmission timer runs from here: the last progress, the last timeout, or when
+    /// bytes were last sent after every byte sent had been acknowledged.
+    pub(crate) rto_from: Time,
+    /// Consecutive timeouts without progress.
+    pub(crate) rto_expiries: u32,
 }
 
 impl<C> Qp<C> {
@@ -45,6 +56,9 @@ impl<C> Qp<C> {
             done: false,
             cc: None,
             timer_version: [0; MAX_TIMERS],
+            rto_pending: false,
+            rto_from: Time::ZERO,
+            rto_expiries: 0,
         }
     }
 
@@ -100,7 +114,21 @@ impl<F: CcFactory> Shard<F> {
         if seq < qp.high {
             self.counters.data_bytes_retransmitted += payload as u64;
         }
+        // Nothing sent was unacknowledged: a retransmission timer starts with this packet.
+        let idle = qp.snd_una >= qp.high;
         qp.high = qp.high.max(qp.snd_nxt);
+        if let Some(rto) = &sh.cfg.nic.rto {
+            if idle {
+                qp.rto_from = self.now;
+            }
+            if !qp.rto_pending {
+                qp.rto_pending = true;
+                let at = qp.rto_from + rto.after(qp.rto_expiries);
+                let ev = Event::CcTimer { flow: flow as u32, slot: ROCE_RTO_TIMER, version: 0 };
+                self.schedule(f.src.0, at, ev);
+            }
+        }
+        let qp = qp_mut(&mut self.tx, flow);
         let wire = sh.header.data_wire(payload);
         qp.last_pkt_size = wire;
         let pace = if sh.cfg.nic.rate_bound { qp.rate } else { qp.max_rate };
@@ -159,6 +187,10 @@ impl<F: CcFactory> Shard<F> {
             } else {
                 None
             }
+        } else if nic.rto.is_some() {
+            // A duplicate: with a retransmission timeout, re-ACK what is held (as an InfiniBand
+            // responder does), so that a lost ACK is repaired by the sender's retransmission.
+            Some(PacketKind::Ack)
         } else {
             None
         };
@@ -208,7 +240,16 @@ impl<F: CcFactory> Shard<F> {
             seq = seq / nic.chunk * nic.chunk;
         }
         let qp = qp_mut(&mut self.tx, flow);
+        if seq > qp.snd_una {
+            // Progress: the retransmission timer and its retries start over.
+            qp.rto_from = self.now;
+            qp.rto_expiries = 0;
+        }
         qp.snd_una = qp.snd_una.max(seq);
+        if qp.snd_nxt < qp.snd_una {
+            // An ACK for packets sent before a timeout's rewind: skip what is acknowledged.
+            qp.snd_nxt = qp.snd_una;
+        }
         // A connection's stream never completes: more messages may come.
         if qp.snd_una >= qp.size && flow < sh.nlisted {
             qp.done = true;
@@ -225,6 +266,48 @@ impl<F: CcFactory> Shard<F> {
         let fb = Feedback { ack, nack, ecn, int: &int, ts_echo, pint };
         self.with_cc(sh, flow, |cc, ctx| cc.on_feedback(ctx, &fb));
         self.host_send(sh, h);
+    }
+
+    /// The retransmission timer of queue pair `flow` ([`crate::config::RoceRto`]): re-armed
+    /// for its current deadline if the flow made progress since it was set; on expiry, go back
+    /// to the last acknowledged byte, or give up once the retries are spent (listed flows
+    /// only: a connection's streams retry for as long as the run lasts).
+    pub(crate) fn roce_rto(&mut self, sh: &Shared<F>, flow: usize) {
+        let Some(rto) = sh.cfg.nic.rto else { return };
+        let now = self.now;
+        let qp = qp_mut(&mut self.tx, flow);
+        qp.rto_pending = false;
+        if qp.done || qp.snd_una >= qp.high {
+            return; // nothing unacknowledged: the next packet sent arms the timer
+        }
+        let src = sh.flows[flow].src;
+        let deadline = qp.rto_from + rto.after(qp.rto_expiries);
+        let ev = Event::CcTimer { flow: flow as u32, slot: ROCE_RTO_TIMER, version: 0 };
+        if deadline > now {
+            qp.rto_pending = true;
+            self.schedule(src.0, deadline, ev);
+            return;
+        }
+        self.counters.timeouts += 1;
+        if qp.rto_expiries >= rto.retries && flow < sh.nlisted {
+            // Give up: the flow stops and is reported unfinished.
+            qp.done = true;
+            qp.snd_nxt = qp.size;
+            for v in qp.timer_version.iter_mut() {
+                *v = v.wrapping_add(1);
+            }
+            self.counters.flows_failed += 1;
+            self.gave_up.push((flow as u32, now));
+            return;
+        }
+        qp.rto_expiries = qp.rto_expiries.saturating_add(1);
+        qp.snd_nxt = qp.snd_una;
+        qp.rto_from = now;
+        qp.rto_pending = true;
+        let next = now + rto.after(qp.rto_expiries);
+        self.schedule(src.0, next, ev);
+        let Slot::Host(h) = sh.place[src.idx()].slot else { unreachable!("a host") };
+        self.host_send(sh, h as usize);
     }
 
     pub(crate) fn cc_timer(&mut self, sh: &Shared<F>, flow: usize, slot: u8, version: u32) {

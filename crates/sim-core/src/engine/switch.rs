@@ -119,7 +119,11 @@ impl<F: CcFactory> Shard<F> {
         }
         let node = NodeId(sw.node);
         let dst = sh.net.host_index(dst).expect("packets are addressed to hosts");
-        let hops = sh.routes.next_hops(node, dst);
+        let routes = match &sh.faults {
+            None => &sh.routes,
+            Some(plan) => plan.routes(self.now, &sh.routes),
+        };
+        let hops = routes.next_hops(node, dst);
         if hops.is_empty() {
             self.counters.no_route_drops += 1;
             self.drop_packet(pkt);
@@ -130,6 +134,12 @@ impl<F: CcFactory> Shard<F> {
         } else {
             hops[murmur3_32(&hash_key, sw.hash_seed) as usize % hops.len()].idx()
         };
+        if sh.faults.is_some() && sw.ports[out].link.down {
+            // Routed to a failed link before routing converged.
+            self.counters.drops_link_down += 1;
+            self.drop_packet(pkt);
+            return;
+        }
         let q = pg as usize;
         if q != 0 {
             match sw.mmu.admit(inp, out, q, wire as u64) {
@@ -247,6 +257,12 @@ impl<F: CcFactory> Shard<F> {
             });
         }
         let p = &mut self.switches[s].ports[port];
+        if p.link.down {
+            // The link to the peer has failed: the frame is lost.
+            self.counters.drops_link_down += 1;
+            self.release(pkt);
+            return;
+        }
         p.grow(self.now, PFC_FRAME as u64);
         let mut cx = Ctx { now: self.now, rng: &mut p.link.rng, dropped: &mut self.dropped };
         p.classes[0].enqueue(entry, &mut cx);
@@ -259,8 +275,8 @@ impl<F: CcFactory> Shard<F> {
         let sw = &mut self.switches[s];
         let port = &mut sw.ports[out];
         if port.link.busy_until > self.now {
-            // Come back when the frame on the wire is out (once).
-            if !port.link.txdone_pending {
+            // Come back when the frame on the wire is out (once); a failed link sends nothing.
+            if !port.link.txdone_pending && !port.link.down {
                 port.link.txdone_pending = true;
                 let (node, at) = (sw.node, port.link.busy_until);
                 self.schedule(node, at, Event::TxDone { node, port: out as u16 });

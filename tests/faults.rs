@@ -1,0 +1,326 @@
+//! Link failures and the RoCE retransmission timeout: a spine link failing under an incast with
+//! random loss (every flow completes exactly once with a timeout, some stay unfinished without
+//! one; identical on 1–4 threads), traffic leaving a failed link and coming back when it is
+//! restored, the timeout's back-off and give-up in closed form, and nothing changing when no
+//! event is scheduled.
+
+use dcsim::core::cc::{CcFactory, NoCcFactory};
+use dcsim::core::config::{Faults, FlowSpec, LinkEvent, RoceRto, SimConfig, WindowMode};
+use dcsim::core::ids::{FlowId, LinkId, NodeId, PortNo};
+use dcsim::core::network::{LinkSpec, Network};
+use dcsim::core::units::{BitsPerSec, Duration, Time};
+use dcsim::core::{Partition, Simulation};
+use dcsim::hpcc::{HpccFactory, HpccParams};
+use dcsim::topology::{self, Topology};
+
+/// 4 leaves × 2 spines × 8 hosts at 100 Gb/s, 1 µs links: hosts 0–31, leaves 32–35, spines
+/// 36–37.
+fn fabric(loss: f64) -> Topology {
+    let mut t = topology::leaf_spine(
+        4,
+        2,
+        8,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(100),
+        Duration::from_us(1),
+    )
+    .unwrap();
+    for l in &mut t.links {
+        l.loss = loss;
+    }
+    t
+}
+
+fn link_between(net: &Network, a: u32, b: u32) -> LinkId {
+    let i = net
+        .links()
+        .iter()
+        .position(|l| (l.a.0, l.b.0) == (a, b) || (l.a.0, l.b.0) == (b, a))
+        .expect("a link");
+    LinkId(i as u32)
+}
+
+/// The port of `node` on the link to `peer`.
+fn port_to(net: &Network, node: u32, peer: u32) -> PortNo {
+    let p = net.ports(NodeId(node)).iter().position(|p| p.peer == NodeId(peer)).unwrap();
+    PortNo(p as u16)
+}
+
+/// 16 senders on leaves 33–34 (hosts 8–23), 200 KB each to host 0, all at t = 0, plus 8
+/// background flows between leaves 33 and 35.
+fn incast() -> Vec<FlowSpec> {
+    let mut v: Vec<FlowSpec> = (0..16)
+        .map(|i| FlowSpec {
+            id: FlowId(i),
+            src: NodeId(8 + i),
+            dst: NodeId(0),
+            size: 200_000,
+            start: Time::ZERO,
+            pg: 3,
+            dport: 200,
+        })
+        .collect();
+    for i in 0..8 {
+        v.push(FlowSpec {
+            id: FlowId(16 + i),
+            src: NodeId(8 + i),
+            dst: NodeId(24 + i),
+            size: 300_000,
+            start: Time::from_ns(10_000 * u64::from(i)),
+            pg: 3,
+            dport: 100,
+        });
+    }
+    v
+}
+
+fn run<F: CcFactory + Clone>(
+    t: &Topology,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+    f: &F,
+    threads: usize,
+) -> Simulation<F> {
+    let net = t.validate().unwrap();
+    let routes = topology::compute_routes(&net);
+    let part = if threads > 1 {
+        Partition::by_rack(&net, threads)
+    } else {
+        Partition::single(net.node_count())
+    };
+    let mut sim =
+        Simulation::with_partition(net, routes, cfg.clone(), flows.to_vec(), f.clone(), part)
+            .unwrap();
+    sim.set_threads(threads);
+    sim.run();
+    sim
+}
+
+/// The spine link of leaf 32 (the incast receiver's leaf) fails at 30 µs, mid-incast.
+fn spine_failure(t: &Topology, rto: Option<RoceRto>) -> SimConfig {
+    let net = t.validate().unwrap();
+    let mut cfg = SimConfig::default();
+    cfg.nic.window = WindowMode::Variable;
+    cfg.stop_time = Time::from_ns(200_000_000);
+    cfg.nic.rto = rto;
+    cfg.faults = Faults {
+        events: vec![LinkEvent {
+            at: Time::from_ns(30_000),
+            link: link_between(&net, 32, 36),
+            up: false,
+        }],
+        convergence: Duration::ZERO,
+    };
+    cfg
+}
+
+const RTO_1MS: RoceRto =
+    RoceRto { timeout: Duration::from_ps(1_000_000_000), retries: 7, backoff: 1 };
+
+#[test]
+fn a_spine_failure_under_loss_completes_every_flow_exactly_once_with_a_timeout() {
+    let t = fabric(0.001);
+    let flows = incast();
+    let hpcc = HpccFactory::from(HpccParams::default());
+    let cfg = spine_failure(&t, Some(RTO_1MS));
+    let seq = run(&t, &cfg, &flows, &hpcc, 1);
+    let s = seq.summary();
+    assert_eq!((s.flows_done, s.flows_unfinished), (flows.len(), 0));
+    let c = seq.counters();
+    assert!(c.drops_link_down > 0, "frames died with the link: {c:?}");
+    assert!(c.timeouts > 0, "tail losses were repaired by timeouts: {c:?}");
+    assert!(c.link_losses > 0);
+    assert_eq!(c.flows_failed, 0);
+    for f in &flows {
+        // In-order, exactly-once delivery of every byte.
+        assert_eq!(seq.flow_received(f.id), f.size, "flow {}", f.id);
+        assert_eq!(seq.flow_acked(f.id), f.size, "flow {}", f.id);
+    }
+    // Every payload byte sent was delivered (duplicates included) or dropped.
+    assert_eq!(c.data_bytes_sent, c.data_bytes_delivered + c.data_bytes_dropped);
+    assert_eq!(seq.packets_in_flight(), 0);
+    for threads in 2..=4 {
+        let par = run(&t, &cfg, &flows, &hpcc, threads);
+        assert!(par.shards() > 1);
+        assert_eq!(par.flow_results(), seq.flow_results(), "{threads} threads");
+        assert_eq!(par.counters(), seq.counters(), "{threads} threads");
+        assert_eq!(par.summary(), seq.summary(), "{threads} threads");
+    }
+}
+
+#[test]
+fn without_a_timeout_the_flows_hit_by_the_failure_stay_unfinished() {
+    let t = fabric(0.001);
+    let flows = incast();
+    let hpcc = HpccFactory::from(HpccParams::default());
+    let sim = run(&t, &spine_failure(&t, None), &flows, &hpcc, 1);
+    let s = sim.summary();
+    assert!(s.flows_unfinished > 0, "{s:?}");
+    assert!(s.flows_done > 0, "{s:?}");
+    let c = sim.counters();
+    assert!(c.drops_link_down > 0);
+    assert_eq!((c.timeouts, c.flows_failed), (0, 0));
+    // The unfinished ones did not give up: they were still waiting when events ran out.
+    assert!(sim.flow_results().iter().all(|r| r.gave_up.is_none()));
+}
+
+/// Two leaves (hosts 0–3 on leaf 8, hosts 4–7 on leaf 9) and two spines (10, 11).
+fn two_spines() -> Topology {
+    topology::leaf_spine(
+        2,
+        2,
+        4,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(100),
+        Duration::from_us(1),
+    )
+    .unwrap()
+}
+
+#[test]
+fn traffic_leaves_a_failed_link_and_returns_when_it_is_restored() {
+    let t = two_spines();
+    let net = t.validate().unwrap();
+    let l = link_between(&net, 8, 10);
+    // Enough flows from leaf 8 to leaf 9 that ECMP puts some on each spine.
+    let flows: Vec<FlowSpec> = (0..16)
+        .map(|i| FlowSpec {
+            id: FlowId(i),
+            src: NodeId(i % 4),
+            dst: NodeId(4 + (i / 4) % 4),
+            size: 20_000_000,
+            start: Time::ZERO,
+            pg: 3,
+            dport: 100,
+        })
+        .collect();
+    let mut cfg = SimConfig::default();
+    cfg.nic.rto = Some(RTO_1MS);
+    cfg.faults = Faults {
+        events: vec![
+            LinkEvent { at: Time::from_ns(200_000), link: l, up: false },
+            LinkEvent { at: Time::from_ns(600_000), link: l, up: true },
+        ],
+        convergence: Duration::from_ns(5_000),
+    };
+    let routes = topology::compute_routes(&net);
+    let mut sim = Simulation::new(net.clone(), routes, cfg, flows.clone(), NoCcFactory).unwrap();
+    let (up0, up1) = (port_to(&net, 8, 10), port_to(&net, 8, 11));
+    let data = |sim: &Simulation<NoCcFactory>, p| sim.port_stats(NodeId(8), p).tx_data_frames;
+    let mut marks = Vec::new();
+    // Before, during (after convergence), after the repair (after convergence).
+    for t_ns in [200_000, 210_000, 600_000, 610_000, 1_000_000] {
+        sim.run_until(Time::from_ns(t_ns));
+        marks.push((data(&sim, up0), data(&sim, up1)));
+    }
+    let before = (marks[0].0, marks[0].1);
+    let during = (marks[2].0 - marks[1].0, marks[2].1 - marks[1].1);
+    let after = (marks[4].0 - marks[3].0, marks[4].1 - marks[3].1);
+    assert!(before.0 > 0 && before.1 > 0, "ECMP used both spines before: {before:?}");
+    assert_eq!(during.0, 0, "nothing on the failed link: {during:?}");
+    assert!(during.1 > before.1, "the other spine carried everything: {during:?} {before:?}");
+    assert!(after.0 > 0 && after.1 > 0, "both spines again after the repair: {after:?}");
+    sim.run();
+    let s = sim.summary();
+    assert_eq!(s.flows_done, flows.len());
+    assert!(sim.counters().drops_link_down > 0);
+}
+
+/// Host 0 — switch 1 — host 2, 100 Gb/s, 1 µs.
+fn line() -> (Network, dcsim::core::network::RoutingTable) {
+    let link = |a, b| LinkSpec {
+        a: NodeId(a),
+        b: NodeId(b),
+        rate: BitsPerSec::gbps(100),
+        delay: Duration::from_us(1),
+        loss: 0.0,
+    };
+    let net = Network::new(
+        vec![
+            dcsim::core::network::NodeKind::Host,
+            dcsim::core::network::NodeKind::Switch,
+            dcsim::core::network::NodeKind::Host,
+        ],
+        vec![link(0, 1), link(1, 2)],
+    )
+    .unwrap();
+    let routes = topology::compute_routes(&net);
+    (net, routes)
+}
+
+#[test]
+fn a_flow_behind_a_dead_link_backs_off_then_gives_up_at_the_closed_form_time() {
+    let (net, routes) = line();
+    let mut cfg = SimConfig::default();
+    let rto = RoceRto { timeout: Duration::from_us(100), retries: 3, backoff: 2 };
+    cfg.nic.rto = Some(rto);
+    // The sender's own link dies as the flow starts and never comes back.
+    cfg.faults.events = vec![LinkEvent { at: Time::ZERO, link: LinkId(0), up: false }];
+    let flow = FlowSpec {
+        id: FlowId(0),
+        src: NodeId(0),
+        dst: NodeId(2),
+        size: 10_000,
+        start: Time::ZERO,
+        pg: 3,
+        dport: 100,
+    };
+    let mut sim = Simulation::new(net, routes, cfg, vec![flow], NoCcFactory).unwrap();
+    sim.run();
+    let r = sim.flow_results()[0];
+    assert_eq!(r.fct, None);
+    // Expiries at 100, 100+200, 300+400 µs (three retransmissions), then the fourth, 800 µs
+    // after the third, gives up: 1.5 ms.
+    assert_eq!(r.gave_up, Some(Time::from_ns(1_500_000)));
+    let c = sim.counters();
+    assert_eq!((c.timeouts, c.flows_failed), (4, 1));
+    assert_eq!(c.drops_link_down, 1, "the first packet, sent as the link died");
+    assert_eq!(rto.after(3), Duration::from_us(800));
+}
+
+#[test]
+fn packets_lost_on_a_failed_link_are_repaired_by_one_timeout() {
+    let (net, routes) = line();
+    let mut cfg = SimConfig::default();
+    cfg.nic.rto = Some(RoceRto { timeout: Duration::from_us(50), retries: 7, backoff: 1 });
+    // The switch's link to the receiver is down from 5 µs to 20 µs: the tail of a 10-packet
+    // flow dies on it, and nothing is left to NACK the gap.
+    cfg.faults.events = vec![
+        LinkEvent { at: Time::from_ns(1_500), link: LinkId(1), up: false },
+        LinkEvent { at: Time::from_ns(20_000), link: LinkId(1), up: true },
+    ];
+    let flow = FlowSpec {
+        id: FlowId(0),
+        src: NodeId(0),
+        dst: NodeId(2),
+        size: 10_000,
+        start: Time::ZERO,
+        pg: 3,
+        dport: 100,
+    };
+    let mut sim = Simulation::new(net, routes, cfg.clone(), vec![flow], NoCcFactory).unwrap();
+    sim.run();
+    let r = sim.flow_results()[0];
+    let c = *sim.counters();
+    assert!(c.drops_link_down > 0);
+    assert_eq!(c.timeouts, 1, "{c:?}");
+    let fct = r.fct.expect("repaired");
+    assert!(fct > Duration::from_us(50) && fct < Duration::from_us(70), "{fct:?}");
+    assert_eq!(sim.flow_received(FlowId(0)), 10_000);
+
+    // Without the timeout the flow never completes.
+    cfg.nic.rto = None;
+    let (net, routes) = line();
+    let mut sim = Simulation::new(net, routes, cfg, vec![flow], NoCcFactory).unwrap();
+    sim.run();
+    assert_eq!(sim.flow_results()[0].fct, None);
+}
+
+#[test]
+fn events_naming_no_link_are_refused() {
+    let (net, routes) = line();
+    let mut cfg = SimConfig::default();
+    cfg.faults.events = vec![LinkEvent { at: Time::ZERO, link: LinkId(7), up: false }];
+    let err = Simulation::new(net, routes, cfg, vec![], NoCcFactory).err().unwrap();
+    assert!(err.to_string().contains("link 7 does not exist"), "{err}");
+}
