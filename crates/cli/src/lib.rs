@@ -76,6 +76,7 @@ pub mod harm;
 pub mod ns3import;
 pub mod output;
 pub mod pint;
+pub mod progress;
 pub mod scenario;
 pub mod schemes;
 pub mod spans;
@@ -268,6 +269,10 @@ pub struct RunArgs {
     /// of every switch egress port (as `[output] queue_lengths`).
     #[arg(long)]
     pub queue_lengths: bool,
+    /// Print no progress: by default a progress bar on a terminal (simulated time, events/s,
+    /// time left), else a status line on stderr every 10 s.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// Runs one parsed command line, printing its report to `out` and notes (such as the keys
@@ -356,7 +361,8 @@ fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let taken = |qct: Option<std::sync::Arc<std::sync::Mutex<Option<output::QctWriter>>>>| {
         qct.and_then(|w| w.lock().expect("not poisoned").take())
     };
-    let result = match valid.run_streaming(args.threads as usize, Vec::new(), sink) {
+    let progress = (!args.quiet).then(progress::reporter);
+    let result = match valid.run_reporting(args.threads as usize, Vec::new(), sink, progress) {
         Ok(r) => r,
         Err(source) => {
             if let Some(w) = taken(qct) {

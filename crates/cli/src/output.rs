@@ -525,9 +525,14 @@ mod tests {
         let un = unfinished_csv(&rs, &dports).unwrap();
         assert_eq!(
             un,
-            "flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns,dport\n\
-             1,0,5,1000,1.5,83.84,12240,200\n"
+            "flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns,dport,reason,\
+             gave_up_ns\n\
+             1,0,5,1000,1.5,83.84,12240,200,running,\n"
         );
+        let mut gave_up = rs;
+        gave_up[0].gave_up = Some(Time::from_ns(2_500));
+        let un = unfinished_csv(&gave_up, &dports).unwrap();
+        assert!(un.ends_with("\n1,0,5,1000,1.5,83.84,12240,200,retries-exhausted,2500\n"), "{un}");
         assert_eq!(unfinished_csv(&rs[1..], &dports), None);
     }
 

@@ -505,8 +505,24 @@ impl ValidScenario {
         trace: Vec<FlowId>,
         query_sink: Option<schemes::QuerySink>,
     ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
+        self.run_reporting(threads, trace, query_sink, None)
+    }
+
+    /// [`ValidScenario::run_streaming`], telling `progress` how far the run has got a few
+    /// times a second (see [`schemes::SimInput::progress`]).
+    ///
+    /// # Errors
+    /// The simulator's own validation ([`schemes::run_with_scheme`]).
+    pub fn run_reporting(
+        self,
+        threads: usize,
+        trace: Vec<FlowId>,
+        query_sink: Option<schemes::QuerySink>,
+        progress: Option<schemes::ProgressFn>,
+    ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
         let ValidScenario { net, routes, cfg, flows, cc, .. } = self;
-        let input = schemes::SimInput { net, routes, cfg, flows, threads, trace, query_sink };
+        let input =
+            schemes::SimInput { net, routes, cfg, flows, threads, trace, query_sink, progress };
         schemes::run_with_scheme(cc, input)
     }
 }

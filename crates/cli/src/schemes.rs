@@ -275,7 +275,31 @@ pub struct SimInput {
     /// time, each step's queries in completion order); without one they are collected in
     /// [`RunOutput::queries`].
     pub query_sink: Option<QuerySink>,
+    /// Told how far the run has got, a few times a second of wall-clock time (the run is then
+    /// stepped with `Simulation::run_until`, which changes nothing in its results).
+    pub progress: Option<ProgressFn>,
 }
+
+/// How far a run has got (see [`SimInput::progress`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Simulated time reached.
+    pub now: Time,
+    /// The stop time.
+    pub stop: Time,
+    /// Events processed so far.
+    pub events: u64,
+    /// Wall-clock time since the run started.
+    pub wall: std::time::Duration,
+    /// The run is over (no event left, or the stop time reached).
+    pub done: bool,
+}
+
+/// Receives [`Progress`] reports during a run.
+pub type ProgressFn = Box<dyn FnMut(&Progress) + Send>;
+
+/// The wall-clock time a progress step aims at.
+const PROGRESS_STEP: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl std::fmt::Debug for SimInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -285,6 +309,7 @@ impl std::fmt::Debug for SimInput {
             .field("threads", &self.threads)
             .field("trace", &self.trace)
             .field("query_sink", &self.query_sink.is_some())
+            .field("progress", &self.progress.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -333,7 +358,7 @@ pub struct RunOutput {
 /// # Errors
 /// See [`run_with_scheme`].
 pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimError> {
-    let SimInput { net, routes, cfg, flows, threads, trace, mut query_sink } = input;
+    let SimInput { net, routes, cfg, flows, threads, trace, mut query_sink, mut progress } = input;
     let monitor = cfg.monitor;
     let (faults, rto) = (!cfg.faults.events.is_empty(), cfg.nic.rto.is_some());
     let stepped = !cfg.apps.is_empty() && query_sink.is_some();
@@ -347,15 +372,38 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     sim.set_threads(threads.max(1));
     sim.trace_hop_latency(&trace)?;
     let t0 = Instant::now();
-    let summary = if stepped {
-        // Hand completed queries over as the run goes, so that they do not pile up.
-        let sink = query_sink.as_mut().expect("stepped runs have a sink");
+    let summary = if stepped || progress.is_some() {
+        // Hand completed queries over as the run goes, so that they do not pile up (steps of at
+        // most QUERY_STEP), and report progress: steps of simulated time sized so that each
+        // takes about PROGRESS_STEP of wall-clock time. Stepping changes nothing in the run.
         let mut t = Time::ZERO;
+        let mut step = if stepped { QUERY_STEP } else { Duration::from_us(10) };
         loop {
-            t = (t + QUERY_STEP).min(stop);
+            t = Time(t.0.saturating_add(step.as_ps())).min(stop);
+            let w = Instant::now();
             let s = sim.run_until(t);
-            sink(&sim.take_queries());
-            if t >= stop || !sim.has_events() {
+            if let Some(sink) = query_sink.as_mut().filter(|_| stepped) {
+                sink(&sim.take_queries());
+            }
+            let done = t >= stop || !sim.has_events();
+            if let Some(p) = progress.as_mut() {
+                let now = if done { s.end_time } else { t };
+                p(&Progress { now, stop, events: s.events, wall: t0.elapsed(), done });
+                // Grow or shrink the step towards PROGRESS_STEP of wall-clock time.
+                let took = w.elapsed();
+                let ps = step.as_ps();
+                step = if took < PROGRESS_STEP / 2 {
+                    Duration::from_ps(ps.saturating_mul(2))
+                } else if took > PROGRESS_STEP * 2 {
+                    Duration::from_ps((ps / 2).max(1_000))
+                } else {
+                    step
+                };
+                if stepped {
+                    step = step.min(QUERY_STEP);
+                }
+            }
+            if done {
                 break s;
             }
         }

@@ -931,12 +931,34 @@ pub fn sweep_command(
     create_dir(&dir.join("cells"))?;
 
     let bar = progress(mine.len(), "cells");
+    let finished = std::sync::atomic::AtomicUsize::new(0);
     let reports: Vec<CellReport> = in_pool(jobs, || {
         mine.par_iter()
             .map(|c| {
                 let r = run_cell(&plan, c, dir);
                 bar.inc(1);
                 bar.set_message(c.name.clone());
+                // A line per cell as it finishes, above the bar on a terminal, else on stderr.
+                let k = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                let line = match &r {
+                    Ok(r) => format!(
+                        "finished {k}/{}: [{}] {}: {} flows done, {} unfinished, {} events, \
+                         {:.1} s",
+                        mine.len(),
+                        c.index,
+                        c.name,
+                        r.done,
+                        r.unfinished,
+                        r.events,
+                        r.wall
+                    ),
+                    Err(_) => format!("failed {k}/{}: [{}] {}", mine.len(), c.index, c.name),
+                };
+                if bar.is_hidden() {
+                    eprintln!("{line}");
+                } else {
+                    bar.println(line);
+                }
                 r
             })
             .collect::<Result<Vec<_>, _>>()

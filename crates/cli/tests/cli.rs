@@ -638,9 +638,13 @@ fn unfinished_flows_are_listed_and_a_stale_list_is_removed() {
     let un = read(&c.path("out/unfinished.csv"));
     assert_eq!(
         un.lines().next(),
-        Some("flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns,dport")
+        Some(
+            "flow_id,src,dst,size_bytes,start_ns,ideal_fct_ns,ref_ideal_fct_ns,dport,reason,\
+             gave_up_ns"
+        )
     );
     assert_eq!(un.lines().count(), 3);
+    assert!(un.lines().skip(1).all(|l| l.ends_with(",running,")), "{un}");
 
     c.scenario(&[], "");
     run_ok(&c, &["run", "scenario.toml", "--out", "out"]);
@@ -1005,13 +1009,12 @@ fn import_ns3_unknown_key_is_an_error() {
 }
 
 #[test]
-fn import_ns3_link_down_is_unsupported() {
-    let c = ns3_case(&[("LINK_DOWN 0 0 0", "LINK_DOWN 1000 2 3")]);
+fn import_ns3_link_down_with_bad_nodes_is_refused() {
+    // LINK_DOWN t a b with t > 0 becomes an [[events]] entry (tests/faults.rs); node ids that
+    // are not numbers cannot.
+    let c = ns3_case(&[("LINK_DOWN 0 0 0", "LINK_DOWN 1000 two 3")]);
     let e = import_fails(&c);
-    assert_has(
-        &e,
-        &["error: ref/config.txt:39: LINK_DOWN 1000 2 3: unsupported: the reference takes link 2-3 down at 2 s + 1000 µs"],
-    );
+    assert_has(&e, &["error: ref/config.txt:39: LINK_DOWN 1000 two 3: `two` is not a node id"]);
 }
 
 #[test]
