@@ -490,15 +490,18 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
         writeln!(out, "note: {why}")?;
     }
     let queue = c.aqm_drops + c.qdisc_overflow_drops;
-    let queue_drops = if queue > 0 {
+    let mut queue_drops = if queue > 0 {
         format!(", queue overflow {}, AQM {}", c.qdisc_overflow_drops, c.aqm_drops)
     } else {
         String::new()
     };
+    if r.faults {
+        queue_drops.push_str(&format!(", link down {}", c.drops_link_down));
+    }
     writeln!(
         out,
         "drops: {} (buffer {}, no route {}, link loss {}{queue_drops}), PFC pauses: {}, ECN marks: {}",
-        c.mmu_drops + c.no_route_drops + c.link_losses + queue,
+        c.mmu_drops + c.no_route_drops + c.link_losses + queue + c.drops_link_down,
         c.mmu_drops,
         c.no_route_drops,
         c.link_losses,
@@ -510,6 +513,13 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
             out,
             "TCP: {} retransmitted segments, {} recoveries, {} timeouts, {} tail-loss probes",
             c.tcp_retransmits, c.tcp_recoveries, c.timeouts, c.tlp_probes
+        )?;
+    }
+    if r.rto {
+        writeln!(
+            out,
+            "RoCE retransmission timeouts: {} (with TCP's, if any), flows that gave up: {}",
+            c.timeouts, c.flows_failed
         )?;
     }
     Ok(())

@@ -46,8 +46,23 @@ pub const MANIFEST: &str = "manifest.toml";
 
 /// The scenario sections a dotted axis may start with (`rpc`, `group` and `queue` are arrays
 /// of tables: their second part is the index, e.g. `rpc.0.group`).
-const SECTIONS: [&str; 10] =
-    ["simulation", "topology", "flows", "cc", "switch", "nic", "rpc", "group", "queue", "output"];
+const SECTIONS: [&str; 12] = [
+    "simulation",
+    "topology",
+    "flows",
+    "cc",
+    "switch",
+    "nic",
+    "rpc",
+    "group",
+    "queue",
+    "output",
+    "events",
+    "routing",
+];
+
+/// The arrays of tables a path may name whole (`"events" = [[], [{ at = ... }]]`).
+const ARRAYS: [&str; 4] = ["events", "rpc", "group", "queue"];
 
 /// Axis names that stand for a scenario path (or, for `scheme`, the whole `[cc]` table; for
 /// `variant`, several paths at once).
@@ -216,7 +231,8 @@ fn target_of(src: &Source, section: &str, key: &str) -> Result<Target, CliError>
         "seed" => Target::Path(vec!["simulation".into(), "seed".into()]),
         _ => {
             let parts: Vec<String> = key.split('.').map(str::to_string).collect();
-            if parts.len() < 2
+            let whole_array = parts.len() == 1 && ARRAYS.contains(&parts[0].as_str());
+            if (parts.len() < 2 && !whole_array)
                 || parts.iter().any(String::is_empty)
                 || !SECTIONS.contains(&parts[0].as_str())
             {
