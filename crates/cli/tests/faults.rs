@@ -227,3 +227,32 @@ fn import_ns3_turns_the_timeout_off_and_maps_link_down() {
     let v = c.ok(&["validate", "d.toml"]);
     assert!(v.contains("link events: 1 (down at 2000150 µs: 64-68)"), "{v}");
 }
+
+#[test]
+fn a_sweep_sets_the_events_array_and_prints_each_cell_as_it_finishes() {
+    let c = Case::new();
+    c.write("base.toml", BASE);
+    c.write(
+        "sweep.toml",
+        "base = \"base.toml\"\n\n[axes]\nevents = [[], [{ at = \"50us\", action = \"link-down\", \
+         link = [32, 36] }]]\n",
+    );
+    let o = c.run(&["sweep", "sweep.toml", "--out", "out", "--jobs", "1"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("finished 1/2: [0] "), "{stderr}");
+    assert!(stderr.contains("finished 2/2: [1] "), "{stderr}");
+    let cells: Vec<_> = std::fs::read_dir(c.path("out/cells"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(cells.len(), 2);
+    let mut with = 0;
+    for cell in cells {
+        let k = counters(&std::fs::read_to_string(cell.join("counters.csv")).unwrap());
+        if k.get("drops_link_down").is_some_and(|&d| d > 0) {
+            with += 1;
+        }
+    }
+    assert_eq!(with, 1, "one cell has the failure");
+}
