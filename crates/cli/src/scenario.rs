@@ -304,6 +304,35 @@ impl Source {
     }
 }
 
+/// An error in a file the scenario names (a topology, flow or CDF file): `FILE:LINE:COL: field
+/// `x`: message` where the error has a position (`(line, column, field)`), else `FILE: message`.
+pub(crate) fn file_error(
+    file: &Path,
+    pos: Option<(usize, usize, String)>,
+    message: String,
+) -> CliError {
+    match pos {
+        Some((line, col, field)) => CliError::Field {
+            file: file.to_path_buf(),
+            at: crate::spans::LineCol { line, col },
+            field,
+            message,
+        },
+        None => CliError::Input { file: file.to_path_buf(), message },
+    }
+}
+
+/// A topology file's error, located in its text.
+fn topology_file_error(file: &Path, text: &str, e: &dcsim_topology::TopologyError) -> CliError {
+    let pos = e.file_position(text).map(|p| (p.line, p.col, p.field));
+    file_error(file, pos, e.detail())
+}
+
+/// A flow file's error.
+fn flow_file_error(file: &Path, e: flowfile::FlowFileError) -> CliError {
+    file_error(file, Some((e.line, e.col, e.field)), e.message)
+}
+
 /// Reads a whole text file, naming it in the error.
 ///
 /// # Errors
@@ -553,7 +582,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         file: src.path.clone(),
         message: "missing required section [topology] (e.g. kind = \"leaf-spine\")".into(),
     })?;
-    let BuiltTopology { topo: mut topology, desc: description, origins, nics_per_server } =
+    let BuiltTopology { topo: mut topology, desc: description, origins, nics_per_server, file } =
         build_topology(src, &topo_raw)?;
     if let Some(e) = &topo_raw.error_rate_per_link {
         let p = *e.get_ref();
@@ -570,11 +599,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
             l.loss = p;
         }
     }
-    let net = topology.validate().map_err(|e| match &topo_raw.path {
-        Some(p) if topo_raw.kind.as_ref().map(|k| k.get_ref().as_str()) == Some("file") => {
-            CliError::TopologyFile { file: src.resolve(p.get_ref()), source: e }
-        }
-        _ => src.error_at(src.span_of(&["topology"]), "topology", e.to_string()),
+    let net = topology.validate().map_err(|e| match &file {
+        Some((path, text)) => topology_file_error(path, text, &e),
+        None => src.error_at(src.span_of(&["topology"]), "topology", e.to_string()),
     })?;
 
     // The scheme first: its profile supplies defaults for [switch] and [nic].
@@ -771,13 +798,15 @@ impl TopoCtx<'_> {
     }
 }
 
-/// What [`build_topology`] made: the topology, its description, where its rates came from, and
-/// the NICs per server (1 but for `alibaba-2pod`).
+/// What [`build_topology`] made: the topology, its description, where its rates came from,
+/// the NICs per server (1 but for `alibaba-2pod`), and for `kind = "file"` the file and its
+/// text (to locate validation errors in it).
 struct BuiltTopology {
     topo: Topology,
     desc: String,
     origins: Vec<RateOrigin>,
     nics_per_server: usize,
+    file: Option<(PathBuf, String)>,
 }
 
 fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliError> {
@@ -817,6 +846,7 @@ fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliE
     let builder_error =
         |e: dcsim_topology::TopologyError| src.error(kind.span(), "topology", e.to_string());
     let mut nics_per_server = 1;
+    let mut file_text = None;
     let (topo, desc) = match k {
         "paper-fat-tree" => {
             c.origins.push(RateOrigin {
@@ -967,7 +997,7 @@ fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliE
             let rel = c.required(&raw.path, "path")?;
             let (file, text) = src.read_referenced(rel, "topology.path")?;
             let t = dcsim_topology::parse_ns3(&text)
-                .map_err(|source| CliError::TopologyFile { file: file.clone(), source })?;
+                .map_err(|e| topology_file_error(&file, &text, &e))?;
             let mut rates: Vec<BitsPerSec> = t.links.iter().map(|l| l.rate).collect();
             rates.sort();
             rates.dedup();
@@ -979,10 +1009,12 @@ fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliE
                     defaulted: false,
                 });
             }
-            (t, format!("file {}", file.display()))
+            let desc = format!("file {}", file.display());
+            file_text = Some((file, text));
+            (t, desc)
         }
     };
-    Ok(BuiltTopology { topo, desc, origins: c.origins, nics_per_server })
+    Ok(BuiltTopology { topo, desc, origins: c.origins, nics_per_server, file: file_text })
 }
 
 /// The parameters of `alibaba-2pod` (defaults: the testbed), each impossible value reported at
@@ -1587,20 +1619,12 @@ fn flows_from_file(
     net: &Network,
 ) -> Result<Vec<FlowSpec>, CliError> {
     let (file, text) = src.read_referenced(rel, "flows.file")?;
-    let parsed = flowfile::parse(&text).map_err(|e| CliError::FlowFile {
-        file: file.clone(),
-        line: e.line,
-        message: e.message,
-    })?;
+    let parsed = flowfile::parse(&text).map_err(|e| flow_file_error(&file, e))?;
     let mut flows = Vec::with_capacity(parsed.len());
     for f in parsed {
         for (name, n) in [("src", f.spec.src), ("dst", f.spec.dst)] {
             if let Some(p) = host_problem(net, n.0 as i64) {
-                return Err(CliError::FlowFile {
-                    file: file.clone(),
-                    line: f.line,
-                    message: format!("{name}: {p}"),
-                });
+                return Err(flow_file_error(&file, f.error(name, p)));
             }
         }
         flows.push(f.spec);

@@ -38,6 +38,9 @@ pub const PS_PER_SEC: u64 = 1_000_000_000_000;
 /// with a located error.
 pub const TIME_LIMIT: Duration = Duration(1 << 62);
 
+/// [`TIME_LIMIT`] in words, for error messages.
+pub const TIME_LIMIT_TEXT: &str = "2^62 ps (4611686.018427387904 s, about 53 days)";
+
 /// An instant of simulated time, in picoseconds since the start of the simulation.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Time(pub u64);

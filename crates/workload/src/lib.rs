@@ -60,7 +60,7 @@ mod poisson;
 
 pub use cdf::{Cdf, Interpolation};
 pub use dcsim_core::config::FlowSpec;
-pub use error::WorkloadError;
+pub use error::{CdfPos, WorkloadError};
 pub use incast::{Incast, ReceiverChoice, INCAST_DPORT};
 pub use lognormal::{HarmFlow, HarmWorkload, HarmWorkloadError, Z95};
 pub use poisson::{offered_load, PoissonWorkload, BACKGROUND_DPORT, FLOW_PG, REFERENCE_START};

@@ -227,28 +227,14 @@ pub(super) fn load_cdf(src: &Source, cdf: &Spanned<String>, field: &str) -> Resu
             ),
         )
     })?;
-    Cdf::parse(&text).map_err(|e| cdf_error(file, e))
+    Cdf::parse(&text).map_err(|e| cdf_error(&file, &text, &e))
 }
 
-/// A CDF parse error as `FILE:LINE: message` (or `FILE: message` without a line).
-pub(crate) fn cdf_error(file: PathBuf, e: WorkloadError) -> CliError {
-    let line = match &e {
-        WorkloadError::CdfSyntax { line, .. }
-        | WorkloadError::CdfBadNumber { line, .. }
-        | WorkloadError::CdfFirstNotZero { line, .. }
-        | WorkloadError::CdfLastNotHundred { line, .. }
-        | WorkloadError::CdfNotIncreasing { line, .. } => Some(*line),
-        _ => None,
-    };
-    let text = e.to_string();
-    match line {
-        Some(line) => {
-            let prefix = format!("line {line}: ");
-            let message = text.strip_prefix(&prefix).unwrap_or(&text).to_string();
-            CliError::Line { file, line, message: format!("bad CDF: {message}") }
-        }
-        None => CliError::Input { file, message: format!("bad CDF: {text}") },
-    }
+/// A CDF file's error as `FILE:LINE:COL: field `point[i].size`: bad CDF: ...` (or
+/// `FILE: bad CDF: ...` for an error about the whole CDF).
+pub(crate) fn cdf_error(file: &std::path::Path, text: &str, e: &WorkloadError) -> CliError {
+    let pos = e.cdf_position(text).map(|p| (p.line, p.col, p.field));
+    super::file_error(file, pos, format!("bad CDF: {}", e.detail()))
 }
 
 fn background(
