@@ -508,7 +508,7 @@ pub fn describe(v: &ValidScenario) -> String {
     let hosts = net.hosts().len();
     let switches = net.node_count() - hosts;
     let m = dcsim_topology::network_metrics(net, &v.routes, u64::from(v.cfg.nic.mtu));
-    let total: u64 = v.flows.iter().map(|f| f.size).sum();
+    let total: u128 = v.flows.iter().map(|f| u128::from(f.size)).sum();
     let at = |t: dcsim_core::units::Time| HumanDuration(Duration::from_ps(t.as_ps()));
     let first = v.flows.iter().map(|f| f.start).min();
     let last = v.flows.iter().map(|f| f.start).max();

@@ -99,6 +99,12 @@ pub enum WorkloadError {
     /// The fixed incast receiver is not one of the hosts.
     #[error("incast receiver {0} is not one of the hosts")]
     ReceiverNotAHost(u32),
+    /// A generator would make more flows than the limit it was given.
+    #[error("more than {limit} flows")]
+    TooManyFlows {
+        /// The limit.
+        limit: usize,
+    },
     /// The mean gap between arrivals would be under 1 ns; gaps are whole nanoseconds, so the
     /// generator could not reach the requested rate.
     #[error(
