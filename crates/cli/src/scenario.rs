@@ -35,6 +35,7 @@ mod generator;
 mod groups;
 pub mod limits;
 mod rpc;
+pub mod warnings;
 pub use rpc::RpcInfo;
 
 pub use groups::{Group, QUEUE_AT, TRANSPORTS};
@@ -485,6 +486,9 @@ pub struct ValidScenario {
     pub workload: Option<WorkloadInfo>,
     /// The `[[rpc]]` applications (their connections and clients are in `cfg.apps`).
     pub rpc: Vec<RpcInfo>,
+    /// What the scenario probably does not mean ([`warnings`]); commands print them after
+    /// `warning: `.
+    pub warnings: Vec<warnings::Warning>,
 }
 
 impl ValidScenario {
@@ -492,6 +496,12 @@ impl ValidScenario {
     /// `counters.csv` then lists their counters even when zero).
     pub fn uses_tcp_or_qdiscs(&self) -> bool {
         !self.cfg.tcp_groups.is_empty() || !self.cfg.switch.qdiscs.is_empty()
+    }
+
+    /// The warnings of running the scenario on `threads` threads
+    /// ([`warnings::thread_warnings`]).
+    pub fn thread_warnings(&self, threads: usize) -> Vec<warnings::Warning> {
+        warnings::thread_warnings(self, threads)
     }
 
     /// Runs the scenario on `threads` threads (results do not depend on it), recording every
@@ -633,6 +643,8 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     check_query_sizes(src, &bounds, &rpc)?;
     limits::check_headroom(src, &net, &cfg)?;
     let FlowsOut { flows, workload, .. } = fl;
+    let data_header = u64::from(cc.header_mode().data_wire(0));
+    let warnings = warnings::collect(src, &net, &cfg, &flows, workload.as_ref(), data_header);
 
     Ok(ValidScenario {
         path: src.path.clone(),
@@ -645,6 +657,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         cc,
         workload,
         rpc,
+        warnings,
     })
 }
 

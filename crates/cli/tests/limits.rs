@@ -251,3 +251,133 @@ fn huge_headroom_multiple() {
     ));
     assert_has(&e, &["field `switch.reserve`: switch 8 would set aside"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Silent acceptance: warnings on stderr, and in `validate`'s description.
+// ---------------------------------------------------------------------------------------------
+
+/// `dcsim run s.toml --out out ARGS` on `scenario`, expected to succeed; returns stderr.
+fn run_warns(scenario: &str, args: &[&str]) -> String {
+    let c = Case::new();
+    c.write("s.toml", scenario);
+    let mut all = vec!["run", "s.toml", "--out", "out"];
+    all.extend_from_slice(args);
+    let o = run_bounded(&c, &all);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "stderr: {stderr}");
+    assert!(c.path("out/fct.csv").exists());
+    stderr
+}
+
+#[test]
+fn flows_after_the_stop_time() {
+    let s = scenario("", &format!("{ONE_FLOW}start = \"20ms\"\n"));
+    let w = "warning: s.toml:2:13: field `simulation.stop_time`: 1 flow (of 1) starts at or after \
+             the stop time (10 ms) and will not run (the first, flow 0, at 20 ms)";
+    let (out, stderr) = accepted(&s);
+    assert_has(&out, &[w]);
+    assert!(stderr.is_empty(), "validate puts its warnings in the description: {stderr}");
+    assert_has(&run_warns(&s, &[]), &[w]);
+    // Without a stop time in the file the warning names the file only.
+    let e = run_warns(&s.replace("stop_time = \"10ms\"", ""), &[]);
+    assert!(e.is_empty(), "{e}");
+    let late = s.replace("stop_time = \"10ms\"", "").replace("20ms", "5s");
+    assert_has(&run_warns(&late, &[]), &["warning: s.toml: 1 flow (of 1) starts at or after"]);
+}
+
+#[test]
+fn realized_load_far_below_the_requested_one() {
+    let s = scenario(
+        "",
+        "[flows]\nworkload = { cdf = \"websearch\", load = 0.3, duration = \"1ms\", seed = 3 }\n",
+    );
+    let (out, _) = accepted(&s);
+    assert_has(
+        &out,
+        &[
+            "warning: s.toml:11:40: field `flows.workload.load`: the generated flows realize a \
+             load of 0.",
+            "below the requested 0.3",
+            "a host expects only 2.2 flows in the window (1 ms), so a few flow sizes decide the \
+             load, and `drop_last = true` drops each host's last arrival",
+            "lengthen `duration` or set `drop_last = false`",
+        ],
+    );
+    // A tiny load makes no flow at all, and says why.
+    let (out, _) = accepted(&s.replace("0.3", "1e-9"));
+    assert_has(
+        &out,
+        &["realize a load of 0.0000, 100% below the requested 0.000000001 (0 flows): no flow \
+           arrived: the window (1 ms) is short next to a host's mean gap between flows"],
+    );
+    // A long window realizes the load: no warning about it.
+    let (out, _) = accepted(&s.replace("1ms", "200ms"));
+    assert!(!out.contains("realize a load"), "{out}");
+}
+
+#[test]
+fn buffer_smaller_than_a_frame_and_the_headroom() {
+    let (out, _) = accepted(&scenario("", &format!("{ONE_FLOW}[switch]\nbuffer = 1\n")));
+    assert_has(
+        &out,
+        &["warning: s.toml:15:10: field `switch.buffer`: the switch buffer (1 B) is smaller \
+           than one MTU-sized frame (1048 B) plus the PFC headroom (300000 B) and reserve \
+           (20480 B) of switch 8 (5 ports): its shared buffer is empty"],
+    );
+    let (out, _) = accepted(&scenario("", &format!("{ONE_FLOW}[nic]\nmtu = \"1GB\"\n")));
+    assert_has(
+        &out,
+        &["warning: s.toml:15:7: field `nic.mtu`: the switch buffer (33554432 B) is smaller \
+           than one MTU-sized frame (1000000048 B)"],
+    );
+    let (out, _) = accepted(&scenario("", ONE_FLOW));
+    assert!(!out.contains("warning"), "{out}");
+}
+
+#[test]
+fn threads_beyond_the_shards_and_a_short_lookahead() {
+    let s = scenario("", ONE_FLOW);
+    assert_has(
+        &run_warns(&s, &["--threads", "1000"]),
+        &["warning: s.toml: --threads 1000: the network splits into at most 2 shards (a shard \
+           is a switch with its hosts, or several), so the run uses 2 threads"],
+    );
+    assert!(run_warns(&s, &["--threads", "2"]).is_empty());
+    let short = scenario("delay = \"10ns\"", ONE_FLOW);
+    assert_has(
+        &run_warns(&short, &["--threads", "2"]),
+        &["warning: s.toml: --threads 2: the lookahead (the shortest delay of a link between \
+           shards) is 10 ns, under 100 ns; the shards synchronize that often, so this run is \
+           likely slower than with --threads 1 (a heuristic)"],
+    );
+    assert!(run_warns(&short, &[]).is_empty());
+    // A slow fabric: a 1 µs lookahead is less than one frame's time on its fastest link.
+    let slow = scenario("host_rate = \"1Gbps\"\nfabric_rate = \"1Gbps\"", ONE_FLOW);
+    assert_has(
+        &run_warns(&slow, &["--threads", "2"]),
+        &["is 1 µs, under the 8.384 µs a 1Gbps link takes to send one 1048-byte frame"],
+    );
+}
+
+#[test]
+fn sweep_prints_each_cells_warnings_once() {
+    let c = Case::new();
+    c.write("base.toml", &scenario("", &format!("{ONE_FLOW}start = \"20ms\"\n")));
+    c.write(
+        "sweep.toml",
+        "base = \"base.toml\"\n[axes]\n\"simulation.stop_time\" = [\"10ms\", \"30ms\"]\n",
+    );
+    for args in [&["sweep", "sweep.toml", "--dry-run"][..], &["sweep", "sweep.toml", "--out", "o"]]
+    {
+        let o = run_bounded(&c, args);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{stderr}");
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("warning: ")).collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert_has(
+            lines[0],
+            &["warning: sweep.toml: cell 10ms (\"simulation.stop_time\" = \"10ms\"): field \
+               `simulation.stop_time`: 1 flow (of 1) starts at or after the stop time (10 ms)"],
+        );
+    }
+}
