@@ -31,14 +31,16 @@ pub enum CliError {
         /// The parser's message (made single-line).
         message: String,
     },
-    /// A scenario value that parsed but is not acceptable.
+    /// A value that parsed but is not acceptable, in the scenario or in a file it names (a
+    /// topology, flow or CDF file: the field is then e.g. `link[3].rate`, `flow[2].size`,
+    /// `point[4].percent`).
     #[error("{}:{at}: field `{field}`: {message}", file.display())]
     Field {
-        /// The scenario file.
+        /// The scenario file, or the topology, flow or CDF file.
         file: PathBuf,
-        /// Where the value is.
+        /// Where the value is (the column where its token starts).
         at: LineCol,
-        /// Its dotted path, e.g. `flows.list[3].dst`.
+        /// Its dotted path, e.g. `flows.list[3].dst` or `link[3].rate`.
         field: String,
         /// What is wrong.
         message: String,
@@ -51,24 +53,6 @@ pub enum CliError {
         /// What is wrong.
         message: String,
     },
-    /// A problem on one line of a reference flow file.
-    #[error("{}:{line}: {message}", file.display())]
-    FlowFile {
-        /// The flow file.
-        file: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// What is wrong.
-        message: String,
-    },
-    /// A problem in a reference topology file (the message names the line).
-    #[error("{}: {source}", file.display())]
-    TopologyFile {
-        /// The topology file.
-        file: PathBuf,
-        /// The topology reader's or validator's error.
-        source: dcsim_topology::TopologyError,
-    },
     /// The simulator refused the validated scenario (a validation gap: please report it).
     #[error("{}: the simulator rejected the scenario: {source}", file.display())]
     Simulation {
@@ -77,8 +61,8 @@ pub enum CliError {
         /// The simulator's error.
         source: dcsim_core::SimError,
     },
-    /// A problem on one line of another input file: a reference config or FCT file, or an
-    /// `fct.csv`.
+    /// A problem on one line of an output or reference file read back: a reference config or
+    /// FCT file, or an `fct.csv`.
     #[error("{}:{line}: {message}", file.display())]
     Line {
         /// The file.
@@ -88,7 +72,8 @@ pub enum CliError {
         /// What is wrong.
         message: String,
     },
-    /// A problem with an input file as a whole (no single line to point at).
+    /// A problem with an input file as a whole (no single line to point at): e.g. a topology
+    /// file whose hosts cannot reach each other, a CDF with one point.
     #[error("{}: {message}", file.display())]
     Input {
         /// The file.

@@ -12,47 +12,100 @@ use std::fmt::Write as _;
 
 use dcsim_core::config::FlowSpec;
 use dcsim_core::ids::{FlowId, NodeId};
-use dcsim_core::units::{Time, PS_PER_NS};
+use dcsim_core::units::{Time, PS_PER_NS, TIME_LIMIT, TIME_LIMIT_TEXT};
 
-/// A problem on one line of a flow file.
+/// A problem on one line of a flow file: where it is and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct FlowFileError {
     /// 1-based line number.
     pub line: usize,
+    /// 1-based column (in characters) where the offending token starts.
+    pub col: usize,
+    /// What the token is: `count` (line 1), `flow[i]` (a whole flow line), or
+    /// `flow[i].src`, `.dst`, `.pg`, `.dport`, `.size`, `.start` (`i` from 0 in file order).
+    pub field: String,
     /// What is wrong.
     pub message: String,
 }
+
+/// The names of a flow line's six fields, in order.
+pub const FIELDS: [&str; 6] = ["src", "dst", "pg", "dport", "size", "start"];
 
 /// One flow read from a flow file, with the line it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FileFlow {
     /// 1-based line number.
     pub line: usize,
+    /// The 1-based column where each of the six fields starts ([`FIELDS`] order).
+    pub cols: [usize; 6],
     /// The flow; its id is its position in the file (0 for the first flow line).
     pub spec: FlowSpec,
 }
 
-fn err(line: usize, message: impl Into<String>) -> FlowFileError {
-    FlowFileError { line, message: message.into() }
+impl FileFlow {
+    /// An error about field `name` (one of [`FIELDS`]) of this flow.
+    pub fn error(&self, name: &str, message: impl Into<String>) -> FlowFileError {
+        let i = FIELDS.iter().position(|f| *f == name).unwrap_or(0);
+        FlowFileError {
+            line: self.line,
+            col: self.cols[i],
+            field: format!("flow[{}].{name}", self.spec.id.idx()),
+            message: message.into(),
+        }
+    }
+}
+
+/// The whitespace-separated tokens of `line` with the 1-based column where each starts.
+fn tokens(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start: Option<(usize, usize)> = None; // (column, byte offset)
+    for (col, (byte, c)) in line.char_indices().enumerate() {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some((col + 1, byte)),
+            (true, Some((sc, sb))) => {
+                out.push((sc, &line[sb..byte]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((sc, sb)) = start {
+        out.push((sc, &line[sb..]));
+    }
+    out
 }
 
 /// Parses a flow file. Blank lines after the last flow are ignored; blank lines between flows
 /// are errors (the reference would read the next line's fields instead).
 ///
 /// # Errors
-/// The first problem found, with its line: a missing or malformed count, a count that
-/// disagrees with the number of flow lines, a line without exactly six fields, a field that is
-/// not a number of the right kind, a source equal to the destination, a priority group outside
-/// 1..=7, a size of zero, a negative or non-finite start time, or a start time earlier than the
-/// previous line's (the file must be sorted by start time; equal times are fine).
+/// The first problem found, with its line, column and field: a missing or malformed count, a
+/// count that disagrees with the number of flow lines, a line without exactly six fields, a
+/// field that is not a number of the right kind, a source equal to the destination, a
+/// priority group outside 1..=7, a size of zero, a negative or non-finite start time, one
+/// later than [`dcsim_core::units::TIME_LIMIT`], or a start time earlier than the previous
+/// line's (the file must be sorted by start time; equal times are fine).
 pub fn parse(text: &str) -> Result<Vec<FileFlow>, FlowFileError> {
+    let err = |line: usize, col: usize, field: String, message: String| FlowFileError {
+        line,
+        col,
+        field,
+        message,
+    };
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-    let (first_no, first) =
-        lines.next().ok_or_else(|| err(1, "empty file; expected the flow count on line 1"))?;
+    let (first_no, first) = lines.next().ok_or_else(|| {
+        err(1, 1, "count".into(), "empty file; expected the flow count on line 1".into())
+    })?;
     let count_text = first.trim();
+    let count_col = tokens(first).first().map_or(1, |t| t.0);
     let count: usize = count_text.parse().map_err(|_| {
-        err(first_no, format!("expected the number of flows, found `{count_text}`"))
+        err(
+            first_no,
+            count_col,
+            "count".into(),
+            format!("expected the number of flows, found `{count_text}`"),
+        )
     })?;
 
     // Drop trailing blank lines.
@@ -60,10 +113,12 @@ pub fn parse(text: &str) -> Result<Vec<FileFlow>, FlowFileError> {
     let last_content = body.iter().rposition(|(_, l)| !l.trim().is_empty()).map_or(0, |i| i + 1);
     let body = &body[..last_content];
 
-    if let Some((line, _)) = body.iter().find(|(_, l)| l.trim().is_empty()) {
+    if let Some(i) = body.iter().position(|(_, l)| l.trim().is_empty()) {
         return Err(err(
-            *line,
-            "blank line between flows; every line after the count must be a flow",
+            body[i].0,
+            1,
+            format!("flow[{i}]"),
+            "blank line between flows; every line after the count must be a flow".into(),
         ));
     }
     if body.len() != count {
@@ -74,6 +129,8 @@ pub fn parse(text: &str) -> Result<Vec<FileFlow>, FlowFileError> {
         };
         return Err(err(
             line,
+            1,
+            "count".into(),
             format!(
                 "line 1 declares {count} flow{}, but the file has {} flow line{}",
                 if count == 1 { "" } else { "s" },
@@ -86,60 +143,74 @@ pub fn parse(text: &str) -> Result<Vec<FileFlow>, FlowFileError> {
     let mut flows = Vec::with_capacity(count);
     let mut prev_start: Option<(Time, usize)> = None;
     for (i, &(line, content)) in body.iter().enumerate() {
-        let fields: Vec<&str> = content.split_whitespace().collect();
-        if fields.len() != 6 {
+        let toks = tokens(content);
+        if toks.len() != 6 {
+            let col = toks.get(6).map_or(1, |t| t.0);
             return Err(err(
                 line,
+                col,
+                format!("flow[{i}]"),
                 format!(
                     "expected 6 fields `src dst pg dport size start_seconds`, found {}: `{}`",
-                    fields.len(),
+                    toks.len(),
                     content.trim()
                 ),
             ));
         }
-        let int = |idx: usize, name: &str| -> Result<u64, FlowFileError> {
-            fields[idx].parse::<u64>().map_err(|_| {
-                err(line, format!("{name} `{}` is not a non-negative integer", fields[idx]))
+        let cols: [usize; 6] = std::array::from_fn(|k| toks[k].0);
+        let fields: [&str; 6] = std::array::from_fn(|k| toks[k].1);
+        let at = |k: usize, message: String| {
+            err(line, cols[k], format!("flow[{i}].{}", FIELDS[k]), message)
+        };
+        let int = |k: usize| -> Result<u64, FlowFileError> {
+            fields[k].parse::<u64>().map_err(|_| {
+                at(k, format!("{} `{}` is not a non-negative integer", FIELDS[k], fields[k]))
             })
         };
-        let node = |idx: usize, name: &str| -> Result<NodeId, FlowFileError> {
-            let v = int(idx, name)?;
+        let node = |k: usize| -> Result<NodeId, FlowFileError> {
+            let v = int(k)?;
             u32::try_from(v)
                 .map(NodeId)
-                .map_err(|_| err(line, format!("{name} {v} is not a valid node id")))
+                .map_err(|_| at(k, format!("{} {v} is not a valid node id", FIELDS[k])))
         };
-        let src = node(0, "src")?;
-        let dst = node(1, "dst")?;
-        let pg = int(2, "pg")?;
-        let dport = int(3, "dport")?;
-        let size = int(4, "size")?;
+        let src = node(0)?;
+        let dst = node(1)?;
+        let pg = int(2)?;
+        let dport = int(3)?;
+        let size = int(4)?;
         let start_text = fields[5];
-        let secs: f64 = start_text.parse().map_err(|_| {
-            err(line, format!("start time `{start_text}` is not a number of seconds"))
-        })?;
+        let secs: f64 = start_text
+            .parse()
+            .map_err(|_| at(5, format!("start time `{start_text}` is not a number of seconds")))?;
         if src == dst {
-            return Err(err(line, format!("src and dst are the same node {src}")));
+            return Err(at(1, format!("src and dst are the same node {src}")));
         }
         if !(1..=7).contains(&pg) {
-            return Err(err(line, format!("pg {pg} is outside 1..=7")));
+            return Err(at(2, format!("pg {pg} is outside 1..=7")));
         }
         let dport = u16::try_from(dport)
-            .map_err(|_| err(line, format!("dport {dport} is larger than 65535")))?;
+            .map_err(|_| at(3, format!("dport {dport} is larger than 65535")))?;
         if size == 0 {
-            return Err(err(line, "size is 0; a flow needs at least 1 byte"));
+            return Err(at(4, "size is 0; a flow needs at least 1 byte".into()));
         }
         let start = Time::from_secs_f64_ns_trunc(secs).ok_or_else(|| {
-            err(
-                line,
+            at(
+                5,
                 format!(
                     "start time `{start_text}` must be a finite, non-negative number of seconds"
                 ),
             )
         })?;
+        if start.as_ps() > TIME_LIMIT.as_ps() {
+            return Err(at(
+                5,
+                format!("start time `{start_text}` is later than the limit of {TIME_LIMIT_TEXT}"),
+            ));
+        }
         if let Some((prev, prev_line)) = prev_start {
             if start < prev {
-                return Err(err(
-                    line,
+                return Err(at(
+                    5,
                     format!(
                         "start time {start_text} s is earlier than the previous flow's (line {prev_line}); \
                          the flow file must be sorted by start time"
@@ -150,6 +221,7 @@ pub fn parse(text: &str) -> Result<Vec<FileFlow>, FlowFileError> {
         prev_start = Some((start, line));
         flows.push(FileFlow {
             line,
+            cols,
             spec: FlowSpec { id: FlowId::from_idx(i), src, dst, size, start, pg: pg as u8, dport },
         });
     }
@@ -226,6 +298,42 @@ mod tests {
     fn error_of(text: &str) -> (usize, String) {
         let e = parse(text).unwrap_err();
         (e.line, e.message)
+    }
+
+    /// `LINE:COL FIELD` of the error.
+    fn at_of(text: &str) -> String {
+        let e = parse(text).unwrap_err();
+        format!("{}:{} {}", e.line, e.col, e.field)
+    }
+
+    #[test]
+    fn errors_point_at_the_column_and_field() {
+        assert_eq!(at_of(""), "1:1 count");
+        assert_eq!(at_of("  two\n"), "1:3 count");
+        assert_eq!(at_of("3\n0 1 3 100 10 0\n0 2 3 100 10 0\n"), "3:1 count");
+        assert_eq!(at_of("1\n0 1 3 100 10\n"), "2:1 flow[0]");
+        assert_eq!(at_of("1\n0 1 3 100 10 0 9\n"), "2:16 flow[0]");
+        assert_eq!(at_of("2\n0 1 3 100 10 0\n\n0 1 3 100 10 0\n"), "3:1 flow[1]");
+        assert_eq!(at_of("2\n0 1 3 100 10 0\n0 x 3 100 10 0\n"), "3:3 flow[1].dst");
+        assert_eq!(at_of("1\n0 1 3 100  0 0\n"), "2:12 flow[0].size");
+        assert_eq!(at_of("1\n4 4 3 100 5 0\n"), "2:3 flow[0].dst");
+        assert_eq!(at_of("1\n0 1 8 100 5 0\n"), "2:5 flow[0].pg");
+        assert_eq!(at_of("1\n0 1 3 70000 5 0\n"), "2:7 flow[0].dport");
+        assert_eq!(at_of("1\n0 1 3 100 5 soon\n"), "2:13 flow[0].start");
+        assert_eq!(at_of("1\n0 1 3 100 5 4611687\n"), "2:13 flow[0].start");
+        let (_, m) = error_of("1\n0 1 3 100 5 4611687\n");
+        assert_eq!(
+            m,
+            "start time `4611687` is later than the limit of 2^62 ps (4611686.018427387904 s, \
+             about 53 days)"
+        );
+        let f = parse("1\n 0  1 3 100 5 0\n").unwrap();
+        assert_eq!(f[0].cols, [2, 5, 7, 9, 13, 15]);
+        assert_eq!(f[0].error("dst", "x").to_string(), "line 2: x");
+        assert_eq!(
+            (f[0].error("dst", "x").col, f[0].error("dst", "x").field),
+            (5, "flow[0].dst".into())
+        );
     }
 
     #[test]

@@ -282,9 +282,11 @@ pub struct RunArgs {
 /// Any [`CliError`]; no result file is written unless the command succeeded.
 pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(), CliError> {
     match cli.command {
-        Command::Run(args) => run_command(&args, out),
+        Command::Run(args) => run_command(&args, out, notes),
         Command::Validate { scenario } => validate_command(&scenario, out),
-        Command::Gen { scenario, out: flows, seed } => gen_command(&scenario, &flows, seed, out),
+        Command::Gen { scenario, out: flows, seed } => {
+            gen_command(&scenario, &flows, seed, out, notes)
+        }
         Command::Analyze(a) => {
             analyze::analyze_command(&a.inputs, &a.buckets, a.dport, a.out.as_deref(), out)
         }
@@ -299,7 +301,7 @@ pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(
             let dir = a.out.clone().unwrap_or_else(|| default_out_dir(&a.sweep));
             let shard = a.shard.unwrap_or(Shard::ALL);
             if a.dry_run {
-                sweep::dry_run(&a.sweep, jobs, shard, out)
+                sweep::dry_run(&a.sweep, jobs, shard, out, notes)
             } else {
                 sweep::sweep_command(&a.sweep, jobs, shard, &dir, out, notes)
             }
@@ -324,8 +326,17 @@ pub fn default_out_dir(scenario: &Path) -> PathBuf {
     Path::new("out").join(stem)
 }
 
-fn run_command(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
+/// Prints `warnings` to `notes`, each after `warning: `.
+fn print_warnings(notes: &mut dyn Write, warnings: &[scenario::warnings::Warning]) {
+    for w in warnings {
+        let _ = writeln!(notes, "warning: {w}");
+    }
+}
+
+fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(), CliError> {
     let mut valid = scenario::load(&args.scenario, args.seed)?;
+    print_warnings(notes, &valid.warnings);
+    print_warnings(notes, &valid.thread_warnings(args.threads as usize));
     valid.cfg.monitor.pfc_log |= args.pfc_log;
     valid.cfg.monitor.queue_lengths |= args.queue_lengths;
     let dir = args.out.clone().unwrap_or_else(|| default_out_dir(&args.scenario));
@@ -525,13 +536,14 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A one-paragraph description of a validated scenario.
+/// A one-paragraph description of a validated scenario, followed by its warnings, one
+/// `warning: ...` line each.
 pub fn describe(v: &ValidScenario) -> String {
     let net = &v.net;
     let hosts = net.hosts().len();
     let switches = net.node_count() - hosts;
     let m = dcsim_topology::network_metrics(net, &v.routes, u64::from(v.cfg.nic.mtu));
-    let total: u64 = v.flows.iter().map(|f| f.size).sum();
+    let total: u128 = v.flows.iter().map(|f| u128::from(f.size)).sum();
     let at = |t: dcsim_core::units::Time| HumanDuration(Duration::from_ps(t.as_ps()));
     let first = v.flows.iter().map(|f| f.start).min();
     let last = v.flows.iter().map(|f| f.start).max();
@@ -563,10 +575,11 @@ pub fn describe(v: &ValidScenario) -> String {
         })
         .collect();
     let faults: String = v.describe_faults().iter().map(|s| format!(" {s}.")).collect();
+    let warnings: String = v.warnings.iter().map(|w| format!("\nwarning: {w}")).collect();
     format!(
         "{}: valid. Topology {}: {} nodes ({hosts} hosts, {switches} switches), {} links. \
          {} flow{}, {total} bytes in total{starts}.{generated}{apps} Scheme {}.{transports} Max \
-         base RTT {}, max BDP {} bytes (payload {} B).{faults} Stop time {}, seed {}.",
+         base RTT {}, max BDP {} bytes (payload {} B).{faults} Stop time {}, seed {}.{warnings}",
         v.path.display(),
         v.topology,
         net.node_count(),
@@ -701,8 +714,10 @@ fn gen_command(
     flows_path: &Path,
     seed: Option<u64>,
     out: &mut dyn Write,
+    notes: &mut dyn Write,
 ) -> Result<(), CliError> {
     let valid = scenario::load(path, seed)?;
+    print_warnings(notes, &valid.warnings);
     let text = flowfile::write(&valid.flows);
     let dir = parent_dir(flows_path);
     let name =

@@ -34,7 +34,9 @@ use crate::units::{self, HumanDuration, UnitError};
 mod events;
 mod generator;
 mod groups;
+pub mod limits;
 mod rpc;
+pub mod warnings;
 
 pub use events::{RtoMode, ACTIONS, DEFAULT_RTO, DEFAULT_RTO_BACKOFF, DEFAULT_RTO_RETRIES};
 pub use rpc::RpcInfo;
@@ -155,6 +157,8 @@ struct RawFlows {
     lognormal: Option<generator::RawLognormal>,
     /// The group of every flow that does not name one.
     group: Option<Spanned<String>>,
+    /// The most flows the scenario may have (`limits::DEFAULT_MAX_FLOWS`).
+    max_flows: Option<Int>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -312,6 +316,35 @@ impl Source {
     }
 }
 
+/// An error in a file the scenario names (a topology, flow or CDF file): `FILE:LINE:COL: field
+/// `x`: message` where the error has a position (`(line, column, field)`), else `FILE: message`.
+pub(crate) fn file_error(
+    file: &Path,
+    pos: Option<(usize, usize, String)>,
+    message: String,
+) -> CliError {
+    match pos {
+        Some((line, col, field)) => CliError::Field {
+            file: file.to_path_buf(),
+            at: crate::spans::LineCol { line, col },
+            field,
+            message,
+        },
+        None => CliError::Input { file: file.to_path_buf(), message },
+    }
+}
+
+/// A topology file's error, located in its text.
+fn topology_file_error(file: &Path, text: &str, e: &dcsim_topology::TopologyError) -> CliError {
+    let pos = e.file_position(text).map(|p| (p.line, p.col, p.field));
+    file_error(file, pos, e.detail())
+}
+
+/// A flow file's error.
+fn flow_file_error(file: &Path, e: flowfile::FlowFileError) -> CliError {
+    file_error(file, Some((e.line, e.col, e.field)), e.message)
+}
+
 /// Reads a whole text file, naming it in the error.
 ///
 /// # Errors
@@ -464,6 +497,9 @@ pub struct ValidScenario {
     /// `[nic] rto = "auto"` turned the RoCE retransmission timeout on (RoCE packets can be
     /// lost in this scenario).
     pub rto_auto: bool,
+    /// What the scenario probably does not mean ([`warnings`]); commands print them after
+    /// `warning: `.
+    pub warnings: Vec<warnings::Warning>,
 }
 
 impl ValidScenario {
@@ -479,6 +515,12 @@ impl ValidScenario {
     /// `counters.csv` then lists their counters even when zero).
     pub fn uses_tcp_or_qdiscs(&self) -> bool {
         !self.cfg.tcp_groups.is_empty() || !self.cfg.switch.qdiscs.is_empty()
+    }
+
+    /// The warnings of running the scenario on `threads` threads
+    /// ([`warnings::thread_warnings`]).
+    pub fn thread_warnings(&self, threads: usize) -> Vec<warnings::Warning> {
+        warnings::thread_warnings(self, threads)
     }
 
     /// Runs the scenario on `threads` threads (results do not depend on it), recording every
@@ -588,7 +630,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         file: src.path.clone(),
         message: "missing required section [topology] (e.g. kind = \"leaf-spine\")".into(),
     })?;
-    let BuiltTopology { topo: mut topology, desc: description, origins, nics_per_server } =
+    let BuiltTopology { topo: mut topology, desc: description, origins, nics_per_server, file } =
         build_topology(src, &topo_raw)?;
     if let Some(e) = &topo_raw.error_rate_per_link {
         let p = *e.get_ref();
@@ -605,11 +647,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
             l.loss = p;
         }
     }
-    let net = topology.validate().map_err(|e| match &topo_raw.path {
-        Some(p) if topo_raw.kind.as_ref().map(|k| k.get_ref().as_str()) == Some("file") => {
-            CliError::TopologyFile { file: src.resolve(p.get_ref()), source: e }
-        }
-        _ => src.error_at(src.span_of(&["topology"]), "topology", e.to_string()),
+    let net = topology.validate().map_err(|e| match &file {
+        Some((path, text)) => topology_file_error(path, text, &e),
+        None => src.error_at(src.span_of(&["topology"]), "topology", e.to_string()),
     })?;
 
     // The scheme first: its profile supplies defaults for [switch] and [nic].
@@ -627,16 +667,28 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
 
     let routes = dcsim_topology::compute_routes(&net);
     let has_apps = raw.rpc.as_ref().is_some_and(|r| !r.is_empty());
-    let (mut flows, refs, workload) = flows(src, raw.flows.as_ref(), &net, cfg.seed, has_apps)?;
+    let mut fl = flows(src, raw.flows.as_ref(), &net, cfg.seed, has_apps)?;
     let groups = groups::groups(src, raw.group.as_ref(), &mut cfg)?;
-    let flow_classes = assign_groups(src, &groups, &refs, &mut flows, &mut cfg)?;
+    let flow_classes = assign_groups(src, &groups, &fl.refs, &mut fl.flows, &mut cfg)?;
     groups::queues(src, raw.queue.as_ref(), &net, &mut cfg)?;
     let roce_frame = (u64::from(cfg.nic.mtu), u64::from(cc.header_mode().data_wire(0)));
     let rpc =
         rpc::rpcs(src, raw.rpc.as_ref(), &net, nics_per_server, &groups, roce_frame, &mut cfg)?;
     connection_classes(src, &groups, flow_classes, &mut cfg)?;
     events::events(src, raw.events.as_ref(), raw.routing.as_ref(), &net, &mut cfg)?;
-    let rto_auto = events::apply_rto(&rto, &net, &flows, &mut cfg);
+    let rto_auto = events::apply_rto(&rto, &net, &fl.flows, &mut cfg);
+
+    // The limits (see `limits`): every time the run derives from these values fits.
+    let bounds = limits::Bounds::new(&net, &routes, &cfg);
+    let (delay_at, rate_at) = limit_fields(src, &topo_raw, &origins, bounds.slowest());
+    limits::check_round_trip(src, &bounds, delay_at, rate_at)?;
+    check_flow_sizes(src, &bounds, &fl, &cfg, raw.flows.as_ref())?;
+    check_query_sizes(src, &bounds, &rpc)?;
+    limits::check_headroom(src, &net, &cfg)?;
+    let FlowsOut { flows, workload, .. } = fl;
+    let data_header = u64::from(cc.header_mode().data_wire(0));
+    let warnings =
+        warnings::collect(src, &net, &routes, &cfg, &flows, workload.as_ref(), data_header);
 
     Ok(ValidScenario {
         path: src.path.clone(),
@@ -650,6 +702,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         workload,
         rpc,
         rto_auto,
+        warnings,
     })
 }
 
@@ -815,13 +868,15 @@ impl TopoCtx<'_> {
     }
 }
 
-/// What [`build_topology`] made: the topology, its description, where its rates came from, and
-/// the NICs per server (1 but for `alibaba-2pod`).
+/// What [`build_topology`] made: the topology, its description, where its rates came from,
+/// the NICs per server (1 but for `alibaba-2pod`), and for `kind = "file"` the file and its
+/// text (to locate validation errors in it).
 struct BuiltTopology {
     topo: Topology,
     desc: String,
     origins: Vec<RateOrigin>,
     nics_per_server: usize,
+    file: Option<(PathBuf, String)>,
 }
 
 fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliError> {
@@ -861,6 +916,7 @@ fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliE
     let builder_error =
         |e: dcsim_topology::TopologyError| src.error(kind.span(), "topology", e.to_string());
     let mut nics_per_server = 1;
+    let mut file_text = None;
     let (topo, desc) = match k {
         "paper-fat-tree" => {
             c.origins.push(RateOrigin {
@@ -1011,7 +1067,7 @@ fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliE
             let rel = c.required(&raw.path, "path")?;
             let (file, text) = src.read_referenced(rel, "topology.path")?;
             let t = dcsim_topology::parse_ns3(&text)
-                .map_err(|source| CliError::TopologyFile { file: file.clone(), source })?;
+                .map_err(|e| topology_file_error(&file, &text, &e))?;
             let mut rates: Vec<BitsPerSec> = t.links.iter().map(|l| l.rate).collect();
             rates.sort();
             rates.dedup();
@@ -1023,10 +1079,12 @@ fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliE
                     defaulted: false,
                 });
             }
-            (t, format!("file {}", file.display()))
+            let desc = format!("file {}", file.display());
+            file_text = Some((file, text));
+            (t, desc)
         }
     };
-    Ok(BuiltTopology { topo, desc, origins: c.origins, nics_per_server })
+    Ok(BuiltTopology { topo, desc, origins: c.origins, nics_per_server, file: file_text })
 }
 
 /// The parameters of `alibaba-2pod` (defaults: the testbed), each impossible value reported at
@@ -1408,23 +1466,46 @@ fn host_problem(net: &Network, id: i64) -> Option<String> {
     None
 }
 
-/// The flows of `[flows]`: the explicit ones (`file` or `list`), then the generated ones
-/// (`workload`, `incast`). With a generator, all flows are merged by start time (stable:
-/// explicit, then workload, then incast flows at equal times) and renumbered `0..n`; without
-/// one, explicit flows keep their ids (positions).
 /// A flow's group as the scenario names it: the name and where it is written.
 type GroupRef = Option<(String, Range<usize>)>;
 
-/// The flows of a scenario, each flow's group reference, and what the generators made.
-type Flows = (Vec<FlowSpec>, Vec<GroupRef>, Option<WorkloadInfo>);
+/// Where a flow came from, to point errors about its size at what set it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// `[[flows.list]]` entry `i`.
+    List(u32),
+    /// Flow `i` of the flow file (its size's position is in [`FlowsOut::file_sizes`]).
+    File(u32),
+    /// The `workload` generator.
+    Workload,
+    /// The `incast` generator.
+    Incast,
+    /// The `lognormal` generator.
+    Lognormal,
+}
 
+/// The flows of a scenario, each flow's group reference and origin, what the generators
+/// made, and for a flow file its path and the (line, column) of each flow's size.
+struct FlowsOut {
+    flows: Vec<FlowSpec>,
+    refs: Vec<GroupRef>,
+    origins: Vec<Origin>,
+    workload: Option<WorkloadInfo>,
+    file_sizes: Option<(PathBuf, Vec<(usize, usize)>)>,
+}
+
+/// The flows of `[flows]`: the explicit ones (`file` or `list`), then the generated ones
+/// (`workload`, `incast`, `lognormal`). With a generator, all flows are merged by start time
+/// (stable: explicit, then workload, then incast, then lognormal flows at equal times) and
+/// renumbered `0..n`; without one, explicit flows keep their ids (positions). At most
+/// `max_flows` flows in all.
 fn flows(
     src: &Source,
     raw: Option<&RawFlows>,
     net: &Network,
     sim_seed: u64,
     has_apps: bool,
-) -> Result<Flows, CliError> {
+) -> Result<FlowsOut, CliError> {
     const SOURCES: &str = "`file = \"flow.txt\"`, a [[flows.list]] of flows, or a generator \
                            (`workload = { cdf = \"websearch\", load = 0.3, duration = \"10ms\" }`, \
                            `incast = { ... }`, `lognormal = { ... }`)";
@@ -1434,14 +1515,26 @@ fn flows(
             "missing required section [flows]: give {SOURCES}, or applications ([[rpc]])"
         ),
     };
+    let empty = || FlowsOut {
+        flows: Vec::new(),
+        refs: Vec::new(),
+        origins: Vec::new(),
+        workload: None,
+        file_sizes: None,
+    };
     let raw = match raw {
         Some(r) => r,
-        None if has_apps => return Ok((Vec::new(), Vec::new(), None)),
+        None if has_apps => return Ok(empty()),
         None => return Err(missing()),
+    };
+    let max_flows = match &raw.max_flows {
+        Some(v) => src.int(v, "flows.max_flows", 1, i64::MAX)? as u64,
+        None => limits::DEFAULT_MAX_FLOWS,
     };
     let generators = raw.workload.is_some() || raw.incast.is_some() || raw.lognormal.is_some();
     let default_group: GroupRef = raw.group.as_ref().map(|g| (g.get_ref().clone(), g.span()));
-    let explicit: Vec<(FlowSpec, GroupRef)> = match (&raw.file, &raw.list) {
+    let mut file_sizes = None;
+    let explicit: Vec<(FlowSpec, GroupRef, Origin)> = match (&raw.file, &raw.list) {
         (Some(f), Some(_)) => {
             return Err(src.error(
                 f.span(),
@@ -1454,44 +1547,192 @@ fn flows(
         }
         (None, None) => Vec::new(),
         (Some(f), None) => {
-            flows_from_file(src, f, net)?.into_iter().map(|f| (f, default_group.clone())).collect()
+            let (path, read) = flows_from_file(src, f, net)?;
+            file_sizes = Some((path, read.iter().map(|f| (f.line, f.cols[4])).collect()));
+            read.into_iter()
+                .enumerate()
+                .map(|(i, f)| (f.spec, default_group.clone(), Origin::File(i as u32)))
+                .collect()
         }
         (None, Some(list)) => list
             .iter()
             .enumerate()
             .map(|(i, f)| {
                 let g = f.get_ref().group.as_ref().map(|g| (g.get_ref().clone(), g.span()));
-                inline_flow(src, i, f.get_ref(), net).map(|s| (s, g.or(default_group.clone())))
+                inline_flow(src, i, f.get_ref(), net)
+                    .map(|s| (s, g.or(default_group.clone()), Origin::List(i as u32)))
             })
             .collect::<Result<_, _>>()?,
     };
-    if !generators {
-        let (flows, groups) = explicit.into_iter().unzip();
-        return Ok((flows, groups, None));
+    if explicit.len() as u64 > max_flows {
+        let (key, span) = match &raw.file {
+            Some(f) => ("flows.file", Some(f.span())),
+            None => ("flows.list", src.span_of(&["flows", "list"])),
+        };
+        let what = format!("{} explicit flows", explicit.len());
+        return Err(src.error_at(span, key, limits::too_many_flows(&what, max_flows)));
     }
+    let mut out = empty();
+    out.file_sizes = file_sizes;
+    if !generators {
+        for (f, g, o) in explicit {
+            out.flows.push(f);
+            out.refs.push(g);
+            out.origins.push(o);
+        }
+        return Ok(out);
+    }
+    let mut budget =
+        generator::FlowBudget { left: max_flows - explicit.len() as u64, limit: max_flows };
     let (generated, info) = if raw.workload.is_some() || raw.incast.is_some() {
-        let g =
-            generator::generate(src, raw.workload.as_ref(), raw.incast.as_ref(), net, sim_seed)?;
-        (vec![g.background, g.incast], g.info)
+        let g = generator::generate(
+            src,
+            raw.workload.as_ref(),
+            raw.incast.as_ref(),
+            net,
+            sim_seed,
+            budget,
+        )?;
+        (vec![(g.background, Origin::Workload), (g.incast, Origin::Incast)], g.info)
     } else {
         (Vec::new(), None)
     };
+    budget.left -= generated.iter().map(|(l, _)| l.len() as u64).sum::<u64>();
     let lognormal = match &raw.lognormal {
-        Some(l) => generator::lognormal_flows(src, l, net, sim_seed)?,
+        Some(l) => generator::lognormal_flows(src, l, net, sim_seed, budget)?,
         None => Vec::new(),
     };
     // Sorted by start time, stably (as `dcsim_workload::merge`): listed flows first, then the
     // background, the incast and the lognormal flows, each in its own order.
     let mut all = explicit;
-    for list in generated.into_iter().chain([lognormal]) {
-        all.extend(list.into_iter().map(|f| (f, default_group.clone())));
+    for (list, origin) in generated.into_iter().chain([(lognormal, Origin::Lognormal)]) {
+        all.extend(list.into_iter().map(|f| (f, default_group.clone(), origin)));
     }
-    all.sort_by_key(|(f, _)| f.start);
-    for (i, (f, _)) in all.iter_mut().enumerate() {
+    all.sort_by_key(|(f, _, _)| f.start);
+    for (i, (mut f, g, o)) in all.into_iter().enumerate() {
         f.id = FlowId::from_idx(i);
+        out.flows.push(f);
+        out.refs.push(g);
+        out.origins.push(o);
     }
-    let (flows, groups) = all.into_iter().unzip();
-    Ok((flows, groups, info))
+    out.workload = info;
+    Ok(out)
+}
+
+/// Where a round trip that is too long comes from: the field that sets the topology's delays
+/// and the one that sets its slowest rate (`slowest`), each with its span if written.
+type LimitField<'a> = (&'a str, Option<Range<usize>>);
+
+fn limit_fields<'a>(
+    src: &Source,
+    topo: &'a RawTopology,
+    origins: &'a [RateOrigin],
+    slowest: BitsPerSec,
+) -> (LimitField<'a>, LimitField<'a>) {
+    let kind_span = topo.kind.as_ref().map(Spanned::span);
+    let delay = if let Some(p) = &topo.path {
+        ("topology.path", Some(p.span()))
+    } else {
+        // The larger of `delay` and `bottleneck_delay` when both are written.
+        let parse = |q: &Option<Qty>| {
+            q.as_ref().and_then(|q| src.duration(q, "", Zero::Allowed).ok().map(|d| (d, q.span())))
+        };
+        match (parse(&topo.delay), parse(&topo.bottleneck_delay)) {
+            (Some(a), Some(b)) if b.0 > a.0 => ("topology.bottleneck_delay", Some(b.1)),
+            (Some(a), _) => ("topology.delay", Some(a.1)),
+            (None, Some(b)) => ("topology.bottleneck_delay", Some(b.1)),
+            (None, None) => ("topology.delay", kind_span.clone()),
+        }
+    };
+    let rate = match origins.iter().find(|o| o.rate == slowest) {
+        Some(o) => (o.field.as_str(), o.span.clone()),
+        None => ("topology", kind_span),
+    };
+    (delay, rate)
+}
+
+/// Checks that every application's largest query and its response complete, alone, within the
+/// time limit ([`limits::Bounds::transfer_ps`]).
+fn check_query_sizes(
+    src: &Source,
+    bounds: &limits::Bounds,
+    rpc: &[RpcInfo],
+) -> Result<(), CliError> {
+    let limit = u128::from(dcsim_core::units::TIME_LIMIT.as_ps());
+    for (i, r) in rpc.iter().enumerate() {
+        let t =
+            bounds.transfer_ps(r.max_query, r.segment) + bounds.transfer_ps(r.response, r.segment);
+        if t <= limit {
+            continue;
+        }
+        let i = i.to_string();
+        let (key, span) = ["query", "query_cdf", "response"]
+            .into_iter()
+            .find_map(|k| src.span_of(&["rpc", &i, k]).map(|s| (k, Some(s))))
+            .unwrap_or(("query", src.span_of(&["rpc", &i])));
+        return Err(src.error_at(
+            span,
+            format!("rpc[{i}].{key}"),
+            format!(
+                "a query of {} B and its response of {} B: {}",
+                r.max_query,
+                r.response,
+                bounds.flow_message(r.max_query.saturating_add(r.response), r.segment)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every flow's size against the bound of [`limits::Bounds::max_flow_bytes`] for its
+/// transport's segment size, pointing at what set the size.
+fn check_flow_sizes(
+    src: &Source,
+    bounds: &limits::Bounds,
+    out: &FlowsOut,
+    cfg: &SimConfig,
+    raw: Option<&RawFlows>,
+) -> Result<(), CliError> {
+    // The largest flow allowed for each segment size, computed once per size.
+    let mut allowed: Vec<(u64, u64)> = Vec::new();
+    for (i, f) in out.flows.iter().enumerate() {
+        let seg = limits::segment(cfg, cfg.transport_of(i));
+        let max = match allowed.iter().find(|(s, _)| *s == seg) {
+            Some(&(_, m)) => m,
+            None => {
+                let m = bounds.max_flow_bytes(seg);
+                allowed.push((seg, m));
+                m
+            }
+        };
+        if f.size <= max {
+            continue;
+        }
+        let message = bounds.flow_message(f.size, seg);
+        let at = |keys: &[&str], field: &str| {
+            let span = src.span_of(keys).or_else(|| src.span_of(&["flows"]));
+            src.error_at(span, field, message.clone())
+        };
+        return Err(match out.origins[i] {
+            Origin::List(k) => {
+                let k = k as usize;
+                let span = raw
+                    .and_then(|r| r.list.as_ref())
+                    .and_then(|l| l.get(k))
+                    .map(|e| e.get_ref().size.span());
+                src.error_at(span, format!("flows.list[{k}].size"), message)
+            }
+            Origin::File(k) => {
+                let (path, at) = out.file_sizes.as_ref().expect("file flows have positions");
+                let (line, col) = at[k as usize];
+                file_error(path, Some((line, col, format!("flow[{k}].size"))), message)
+            }
+            Origin::Workload => at(&["flows", "workload", "cdf"], "flows.workload.cdf"),
+            Origin::Incast => at(&["flows", "incast", "size"], "flows.incast.size"),
+            Origin::Lognormal => at(&["flows", "lognormal", "p95"], "flows.lognormal.p95"),
+        });
+    }
+    Ok(())
 }
 
 /// Gives every flow its group's transport (and class, if the group sets one); makes the
@@ -1629,27 +1870,17 @@ fn flows_from_file(
     src: &Source,
     rel: &Spanned<String>,
     net: &Network,
-) -> Result<Vec<FlowSpec>, CliError> {
+) -> Result<(PathBuf, Vec<flowfile::FileFlow>), CliError> {
     let (file, text) = src.read_referenced(rel, "flows.file")?;
-    let parsed = flowfile::parse(&text).map_err(|e| CliError::FlowFile {
-        file: file.clone(),
-        line: e.line,
-        message: e.message,
-    })?;
-    let mut flows = Vec::with_capacity(parsed.len());
-    for f in parsed {
+    let parsed = flowfile::parse(&text).map_err(|e| flow_file_error(&file, e))?;
+    for f in &parsed {
         for (name, n) in [("src", f.spec.src), ("dst", f.spec.dst)] {
             if let Some(p) = host_problem(net, n.0 as i64) {
-                return Err(CliError::FlowFile {
-                    file: file.clone(),
-                    line: f.line,
-                    message: format!("{name}: {p}"),
-                });
+                return Err(flow_file_error(&file, f.error(name, p)));
             }
         }
-        flows.push(f.spec);
     }
-    Ok(flows)
+    Ok((file, parsed))
 }
 
 #[cfg(test)]

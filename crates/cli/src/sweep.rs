@@ -174,6 +174,8 @@ struct CellPlan {
     choice: Vec<usize>,
     buckets: BucketSpec,
     text: String,
+    /// The cell scenario's warnings (printed once per cell).
+    warnings: Vec<scenario::warnings::Warning>,
 }
 
 /// A parsed sweep with every cell's scenario built and validated.
@@ -638,10 +640,11 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
             base.display(),
         );
         let cell_src = Source::with_base_dir(base.clone(), text.clone(), base_dir.clone());
-        scenario::validate(&cell_src, None)
-            .map_err(|e| cell_error(sweep, &name, values.clone(), e))?;
+        let warnings = scenario::validate(&cell_src, None)
+            .map_err(|e| cell_error(sweep, &name, values.clone(), e))?
+            .warnings;
         let buckets = buckets.clone().unwrap_or_else(|| auto_buckets(&doc));
-        Ok(CellPlan { index, name, choice, buckets, text })
+        Ok(CellPlan { index, name, choice, buckets, text, warnings })
     };
     // Every cell is validated (in parallel); the error reported is the first cell's in cell
     // order, whatever the thread timing (a `Result` collect would keep whichever came first).
@@ -657,6 +660,23 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         }
     };
     Ok(Plan { sweep: sweep.to_path_buf(), base, base_dir, dport, lines, set, axes, cells, buffer })
+}
+
+/// Prints the warnings of `cells` to `notes`, once per cell, as cell errors name the cell:
+/// `warning: SWEEP: cell NAME (VALUES): field `x`: message`.
+fn print_cell_warnings(plan: &Plan, cells: &[&CellPlan], notes: &mut dyn Write) {
+    for c in cells {
+        for w in &c.warnings {
+            let _ = writeln!(
+                notes,
+                "warning: {}: cell {} ({}): {}",
+                plan.sweep.display(),
+                c.name,
+                values_text(&plan.axes, &c.choice),
+                w.detail()
+            );
+        }
+    }
 }
 
 /// Runs `f` in a pool of `jobs` threads.
@@ -891,9 +911,11 @@ pub fn dry_run(
     jobs: usize,
     shard: Shard,
     out: &mut dyn Write,
+    notes: &mut dyn Write,
 ) -> Result<(), CliError> {
     let plan = plan(sweep, jobs)?;
     let mine: Vec<&CellPlan> = plan.cells.iter().filter(|c| shard.has(c.index)).collect();
+    print_cell_warnings(&plan, &mine, notes);
     let _ = writeln!(
         out,
         "sweep {}: {} cells, all valid; {} in shard {shard}:",
@@ -931,6 +953,7 @@ pub fn sweep_command(
     let plan = plan(sweep, jobs)?;
     output::check_out_dir(dir)?;
     let mine: Vec<&CellPlan> = plan.cells.iter().filter(|c| shard.has(c.index)).collect();
+    print_cell_warnings(&plan, &mine, notes);
     let dims: Vec<String> = plan.axes.iter().map(|a| a.values.len().to_string()).collect();
     let keys: Vec<&str> = plan.axes.iter().map(|a| a.key.as_str()).collect();
     let _ = writeln!(

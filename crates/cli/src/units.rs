@@ -85,6 +85,12 @@ pub enum UnitError {
         /// The text as written.
         text: String,
     },
+    /// A time beyond [`dcsim_core::units::TIME_LIMIT`] (2^62 ps, about 53 days).
+    #[error("`{text}` is beyond the time limit of {}", dcsim_core::units::TIME_LIMIT_TEXT)]
+    TooLong {
+        /// The text as written.
+        text: String,
+    },
 }
 
 const RATE_EXAMPLE: &str = "\"100Gbps\"";
@@ -179,7 +185,9 @@ pub fn parse_rate(text: &str) -> Result<BitsPerSec, UnitError> {
 }
 
 /// Parses a time or duration such as `"1us"`, `"1µs"`, `"1000ns"`, `"0.001ms"`, `"2s"` or
-/// `"500ps"` into picoseconds. A unit is required.
+/// `"500ps"` into picoseconds. A unit is required. Times beyond
+/// [`dcsim_core::units::TIME_LIMIT`] (2^62 ps, about 53 days) are rejected, so that no sum
+/// of validated times can overflow.
 pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let (n, unit) = split_number(text, TIME_EXAMPLE)?;
     let factor = match unit {
@@ -197,7 +205,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
             })
         }
     };
-    scale_exact(n, factor, text, "picoseconds").map(Duration)
+    let ps = scale_exact(n, factor, text, "picoseconds")?;
+    if ps > dcsim_core::units::TIME_LIMIT.as_ps() {
+        return Err(UnitError::TooLong { text: text.to_string() });
+    }
+    Ok(Duration(ps))
 }
 
 /// Parses a byte count such as `"32MiB"`, `"32MB"` (10⁶ bytes each), `"4KiB"`, `"1000B"` or
@@ -316,7 +328,14 @@ mod tests {
         assert!(matches!(parse_duration("1min"), Err(UnitError::UnknownUnit { .. })));
         assert!(matches!(parse_duration("1e3ns"), Err(UnitError::UnknownUnit { .. })));
         assert!(matches!(parse_duration("."), Err(UnitError::BadNumber { .. })));
-        assert!(matches!(parse_duration("99999999s"), Err(UnitError::Overflow { .. })));
+        assert!(matches!(parse_duration("99999999999s"), Err(UnitError::Overflow { .. })));
+        assert_eq!(
+            parse_duration("10000000s").unwrap_err().to_string(),
+            "`10000000s` is beyond the time limit of 2^62 ps (4611686.018427387904 s, about 53 \
+             days)"
+        );
+        assert_eq!(parse_duration("4611686.018427387904s").unwrap().as_ps(), 1 << 62);
+        assert!(matches!(parse_duration("4611686.018427387905s"), Err(UnitError::TooLong { .. })));
         let e = parse_duration("1000").unwrap_err().to_string();
         assert_eq!(e, "`1000` needs a unit, e.g. \"1us\"");
     }

@@ -485,7 +485,17 @@ fn topology_file_with_a_bad_line() {
         "[topology]\nkind = \"file\"\npath = \"topo.txt\"\n\n[flows]\nfile = \"flow.txt\"\n",
     );
     let e = c.run_fails();
-    assert_has(&e, &["topo.txt: line 4: bad rate '100Gbp'"]);
+    assert_has(&e, &["error: topo.txt:4:5: field `link[1].rate`: bad rate '100Gbp' (expected"]);
+    // Graph errors point at the link's field too; whole-topology ones name only the file.
+    c.write("topo.txt", "3 1 2\n2\n0 2 100Gbps 1us 0\n1 7 100Gbps 1us 0\n");
+    let e = c.run_fails();
+    assert_has(
+        &e,
+        &["error: topo.txt:4:3: field `link[1].b`: link names node 7, but there are only 3 nodes"],
+    );
+    c.write("topo.txt", "4 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n");
+    let e = c.run_fails();
+    assert_has(&e, &["error: topo.txt: host 3 has no link (disconnected host)"]);
 }
 
 #[test]
@@ -511,23 +521,33 @@ fn flow_file_with_a_bad_line() {
     );
     c.write("flow.txt", "2\n0 3 3 100 1000 2.0\n1 3 3 100 lots 2.0\n");
     let e = c.run_fails();
-    assert_has(&e, &["flow.txt:3: size `lots` is not a non-negative integer"]);
+    assert_has(
+        &e,
+        &["error: flow.txt:3:11: field `flow[1].size`: size `lots` is not a non-negative integer"],
+    );
 
     c.write("flow.txt", "2\n0 3 3 100 1000 2.0\n1 3 3 100 0 2.0\n");
     let e = c.run_fails();
-    assert_has(&e, &["flow.txt:3: size is 0"]);
+    assert_has(&e, &["error: flow.txt:3:11: field `flow[1].size`: size is 0"]);
 
     c.write("flow.txt", "2\n0 3 3 100 1000 2.0\n1 9 3 100 10 2.0\n");
     let e = c.run_fails();
-    assert_has(&e, &["flow.txt:3: dst: host 9 does not exist (hosts are 0..3)"]);
+    assert_has(&e, &["flow.txt:3:3: field `flow[1].dst`: host 9 does not exist (hosts are 0..3)"]);
 
     c.write("flow.txt", "3\n0 3 3 100 1000 2.0\n1 3 3 100 10 2.0\n");
     let e = c.run_fails();
-    assert_has(&e, &["flow.txt:3: line 1 declares 3 flows, but the file has 2 flow lines"]);
+    assert_has(
+        &e,
+        &["flow.txt:3:1: field `count`: line 1 declares 3 flows, but the file has 2 flow lines"],
+    );
 
     c.write("flow.txt", "2\n0 3 3 100 1000 2.0\n1 3 3 100 10 1.0\n");
     let e = c.run_fails();
-    assert_has(&e, &["flow.txt:3: start time 1.0 s is earlier than the previous flow's (line 2)"]);
+    assert_has(
+        &e,
+        &["flow.txt:3:14: field `flow[1].start`: start time 1.0 s is earlier than the previous \
+           flow's (line 2)"],
+    );
 }
 
 #[test]

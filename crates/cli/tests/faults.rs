@@ -242,10 +242,8 @@ fn a_sweep_sets_the_events_array_and_prints_each_cell_as_it_finishes() {
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("finished 1/2: [0] "), "{stderr}");
     assert!(stderr.contains("finished 2/2: [1] "), "{stderr}");
-    let cells: Vec<_> = std::fs::read_dir(c.path("out/cells"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let cells: Vec<_> =
+        std::fs::read_dir(c.path("out/cells")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(cells.len(), 2);
     let mut with = 0;
     for cell in cells {
@@ -255,4 +253,19 @@ fn a_sweep_sets_the_events_array_and_prints_each_cell_as_it_finishes() {
         }
     }
     assert_eq!(with, 1, "one cell has the failure");
+}
+
+#[test]
+fn late_events_and_a_timeout_shorter_than_a_round_trip_are_warned_about() {
+    let c = Case::new();
+    let s = BASE.replace("at = \"50us\"", "at = \"200ms\"");
+    c.write("s.toml", &format!("{s}\n[nic]\nrto = \"2us\"\n"));
+    let v = c.ok(&["validate", "s.toml"]);
+    assert!(v.contains("1 link event at or after the stop time (100 ms) will not happen"), "{v}");
+    assert!(v.contains("field `nic.rto`: 2 µs is shorter than the longest base round trip"), "{v}");
+    let o = c.run(&["run", "s.toml", "--out", "out", "--quiet"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("warning: s.toml:"), "{stderr}");
+    assert!(stderr.contains("will not happen"), "{stderr}");
 }

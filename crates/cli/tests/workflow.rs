@@ -180,7 +180,11 @@ fn cdf_that_does_not_increase() {
     let e = gen_fails(&c, &GEN.replace("\"hadoop\"", "\"cdf/bad.txt\""));
     assert_has(
         &e,
-        &["error: ", "cdf/bad.txt:4: bad CDF: size must strictly increase, but 5000 follows 10000"],
+        &[
+            "error: ",
+            "cdf/bad.txt:4:1: field `point[2].size`: bad CDF: size must strictly increase, but \
+             5000 follows 10000",
+        ],
     );
 }
 
@@ -189,7 +193,14 @@ fn cdf_that_does_not_end_at_100() {
     let c = Case::new();
     c.write("bad.cdf", "0 0\n10000 50\n20000 99\n");
     let e = gen_fails(&c, &GEN.replace("\"hadoop\"", "\"bad.cdf\""));
-    assert_has(&e, &["bad.cdf:3: bad CDF: the last point must be at 100 %, found 99 %"]);
+    assert_has(
+        &e,
+        &["bad.cdf:3:7: field `point[2].percent`: bad CDF: the last point must be at 100 %, \
+           found 99 %"],
+    );
+    c.write("bad.cdf", "0 0\n");
+    let e = gen_fails(&c, &GEN.replace("\"hadoop\"", "\"bad.cdf\""));
+    assert_has(&e, &["error: bad.cdf: bad CDF: a CDF needs at least two points"]);
 }
 
 #[test]

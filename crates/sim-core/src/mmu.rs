@@ -2,7 +2,10 @@
 //! PFC pause/resume decisions (spec §3.2).
 //!
 //! Differences from the reference, deliberate: its u32 threshold arithmetic wraps when
-//! headroom plus reserve exceed the buffer (quirk 17); here it saturates at 0.
+//! headroom plus reserve exceed the buffer (quirk 17); here it saturates at 0. The set-up
+//! arithmetic (per-port headroom `BDP × headroom_bdp_multiple`, its sum, the reserve times the
+//! port count) saturates at `u64::MAX` bytes too; the `dcsim` command line rejects values
+//! that would get there.
 //!
 //! Two admission options the reference lacks (both off by default, leaving its behaviour
 //! unchanged):
@@ -16,7 +19,7 @@
 //! class), and [`Mmu::release`] undoes exactly that, so the counters return to zero.
 
 use crate::config::SwitchConfig;
-use crate::units::BitsPerSec;
+use crate::units::{BitsPerSec, Duration};
 
 /// Number of priority queues per port.
 pub const QUEUES: usize = 8;
@@ -69,11 +72,11 @@ impl Mmu {
             .iter()
             .map(|&(rate, delay_ps)| {
                 // floor(rate * delay / 8) bytes-per-second·seconds, i.e. one-way BDP in bytes.
-                let bdp = (rate.0 as u128 * delay_ps as u128 / 8 / 1_000_000_000_000u128) as u64;
+                let bdp = rate.bytes_in(Duration::from_ps(delay_ps));
                 // Without PFC (or with every class lossy) there is nothing to absorb in
                 // flight: no headroom is set aside.
                 if cfg.pfc_enabled && cfg.lossy_classes & 0xfe != 0xfe {
-                    bdp * cfg.headroom_bdp_multiple
+                    bdp.saturating_mul(cfg.headroom_bdp_multiple)
                 } else {
                     0
                 }
@@ -91,8 +94,8 @@ impl Mmu {
                 s
             })
             .collect();
-        let total_h: u64 = headroom.iter().sum();
-        let total_r = cfg.reserve.0 * n as u64;
+        let total_h: u64 = headroom.iter().fold(0, |a: u64, &h| a.saturating_add(h));
+        let total_r = cfg.reserve.0.saturating_mul(n as u64);
         Mmu {
             reserve: cfg.reserve.0,
             resume_offset: cfg.resume_offset.0,
@@ -263,6 +266,23 @@ mod tests {
         );
         assert_eq!(m.headroom, vec![37_500, 150_000]);
         assert_eq!(m.shift, vec![3, 1]);
+    }
+
+    /// An absurd headroom multiple or reserve saturates (the release build used to wrap to a
+    /// small headroom); the pool is then empty.
+    #[test]
+    fn set_up_arithmetic_saturates() {
+        let cfg = SwitchConfig {
+            headroom_bdp_multiple: u64::MAX / 2,
+            reserve: Bytes(u64::MAX / 3),
+            ..SwitchConfig::default()
+        };
+        let m = Mmu::new(&cfg, &[(BitsPerSec::gbps(100), 1_000_000); 4], BitsPerSec::gbps(100));
+        assert_eq!(m.headroom, vec![u64::MAX; 4]);
+        assert_eq!(m.pool, 0);
+        let far = (BitsPerSec(u64::MAX), u64::MAX);
+        let m = Mmu::new(&SwitchConfig::default(), &[far], BitsPerSec::gbps(100));
+        assert_eq!(m.headroom, vec![u64::MAX]);
     }
 
     #[test]

@@ -1,5 +1,11 @@
 //! Paths through the routed network and the quantities derived from them: the reference's
-//! per-pair base RTT and BDP (spec §6.1), and the exact ideal FCT of a lone flow.
+//! per-pair base RTT and BDP (spec §6.1), the exact ideal FCT of a lone flow, and the extremes
+//! over every routed path ([`path_extremes`]) that a front end needs to bound those.
+//!
+//! Sums and products of times here saturate at `u64::MAX` picoseconds (about 213 days) rather
+//! than wrap. A front end that keeps each input below [`crate::units::TIME_LIMIT`] and checks
+//! the bounds of [`path_extremes`] never reaches the saturation; the `dcsim` command line
+//! does both.
 
 use crate::config::Serialization;
 use crate::ids::{NodeId, PortNo};
@@ -154,15 +160,15 @@ pub fn max_pair_metrics(net: &Network, routes: &RoutingTable, mtu: u64) -> (Dura
                 let p = net.port(node, port);
                 let next = suffix[p.peer.idx()];
                 suffix[node.idx()] = Suffix {
-                    delay: next.delay + p.delay,
-                    tx: next.tx + p.rate.tx_time(mtu),
+                    delay: next.delay.saturating_add(p.delay),
+                    tx: next.tx.saturating_add(p.rate.tx_time(mtu)),
                     bottleneck: next.bottleneck.min(p.rate),
                 };
                 state[node.idx()] = State::Done;
             }
             if state[src.idx()] == State::Done {
                 let s = suffix[src.idx()];
-                let rtt = s.delay * 2 + s.tx;
+                let rtt = s.delay.saturating_mul(2).saturating_add(s.tx);
                 max_rtt = max_rtt.max(rtt);
                 max_bdp = max_bdp.max(s.bottleneck.bytes_in(rtt));
             }
@@ -177,11 +183,11 @@ pub fn metrics_of(hops: &[Hop], mtu: u64) -> PairMetrics {
     let mut tx_delay = Duration::ZERO;
     let mut bottleneck = BitsPerSec(u64::MAX);
     for h in hops {
-        delay += h.delay;
-        tx_delay += h.rate.tx_time(mtu);
+        delay = delay.saturating_add(h.delay);
+        tx_delay = tx_delay.saturating_add(h.rate.tx_time(mtu));
         bottleneck = bottleneck.min(h.rate);
     }
-    let rtt = delay * 2 + tx_delay;
+    let rtt = delay.saturating_mul(2).saturating_add(tx_delay);
     let bdp = bottleneck.bytes_in(rtt);
     PairMetrics { delay, tx_delay, bottleneck, rtt, bdp }
 }
@@ -202,30 +208,142 @@ pub fn pipeline_time(
     last: u64,
     ser: Serialization,
 ) -> Duration {
-    let props: Duration = hops.iter().fold(Duration::ZERO, |a, h| a + h.delay);
+    let sum = |ts: &[Duration]| ts.iter().fold(Duration::ZERO, |a, &t| a.saturating_add(t));
+    let props: Duration = hops.iter().fold(Duration::ZERO, |a, h| a.saturating_add(h.delay));
     if hops.is_empty() || npkts == 0 {
         return props;
     }
     let t_full: Vec<Duration> = hops.iter().map(|h| ser.tx_time(h.rate, full)).collect();
     let t_last: Vec<Duration> = hops.iter().map(|h| ser.tx_time(h.rate, last)).collect();
     if npkts == 1 {
-        return props + t_last.iter().fold(Duration::ZERO, |a, &t| a + t);
+        return props.saturating_add(sum(&t_last));
     }
     let h = hops.len();
     let mut best = Duration::ZERO;
     for j in 0..h {
-        let before: Duration = t_full[..j].iter().fold(Duration::ZERO, |a, &t| a + t);
-        let column = t_full[j] * (npkts - 1);
+        let before = sum(&t_full[..j]);
+        let column = t_full[j].saturating_mul(npkts - 1);
         for jp in j..h {
-            let mid: Duration = t_full[j + 1..=jp].iter().fold(Duration::ZERO, |a, &t| a + t);
-            let tail: Duration = t_last[jp..].iter().fold(Duration::ZERO, |a, &t| a + t);
-            let total = before + column + mid + tail;
+            let mid = sum(&t_full[j + 1..=jp]);
+            let tail = sum(&t_last[jp..]);
+            let total = before.saturating_add(column).saturating_add(mid).saturating_add(tail);
             if total > best {
                 best = total;
             }
         }
     }
-    props + best
+    props.saturating_add(best)
+}
+
+/// The extremes over every path a packet can take between two distinct hosts (every
+/// equal-cost choice of the routing table), each maximized or minimized on its own, so that
+/// together they bound any path's quantities from the safe side.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct PathExtremes {
+    /// The most links on a path.
+    pub hops: usize,
+    /// The longest one-way propagation delay of a path (saturating).
+    pub delay: Duration,
+    /// The slowest link on any path (`u64::MAX` bit/s when no pair is routed).
+    pub slowest: BitsPerSec,
+}
+
+/// [`PathExtremes`] of the routed network: one memoized walk of each destination's
+/// equal-cost next-hop graph (a DAG, since every next hop is one step closer), O(hosts × ports)
+/// like the routing itself. Pairs without a route are skipped.
+pub fn path_extremes(net: &Network, routes: &RoutingTable) -> PathExtremes {
+    const HOST_PORT: [PortNo; 1] = [PortNo(0)];
+    #[derive(Clone, Copy, PartialEq)]
+    enum S {
+        Unknown,
+        OnStack,
+        Done,
+        NoRoute,
+    }
+    #[derive(Clone, Copy)]
+    struct Acc {
+        routed: bool,
+        hops: usize,
+        delay: Duration,
+        slowest: BitsPerSec,
+    }
+    let fresh =
+        Acc { routed: false, hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
+    let n = net.node_count();
+    let mut out = PathExtremes { hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
+    let mut state = vec![S::Unknown; n];
+    let mut acc = vec![fresh; n];
+    // (node, next candidate to look at); `via[node]`: the parent and port that led there.
+    let mut stack: Vec<(NodeId, usize)> = Vec::new();
+    let mut via: Vec<Option<(NodeId, PortNo)>> = vec![None; n];
+    for (di, &dst) in net.hosts().iter().enumerate() {
+        state.fill(S::Unknown);
+        state[dst.idx()] = S::Done;
+        acc[dst.idx()] = Acc { routed: true, ..fresh };
+        // Folds the finished `child`, reached from `parent` through `port`, into the parent.
+        let fold =
+            |acc: &mut Vec<Acc>, state: &[S], parent: NodeId, port: PortNo, child: NodeId| {
+                if state[child.idx()] != S::Done {
+                    return;
+                }
+                let p = net.port(parent, port);
+                let c = acc[child.idx()];
+                let a = &mut acc[parent.idx()];
+                a.routed = true;
+                a.hops = a.hops.max(c.hops + 1);
+                a.delay = a.delay.max(c.delay.saturating_add(p.delay));
+                a.slowest = a.slowest.min(c.slowest.min(p.rate));
+            };
+        for &src in net.hosts() {
+            if state[src.idx()] != S::Unknown {
+                continue;
+            }
+            state[src.idx()] = S::OnStack;
+            acc[src.idx()] = fresh;
+            via[src.idx()] = None;
+            stack.push((src, 0));
+            while let Some(top) = stack.last_mut() {
+                let (x, i) = *top;
+                let cands: &[PortNo] =
+                    if net.is_host(x) { &HOST_PORT } else { routes.next_hops(x, di) };
+                if i < cands.len() {
+                    top.1 += 1;
+                    let port = cands[i];
+                    if port.idx() >= net.ports(x).len() {
+                        continue;
+                    }
+                    let y = net.port(x, port).peer;
+                    match state[y.idx()] {
+                        // A host other than the destination is never a transit node.
+                        S::Unknown if net.is_host(y) => {}
+                        S::Unknown => {
+                            state[y.idx()] = S::OnStack;
+                            acc[y.idx()] = fresh;
+                            via[y.idx()] = Some((x, port));
+                            stack.push((y, 0));
+                        }
+                        S::Done => fold(&mut acc, &state, x, port, y),
+                        S::OnStack | S::NoRoute => {}
+                    }
+                    continue;
+                }
+                stack.pop();
+                state[x.idx()] = if acc[x.idx()].routed { S::Done } else { S::NoRoute };
+                if let Some((parent, port)) = via[x.idx()] {
+                    fold(&mut acc, &state, parent, port, x);
+                }
+            }
+        }
+        for &src in net.hosts() {
+            if src != dst && state[src.idx()] == S::Done {
+                let a = acc[src.idx()];
+                out.hops = out.hops.max(a.hops);
+                out.delay = out.delay.max(a.delay);
+                out.slowest = out.slowest.min(a.slowest);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -254,6 +372,60 @@ mod tests {
         }
         let props: u64 = hops.iter().map(|x| x.delay.as_ps()).sum();
         Duration(d[n as usize][h] + props)
+    }
+
+    /// Two hosts under two ToRs joined by a long fast spine and a short slow one: the
+    /// extremes come from different paths, and neither is the first-next-hop path alone.
+    #[test]
+    fn path_extremes_cover_every_equal_cost_path() {
+        use crate::network::LinkSpec;
+        use crate::network::NodeKind::{Host, Switch};
+        let link = |a, b, gbps, us| LinkSpec {
+            a: NodeId(a),
+            b: NodeId(b),
+            rate: BitsPerSec::gbps(gbps),
+            delay: Duration::from_us(us),
+            loss: 0.0,
+        };
+        let links = vec![
+            link(0, 2, 100, 1),
+            link(1, 5, 100, 1),
+            link(2, 3, 400, 5),
+            link(2, 4, 10, 1),
+            link(3, 5, 400, 5),
+            link(4, 5, 10, 1),
+        ];
+        let net = Network::new(vec![Host, Host, Switch, Switch, Switch, Switch], links).unwrap();
+        let p = |x: u16| PortNo(x);
+        let routes = RoutingTable::from_fn(6, 2, |n, h| match (n.0, h) {
+            (2, 0) | (3, 0) | (4, 0) => vec![p(0)],
+            (5, 0) => vec![p(1), p(2)],
+            (5, 1) => vec![p(0)],
+            (3, 1) | (4, 1) => vec![p(1)],
+            (2, 1) => vec![p(1), p(2)],
+            _ => vec![],
+        });
+        let e = path_extremes(&net, &routes);
+        assert_eq!(
+            e,
+            PathExtremes { hops: 4, delay: Duration::from_us(12), slowest: BitsPerSec::gbps(10) }
+        );
+        // The first-next-hop metrics see only the fast spine.
+        let m = pair_metrics(&net, &routes, NodeId(0), NodeId(1), 1000).unwrap();
+        assert_eq!(m.bottleneck, BitsPerSec::gbps(100));
+        // No route at all: nothing to bound.
+        let none = RoutingTable::from_fn(6, 2, |_, _| vec![]);
+        assert_eq!(path_extremes(&net, &none).hops, 0);
+    }
+
+    /// Sums beyond 64 bits of picoseconds saturate.
+    #[test]
+    fn pipeline_time_saturates() {
+        let slow = Hop { rate: BitsPerSec(1), ..hop(100, 1000) };
+        let t = pipeline_time(&[slow, slow], u64::MAX, 1048, 1048, Serialization::Exact);
+        assert_eq!(t, Duration(u64::MAX));
+        let far = Hop { delay: Duration(u64::MAX / 2 + 1), ..hop(100, 0) };
+        assert_eq!(metrics_of(&[far, far], 1000).rtt, Duration(u64::MAX));
     }
 
     #[test]

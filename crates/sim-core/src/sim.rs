@@ -1172,14 +1172,20 @@ fn default_qdisc(q: usize, ecn: Option<EcnParams>) -> Qdisc {
 }
 
 /// Ideal FCT: the flow alone, base headers, line rate, no window, on the given paths.
+///
+/// This and the two functions below saturate at `u64::MAX` picoseconds rather than wrap; a
+/// front end bounds flow sizes so that validated runs never get there (the `dcsim` command
+/// line rejects a flow whose ideal FCT could exceed [`crate::units::TIME_LIMIT`]).
 fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64, ser: Serialization) -> Duration {
     let npkts = size.div_ceil(mtu);
     let last = size - (npkts - 1) * mtu;
     let hdr = DATA_BASE_HEADER as u64;
     let data = paths::pipeline_time(fwd, npkts, mtu + hdr, last + hdr, ser);
     let ack_wire = HeaderMode::None.ack_wire() as u64;
-    let ack = rev.iter().fold(Duration::ZERO, |a, h| a + ser.tx_time(h.rate, ack_wire) + h.delay);
-    data + ack
+    let ack = rev.iter().fold(Duration::ZERO, |a, h| {
+        a.saturating_add(ser.tx_time(h.rate, ack_wire)).saturating_add(h.delay)
+    });
+    data.saturating_add(ack)
 }
 
 /// Ideal FCT of a TCP flow: the same lone-flow pipeline with TCP's framing (MSS segments of
@@ -1204,28 +1210,35 @@ fn ideal_fct_tcp(
         return data;
     }
     let cross = |hops: &[Hop], wire: u64| {
-        hops.iter().fold(Duration::ZERO, |a, h| a + ser.tx_time(h.rate, wire.max(min)) + h.delay)
+        hops.iter().fold(Duration::ZERO, |a, h| {
+            a.saturating_add(ser.tx_time(h.rate, wire.max(min))).saturating_add(h.delay)
+        })
     };
     let syn = u64::from(tcp.syn_frame_bytes);
     let request = hdr + u64::from(tcp.request_bytes);
-    cross(rev, syn) + cross(fwd, syn) + cross(rev, request) + data
+    cross(rev, syn)
+        .saturating_add(cross(fwd, syn))
+        .saturating_add(cross(rev, request))
+        .saturating_add(data)
 }
 
-/// The reference's standalone FCT (spec §2.6), in whole nanoseconds like the reference.
+/// The reference's standalone FCT (spec §2.6), in whole nanoseconds like the reference
+/// (saturating, as [`ideal_fct`]).
 fn ref_ideal_fct(fwd: &[Hop], size: u64, mtu: u64) -> Duration {
     let npkts = size.div_ceil(mtu);
-    let wire = size + npkts * DATA_BASE_HEADER as u64;
+    let wire = size as u128 + npkts as u128 * DATA_BASE_HEADER as u128;
     let mut delay_ns = 0u64;
     let mut tx_ns = 0u64;
     let mut bw = u64::MAX;
     for h in fwd {
-        delay_ns += h.delay.as_ns();
-        tx_ns += (mtu as u128 * 8_000_000_000 / h.rate.0 as u128) as u64;
+        delay_ns = delay_ns.saturating_add(h.delay.as_ns());
+        let tx = mtu as u128 * 8_000_000_000 / h.rate.0 as u128;
+        tx_ns = tx_ns.saturating_add(u64::try_from(tx).unwrap_or(u64::MAX));
         bw = bw.min(h.rate.0);
     }
-    let rtt = 2 * delay_ns + tx_ns;
-    let ser = (wire as u128 * 8_000_000_000 / bw as u128) as u64;
-    Duration::from_ns(rtt + ser)
+    let rtt = delay_ns.saturating_mul(2).saturating_add(tx_ns);
+    let ser = u64::try_from(wire * 8_000_000_000 / bw as u128).unwrap_or(u64::MAX);
+    Duration::from_ps(rtt.saturating_add(ser).saturating_mul(crate::units::PS_PER_NS))
 }
 
 #[cfg(test)]

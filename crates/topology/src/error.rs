@@ -35,6 +35,19 @@ impl fmt::Display for LinkRef {
     }
 }
 
+/// Where in a topology file an error points ([`TopologyError::file_position`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FilePos {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters) where the offending token starts.
+    pub col: usize,
+    /// What the token is: `header`, `header.nodes`, `header.switches`, `header.links`,
+    /// `switch_ids`, `switch_ids[i]`, `link[k]`, `link[k].a`, `link[k].b`, `link[k].rate`,
+    /// `link[k].delay` or `link[k].error_rate` (`i`, `k` from 0 in file order).
+    pub field: String,
+}
+
 /// Everything that can be wrong with a topology: builder arguments, the reference topology
 /// file's syntax, and the graph itself. Every message names the nodes and, when the topology
 /// came from a file, the 1-based line involved.
@@ -143,6 +156,17 @@ pub enum TopologyError {
     /// A delay that is not a number followed by a known unit.
     #[error("line {line}: bad delay '{token}' (expected e.g. 1000ns, 1us, 0.001ms, 2s)")]
     BadDelay {
+        /// Line number.
+        line: usize,
+        /// The token.
+        token: String,
+    },
+    /// A delay longer than [`dcsim_core::units::TIME_LIMIT`].
+    #[error(
+        "line {line}: delay '{token}' is longer than the limit of {}",
+        dcsim_core::units::TIME_LIMIT_TEXT
+    )]
+    DelayTooLong {
         /// Line number.
         line: usize,
         /// The token.
@@ -260,4 +284,26 @@ pub enum TopologyError {
     /// A structural problem reported by `dcsim_core::network::Network::new`.
     #[error(transparent)]
     Network(#[from] NetworkError),
+}
+
+impl TopologyError {
+    /// The message without its `line N: ` prefix (for front ends that print the position
+    /// themselves, from [`TopologyError::file_position`]).
+    pub fn detail(&self) -> String {
+        let s = self.to_string();
+        if let Some((num, msg)) = s.strip_prefix("line ").and_then(|r| r.split_once(": ")) {
+            if num.parse::<usize>().is_ok() {
+                return msg.to_string();
+            }
+        }
+        s
+    }
+
+    /// Where in the topology file `text` (the file this error came from) the error points:
+    /// the line, the column where the offending token starts, and the field. `None` for errors
+    /// about the whole topology (no hosts, a disconnected host) and for topologies built in
+    /// code.
+    pub fn file_position(&self, text: &str) -> Option<FilePos> {
+        crate::ns3::position(text, self)
+    }
 }

@@ -51,7 +51,7 @@ pub use builders::{
     alibaba_2pod, dumbbell, dumbbell_asym, fat_tree, leaf_spine, paper_fat_tree, star,
     three_tier_clos, Alibaba2PodParams, ClosParams, FatTreeParams,
 };
-pub use error::{LinkRef, TopologyError};
+pub use error::{FilePos, LinkRef, TopologyError};
 pub use ns3::{parse_ns3, write_ns3};
 pub use routing::{compute_routes, network_metrics, NetworkMetrics};
 pub use topology::Topology;

@@ -20,10 +20,10 @@ use std::fmt::Write as _;
 
 use dcsim_core::ids::NodeId;
 use dcsim_core::network::{LinkSpec, NodeKind};
-use dcsim_core::units::{BitsPerSec, Duration, PS_PER_NS};
+use dcsim_core::units::{BitsPerSec, Duration, PS_PER_NS, TIME_LIMIT};
 
 use crate::builders::MAX_NODES;
-use crate::error::TopologyError;
+use crate::error::{FilePos, LinkRef, TopologyError};
 use crate::topology::Topology;
 
 /// Reads a reference topology file. The returned [`Topology`] records each link's line
@@ -102,8 +102,12 @@ pub fn parse_ns3(text: &str) -> Result<Topology, TopologyError> {
         let b = parse_node(line, b)?;
         let rate = parse_rate(rate)
             .ok_or_else(|| TopologyError::BadRate { line, token: rate.to_string() })?;
+        let delay_token = delay;
         let delay = parse_delay(delay)
             .ok_or_else(|| TopologyError::BadDelay { line, token: delay.to_string() })?;
+        if delay > TIME_LIMIT {
+            return Err(TopologyError::DelayTooLong { line, token: delay_token.to_string() });
+        }
         let loss = err
             .parse::<f64>()
             .map_err(|_| TopologyError::BadErrorRate { line, token: err.to_string() })?;
@@ -198,6 +202,160 @@ pub fn parse_delay(s: &str) -> Option<Duration> {
     };
     let ps = u64::try_from(ns).ok()?.checked_mul(PS_PER_NS)?;
     Some(Duration(ps))
+}
+
+/// The whitespace-separated tokens of line `line` (1-based) of `text`, each with the 1-based
+/// column (in characters) where it starts.
+fn tokens(text: &str, line: usize) -> Vec<(usize, &str)> {
+    let Some(l) = line.checked_sub(1).and_then(|i| text.lines().nth(i)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut start: Option<(usize, usize)> = None; // (column, byte offset)
+    for (col, (byte, c)) in l.char_indices().enumerate() {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some((col + 1, byte)),
+            (true, Some((sc, sb))) => {
+                out.push((sc, &l[sb..byte]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((sc, sb)) = start {
+        out.push((sc, &l[sb..]));
+    }
+    out
+}
+
+/// What a line of a topology file holds.
+enum Role {
+    Header,
+    SwitchIds,
+    Link(usize),
+    Blank,
+}
+
+/// The role of line `line` (1-based), as [`parse_ns3`] reads the file: blank lines are
+/// skipped, the first other line is the header, the next the switch ids if the header declares
+/// switches, and every later one a link.
+fn role(text: &str, line: usize) -> Role {
+    let mut content = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let Some((_, header)) = content.next() else { return Role::Blank };
+    let switch_line = header
+        .split_whitespace()
+        .nth(1)
+        .and_then(|t| t.parse::<usize>().ok())
+        .is_some_and(|s| s > 0);
+    let header_no = text.lines().position(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+    if line == header_no {
+        return Role::Header;
+    }
+    let Some(idx) = content.position(|(i, _)| i + 1 == line) else { return Role::Blank };
+    match (idx, switch_line) {
+        (0, true) => Role::SwitchIds,
+        (i, true) => Role::Link(i - 1),
+        (i, false) => Role::Link(i),
+    }
+}
+
+/// [`TopologyError::file_position`].
+pub(crate) fn position(text: &str, e: &TopologyError) -> Option<FilePos> {
+    use TopologyError as E;
+    let at = |line: usize, col: usize, field: String| Some(FilePos { line, col, field });
+    // The column of token `i` of the line (1 if the line has fewer tokens).
+    let col_of = |line: usize, i: usize| tokens(text, line).get(i).map_or(1, |t| t.0);
+    // The column and field of link field `i` (0 a, 1 b, 2 rate, 3 delay, 4 error_rate) of the
+    // link on `line`.
+    let link_field = |line: usize, i: usize| {
+        const NAMES: [&str; 5] = ["a", "b", "rate", "delay", "error_rate"];
+        let k = match role(text, line) {
+            Role::Link(k) => k,
+            _ => return None,
+        };
+        let field = match NAMES.get(i) {
+            Some(name) => format!("link[{k}].{name}"),
+            None => format!("link[{k}]"),
+        };
+        at(line, col_of(line, i), field)
+    };
+    // Link field a or b of the link on `line`, whichever is node `node` (a if both).
+    let end_of = |line: usize, node: u32| {
+        let toks = tokens(text, line);
+        let i = usize::from(toks.first().and_then(|t| t.1.parse::<u32>().ok()) != Some(node));
+        link_field(line, i)
+    };
+    let link_line = |r: &LinkRef| match r {
+        LinkRef::Line(l) => Some(*l),
+        LinkRef::Link(_) => None,
+    };
+    match e {
+        E::EmptyFile
+        | E::InvalidArgument { .. }
+        | E::IsolatedHost { .. }
+        | E::DisconnectedHost { .. }
+        | E::NoHosts
+        | E::Network(_) => None,
+        E::BadHeader { line, .. } => {
+            let toks = tokens(text, *line);
+            let bad = toks.iter().position(|t| t.1.parse::<usize>().is_err());
+            let col = match bad {
+                Some(i) => toks[i].0,
+                None if toks.len() > 3 => toks[3].0,
+                None => 1,
+            };
+            at(*line, col, "header".into())
+        }
+        E::TooManyNodes { line, .. } => at(*line, col_of(*line, 0), "header.nodes".into()),
+        E::TooManySwitches { line, .. } => at(*line, col_of(*line, 1), "header.switches".into()),
+        E::SwitchCount { line, expected, found } => {
+            let col = if found > expected { col_of(*line, *expected) } else { 1 };
+            at(*line, col, "switch_ids".into())
+        }
+        E::BadNodeId { line, token } => match role(text, *line) {
+            Role::SwitchIds => {
+                let toks = tokens(text, *line);
+                let i = toks.iter().position(|t| t.1 == token).unwrap_or(0);
+                at(*line, col_of(*line, i), format!("switch_ids[{i}]"))
+            }
+            _ => {
+                let toks = tokens(text, *line);
+                link_field(*line, usize::from(toks.first().map(|t| t.1) != Some(token.as_str())))
+            }
+        },
+        E::SwitchOutOfRange { line, id, .. } => {
+            let toks = tokens(text, *line);
+            let i = toks.iter().position(|t| t.1.parse::<u32>().ok() == Some(*id)).unwrap_or(0);
+            at(*line, col_of(*line, i), format!("switch_ids[{i}]"))
+        }
+        E::DuplicateSwitch { line, id } => {
+            let toks = tokens(text, *line);
+            let same: Vec<usize> =
+                (0..toks.len()).filter(|&i| toks[i].1.parse::<u32>().ok() == Some(*id)).collect();
+            let i = same.get(1).or(same.first()).copied().unwrap_or(0);
+            at(*line, col_of(*line, i), format!("switch_ids[{i}]"))
+        }
+        E::BadLinkLine { line, found, .. } => {
+            let pos = link_field(*line, usize::MAX)?;
+            let col = if *found > 5 { col_of(*line, 5) } else { 1 };
+            Some(FilePos { col, ..pos })
+        }
+        E::BadRate { line, .. } => link_field(*line, 2),
+        E::BadDelay { line, .. } | E::DelayTooLong { line, .. } => link_field(*line, 3),
+        E::BadErrorRate { line, .. } => link_field(*line, 4),
+        E::MissingLinks { line, found, .. } => at(*line, 1, format!("link[{found}]")),
+        E::TrailingContent { line, .. } => at(*line, col_of(*line, 0), "header.links".into()),
+        E::UnknownNode { at: r, node, .. } => end_of(link_line(r)?, node.0),
+        E::SelfLoop { at: r, .. } => link_field(link_line(r)?, 1),
+        E::DuplicateLink { at: r, .. } => {
+            let line = link_line(r)?;
+            let pos = link_field(line, usize::MAX)?;
+            Some(FilePos { col: col_of(line, 0), ..pos })
+        }
+        E::ZeroRate { at: r, .. } => link_field(link_line(r)?, 2),
+        E::BadLoss { at: r, .. } => link_field(link_line(r)?, 4),
+        E::HostMultipleLinks { node, second, .. } => end_of(link_line(second)?, node.0),
+    }
 }
 
 /// Formats a rate with the largest of `Gbps`, `Mbps`, `Kbps`, `bps` that represents it

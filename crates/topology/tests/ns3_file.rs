@@ -88,6 +88,56 @@ fn parse_errors_name_the_line() {
         .starts_with("line 6: bad rate '1Gbs'"));
 }
 
+/// Every error from a file points at a line, the column where the offending token starts and
+/// the field; its detail is the message without the `line N: ` prefix.
+#[test]
+fn errors_point_at_line_column_and_field() {
+    let pos = |text: &str| {
+        let e = match parse_ns3(text) {
+            Err(e) => e,
+            Ok(t) => t.validate().expect_err("must fail"),
+        };
+        let p = e.file_position(text).map(|p| format!("{}:{} {}", p.line, p.col, p.field));
+        (p.unwrap_or_default(), e.detail())
+    };
+    let cases: &[(&str, &str, &str)] = &[
+        ("3 x 1\n2\n", "1:3 header", "expected 'N S L' (node, switch and link counts), found '3 x 1'"),
+        ("3 1\n2\n", "1:1 header", "expected 'N S L' (node, switch and link counts), found '3 1'"),
+        ("3 4 1\n", "1:3 header.switches", "4 switches declared but only 3 nodes"),
+        ("99999999999 1 1\n", "1:1 header.nodes", "99999999999 nodes declared, more than the limit of 16777216"),
+        ("3 2 2\n 2\n", "2:1 switch_ids", "expected 2 switch ids, found 1"),
+        ("3 1 2\n2 3\n", "2:3 switch_ids", "expected 1 switch ids, found 2"),
+        ("3 2 2\n2  S2\n", "2:4 switch_ids[1]", "bad node id 'S2'"),
+        ("3 2 2\n1 3\n", "2:3 switch_ids[1]", "switch id 3 is out of range (the header declares 3 nodes, so ids are below 3)"),
+        ("3 2 2\n2 2\n", "2:3 switch_ids[1]", "switch id 2 is listed twice"),
+        ("3 1 2\n2\n0 2 100Gbps 1us 0\n1 2  100Gbp 1us 0\n", "4:6 link[1].rate", "bad rate '100Gbp' (expected e.g. 100Gbps, 400Gb/s, 10Mbps, 1Kbps, 64bps)"),
+        ("3 1 2\n2\n0 2 100Gbps 1000 0\n", "3:13 link[0].delay", "bad delay '1000' (expected e.g. 1000ns, 1us, 0.001ms, 2s)"),
+        ("3 1 2\n2\n0 2 100Gbps 10000000s 0\n", "3:13 link[0].delay", "delay '10000000s' is longer than the limit of 2^62 ps (4611686.018427387904 s, about 53 days)"),
+        ("3 1 2\n2\n0 2 100Gbps 1us x\n", "3:17 link[0].error_rate", "bad error rate 'x' (expected a probability such as 0 or 0.001)"),
+        ("3 1 2\n2\n0 -2 100Gbps 1us 0\n", "3:3 link[0].b", "bad node id '-2'"),
+        ("3 1 2\n2\nx 2 100Gbps 1us 0\n", "3:1 link[0].a", "bad node id 'x'"),
+        ("3 1 2\n2\n0 2 100Gbps 1us 0 extra\n", "3:19 link[0]", "expected 'a b rate delay err' (5 fields), found 6 fields: '0 2 100Gbps 1us 0 extra'"),
+        ("3 1 2\n2\n0 2 100Gbps 1us\n", "3:1 link[0]", "expected 'a b rate delay err' (5 fields), found 4 fields: '0 2 100Gbps 1us'"),
+        ("3 1 3\n2\n0 2 100Gbps 1us 0\n", "4:1 link[1]", "file ends after 1 of the 3 declared links"),
+        ("3 1 1\n2\n0 2 100Gbps 1us 0\n  1 2 100Gbps 1us 0\n", "4:3 header.links", "unexpected content after the 1 declared links: '1 2 100Gbps 1us 0'"),
+        // Without switches there is no switch-id line; blank lines do not count.
+        ("2 0 1\n\n0 1 10Gbps 2us 0 1\n", "3:18 link[0]", "expected 'a b rate delay err' (5 fields), found 6 fields: '0 1 10Gbps 2us 0 1'"),
+        // Graph validation.
+        ("3 1 2\n2\n0 2 100Gbps 1us 0\n1 7 100Gbps 1us 0\n", "4:3 link[1].b", "link names node 7, but there are only 3 nodes"),
+        ("3 1 2\n2\n0 2 100Gbps 1us 0\n2 2 100Gbps 1us 0\n", "4:3 link[1].b", "link connects node 2 to itself"),
+        ("3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 0Gbps 1us 0\n", "4:5 link[1].rate", "link between nodes 1 and 2 has zero bandwidth"),
+        ("3 1 2\n2\n0 2 100Gbps 1us 1.5\n1 2 100Gbps 1us 0\n", "3:17 link[0].error_rate", "link between nodes 0 and 2 has loss probability 1.5, outside [0, 1]"),
+        ("4 2 4\n2 3\n0 2 100Gbps 1us 0\n1 3 100Gbps 1us 0\n2 3 100Gbps 1us 0\n3 2 400Gbps 1us 0\n", "6:1 link[3]", "duplicate link between nodes 3 and 2 (first declared on line 5)"),
+        ("4 2 4\n2 3\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n2 3 100Gbps 1us 0\n3 0 100Gbps 1us 0\n", "6:3 link[3].b", "host 0 has more than one link (line 3 and line 6); a host has exactly one NIC link"),
+        // Errors about the whole topology have no position.
+        ("4 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n", "", "host 3 has no link (disconnected host)"),
+        ("", "", "topology file is empty: expected 'N S L' (node, switch and link counts) on line 1"),
+    ];
+    for &(text, at, detail) in cases {
+        assert_eq!(pos(text), (at.to_string(), detail.to_string()), "{text:?}");
+    }
+}
+
 #[test]
 fn too_few_links_and_trailing_garbage() {
     assert_eq!(

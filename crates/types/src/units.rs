@@ -28,6 +28,19 @@ pub const PS_PER_MS: u64 = 1_000_000_000;
 /// Picoseconds per second.
 pub const PS_PER_SEC: u64 = 1_000_000_000_000;
 
+/// The longest time a front end should accept as any single input — a stop time, a start
+/// time, a window, a delay, a timer: 2^62 ps, about 4 611 686 s or 53.4 days.
+///
+/// The full `u64` range of picoseconds is about 213 days. Keeping every input below a quarter
+/// of it means that an instant plus any offset the simulator adds to it (a delay, a timer, a
+/// serialization time, each also below the limit) still fits, so no time arithmetic of the
+/// simulator can overflow on validated inputs. The `dcsim` command line rejects larger values
+/// with a located error.
+pub const TIME_LIMIT: Duration = Duration(1 << 62);
+
+/// [`TIME_LIMIT`] in words, for error messages.
+pub const TIME_LIMIT_TEXT: &str = "2^62 ps (4611686.018427387904 s, about 53 days)";
+
 /// An instant of simulated time, in picoseconds since the start of the simulation.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Time(pub u64);
@@ -117,6 +130,22 @@ impl Duration {
     /// Seconds as a float.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / PS_PER_SEC as f64
+    }
+    /// The sum, or `None` if it does not fit in 64 bits of picoseconds.
+    pub const fn checked_add(self, d: Duration) -> Option<Duration> {
+        match self.0.checked_add(d.0) {
+            Some(v) => Some(Duration(v)),
+            None => None,
+        }
+    }
+    /// The sum, saturating at `u64::MAX` picoseconds (for set-up arithmetic whose inputs a
+    /// front end has bounded; never wraps).
+    pub const fn saturating_add(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_add(d.0))
+    }
+    /// The product, saturating at `u64::MAX` picoseconds.
+    pub const fn saturating_mul(self, k: u64) -> Duration {
+        Duration(self.0.saturating_mul(k))
     }
 }
 
@@ -258,7 +287,9 @@ impl BitsPerSec {
         self.0
     }
     /// Serialization time of `bytes` at this rate, rounded **up** to the picosecond
-    /// (exact for every multiple of 25 Gb/s up to 400 Gb/s).
+    /// (exact for every multiple of 25 Gb/s up to 400 Gb/s). A time beyond the `u64` range
+    /// (about 213 days: e.g. 3 GB at 1 bit/s) saturates at `u64::MAX` picoseconds instead of
+    /// wrapping; front ends bound their inputs so that validated runs never get there.
     ///
     /// # Panics
     /// Panics if the rate is zero (validated rates never are).
@@ -271,7 +302,7 @@ impl BitsPerSec {
             return Duration((bytes * 8 * PS_PER_SEC).div_ceil(self.0));
         }
         let num = bytes as u128 * 8 * PS_PER_SEC as u128;
-        Duration(num.div_ceil(self.0 as u128) as u64)
+        Duration(u64::try_from(num.div_ceil(self.0 as u128)).unwrap_or(u64::MAX))
     }
     /// Serialization time of `bytes` at this rate as the reference ns-3 simulator computes
     /// it (spec §0): seconds as the IEEE double `bytes * 8 / rate`, converted to whole
@@ -289,9 +320,10 @@ impl BitsPerSec {
             None => Duration(u64::MAX),
         }
     }
-    /// Bytes that this rate carries in `d`, rounded down.
+    /// Bytes that this rate carries in `d`, rounded down; saturates at `u64::MAX` (which
+    /// takes more than 1.6 · 10^13 bit/s for the longest time a `u64` holds).
     pub fn bytes_in(self, d: Duration) -> u64 {
-        (self.0 as u128 * d.0 as u128 / (8 * PS_PER_SEC as u128)) as u64
+        u64::try_from(self.0 as u128 * d.0 as u128 / (8 * PS_PER_SEC as u128)).unwrap_or(u64::MAX)
     }
 }
 impl fmt::Display for BitsPerSec {
@@ -375,5 +407,21 @@ mod tests {
     fn bytes_in_inverts_tx_time() {
         let r = BitsPerSec::gbps(100);
         assert_eq!(r.bytes_in(Duration::from_us(1)), 12_500);
+    }
+
+    /// Results beyond 64 bits saturate instead of wrapping (release builds would otherwise
+    /// give a small, wrong value).
+    #[test]
+    fn out_of_range_results_saturate() {
+        // u64::MAX bytes at 1 bit/s: ~1.5e32 ps.
+        assert_eq!(BitsPerSec(1).tx_time(u64::MAX), Duration(u64::MAX));
+        // 3 GB at 1 bit/s: 2.4e22 ps, beyond the range; 2 GB at 1 Gb/s is not.
+        assert_eq!(BitsPerSec(1).tx_time(3_000_000_000), Duration(u64::MAX));
+        assert_eq!(BitsPerSec::gbps(1).tx_time(2_000_000_000), Duration::from_ms(16_000));
+        assert_eq!(BitsPerSec(u64::MAX).bytes_in(Duration(u64::MAX)), u64::MAX);
+        assert_eq!(Duration(u64::MAX).saturating_add(Duration(1)), Duration(u64::MAX));
+        assert_eq!(Duration(1 << 63).saturating_mul(2), Duration(u64::MAX));
+        assert_eq!(Duration(u64::MAX).checked_add(Duration(1)), None);
+        assert_eq!(TIME_LIMIT.checked_add(TIME_LIMIT), Some(Duration(1 << 63)));
     }
 }

@@ -371,6 +371,64 @@ mod tests {
         Cdf::parse(text).unwrap_err().to_string()
     }
 
+    /// Every line error points at the column of the offending token and names the point.
+    #[test]
+    fn errors_point_at_line_column_and_field() {
+        let pos = |text: &str| {
+            let e = Cdf::parse(text).unwrap_err();
+            let p = e.cdf_position(text).map(|p| format!("{}:{} {}", p.line, p.col, p.field));
+            (p.unwrap_or_default(), e.detail())
+        };
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "# c\n0 0\n\n10 x\n",
+                "4:4 point[1].percent",
+                "expected `<size> <cumulative percent>`, found \"10 x\"",
+            ),
+            (
+                "0 0\nten 50\n",
+                "2:1 point[1].size",
+                "expected `<size> <cumulative percent>`, found \"ten 50\"",
+            ),
+            (
+                "0 0\n10 50 7\n",
+                "2:7 point[1]",
+                "expected `<size> <cumulative percent>`, found \"10 50 7\"",
+            ),
+            ("0 0\n10\n", "2:1 point[1]", "expected `<size> <cumulative percent>`, found \"10\""),
+            (
+                "0 0\n  inf 50\n",
+                "2:3 point[1].size",
+                "size must be a finite number >= 0, found inf",
+            ),
+            (
+                "0 0\n10 -5\n",
+                "2:4 point[1].percent",
+                "percent must be a finite number >= 0, found -5",
+            ),
+            ("0 1\n10 100\n", "1:3 point[0].percent", "the first point must be at 0 %, found 1 %"),
+            ("0 0\n10 99\n", "2:4 point[1].percent", "the last point must be at 100 %, found 99 %"),
+            (
+                "0 0\n10 50\n5 100\n",
+                "3:1 point[2].size",
+                "size must strictly increase, but 5 follows 10",
+            ),
+            (
+                "0 0\n10 50\n20 50\n",
+                "3:4 point[2].percent",
+                "percent must strictly increase, but 50 follows 50",
+            ),
+            (
+                "0 0\n",
+                "",
+                "a CDF needs at least two points (the first at 0 %, the last at 100 %), found 1",
+            ),
+        ];
+        for &(text, at, detail) in cases {
+            assert_eq!(pos(text), (at.to_string(), detail.to_string()), "{text:?}");
+        }
+    }
+
     #[test]
     fn validation_errors_name_the_line() {
         assert_eq!(

@@ -99,6 +99,12 @@ pub enum WorkloadError {
     /// The fixed incast receiver is not one of the hosts.
     #[error("incast receiver {0} is not one of the hosts")]
     ReceiverNotAHost(u32),
+    /// A generator would make more flows than the limit it was given.
+    #[error("more than {limit} flows")]
+    TooManyFlows {
+        /// The limit.
+        limit: usize,
+    },
     /// The mean gap between arrivals would be under 1 ns; gaps are whole nanoseconds, so the
     /// generator could not reach the requested rate.
     #[error(
@@ -109,4 +115,86 @@ pub enum WorkloadError {
         /// The mean inter-arrival time in nanoseconds.
         mean_ns: f64,
     },
+}
+
+/// Where in a CDF text an error points ([`WorkloadError::cdf_position`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CdfPos {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters) where the offending token starts.
+    pub col: usize,
+    /// What the token is: `point[i]`, `point[i].size` or `point[i].percent` (`i` counts the
+    /// points from 0, skipping blank and comment lines).
+    pub field: String,
+}
+
+impl WorkloadError {
+    /// The message without its `line N: ` prefix (for front ends that print the position
+    /// themselves).
+    pub fn detail(&self) -> String {
+        let s = self.to_string();
+        if let Some((num, msg)) = s.strip_prefix("line ").and_then(|r| r.split_once(": ")) {
+            if num.parse::<usize>().is_ok() {
+                return msg.to_string();
+            }
+        }
+        s
+    }
+
+    /// For an error of [`crate::Cdf::parse`] on `text`: the line, the column where the
+    /// offending token starts and the field. `None` for other errors and for errors about the
+    /// whole CDF (too few points).
+    pub fn cdf_position(&self, text: &str) -> Option<CdfPos> {
+        let (line, token) = match self {
+            WorkloadError::CdfSyntax { line, .. } => (*line, None),
+            WorkloadError::CdfBadNumber { line, column, .. }
+            | WorkloadError::CdfNotIncreasing { line, column, .. } => {
+                (*line, Some(usize::from(*column == "percent")))
+            }
+            WorkloadError::CdfFirstNotZero { line, .. }
+            | WorkloadError::CdfLastNotHundred { line, .. } => (*line, Some(1)),
+            _ => return None,
+        };
+        let raw = text.lines().nth(line.checked_sub(1)?)?;
+        let point = text
+            .lines()
+            .take(line - 1)
+            .filter(|l| {
+                let t = l.trim();
+                !t.is_empty() && !t.starts_with('#')
+            })
+            .count();
+        // (column, text) of each whitespace-separated token.
+        let mut toks: Vec<(usize, &str)> = Vec::new();
+        let mut start: Option<(usize, usize)> = None;
+        for (col, (byte, c)) in raw.char_indices().enumerate() {
+            match (c.is_whitespace(), start) {
+                (false, None) => start = Some((col + 1, byte)),
+                (true, Some((sc, sb))) => {
+                    toks.push((sc, &raw[sb..byte]));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some((sc, sb)) = start {
+            toks.push((sc, &raw[sb..]));
+        }
+        const NAMES: [&str; 2] = ["size", "percent"];
+        let token = token.or_else(|| {
+            // A syntax error: a token that is not a number, or one too many.
+            if toks.len() == 2 {
+                toks.iter().position(|t| t.1.parse::<f64>().is_err())
+            } else {
+                None
+            }
+        });
+        let (col, field) = match token {
+            Some(i) => (toks.get(i).map_or(1, |t| t.0), format!("point[{point}].{}", NAMES[i])),
+            None if toks.len() > 2 => (toks[2].0, format!("point[{point}]")),
+            None => (1, format!("point[{point}]")),
+        };
+        Some(CdfPos { line, col, field })
+    }
 }

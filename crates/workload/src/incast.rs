@@ -110,11 +110,27 @@ impl Incast {
         event_bits / capacity * 1e9
     }
 
-    /// Generates the incast flows (see the type's documentation).
+    /// The expected number of flows: `senders × duration / mean event gap`.
+    pub fn expected_flows(&self) -> f64 {
+        self.senders as f64 * self.duration.as_ns_f64() / self.mean_event_gap_ns()
+    }
+
+    /// Generates the incast flows (see the type's documentation), at most
+    /// [`crate::DEFAULT_FLOW_LIMIT`].
     ///
     /// # Errors
-    /// As [`Incast::validate`].
+    /// As [`Incast::generate_at_most`].
     pub fn generate(&self) -> Result<Vec<FlowSpec>, WorkloadError> {
+        self.generate_at_most(crate::DEFAULT_FLOW_LIMIT)
+    }
+
+    /// Generates the incast flows, at most `max_flows` of them. The loop ends for every
+    /// input: every event adds `senders` flows, which `max_flows` bounds.
+    ///
+    /// # Errors
+    /// As [`Incast::validate`], or [`WorkloadError::TooManyFlows`] as soon as an event would
+    /// take the flows beyond `max_flows`.
+    pub fn generate_at_most(&self, max_flows: usize) -> Result<Vec<FlowSpec>, WorkloadError> {
         self.validate()?;
         let mean = self.mean_event_gap_ns();
         let end = self.start.as_ps().saturating_add(self.duration.as_ps());
@@ -128,6 +144,9 @@ impl Incast {
                 ReceiverChoice::Random => self.hosts[rng.gen_range(0..self.hosts.len())],
                 ReceiverChoice::Fixed(r) => r,
             };
+            if flows.len().saturating_add(self.senders) > max_flows {
+                return Err(WorkloadError::TooManyFlows { limit: max_flows });
+            }
             others.clear();
             others.extend(self.hosts.iter().copied().filter(|&h| h != receiver));
             for i in 0..self.senders {
@@ -198,6 +217,18 @@ mod tests {
         c.senders = 15;
         let flows = c.generate().unwrap();
         assert!(flows.iter().all(|f| f.dst == NodeId(3) && f.src != NodeId(3)));
+    }
+
+    #[test]
+    fn the_flow_count_is_bounded() {
+        let c = incast();
+        let n = c.generate().unwrap().len();
+        assert!(n > 8 && (c.expected_flows() - n as f64).abs() < n as f64);
+        assert_eq!(c.generate_at_most(n).unwrap().len(), n);
+        assert_eq!(c.generate_at_most(n - 1), Err(WorkloadError::TooManyFlows { limit: n - 1 }));
+        let mut c = incast();
+        c.start = Time::MAX;
+        assert_eq!(c.generate_at_most(8).unwrap(), vec![]);
     }
 
     #[test]

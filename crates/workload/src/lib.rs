@@ -60,10 +60,13 @@ mod poisson;
 
 pub use cdf::{Cdf, Interpolation};
 pub use dcsim_core::config::FlowSpec;
-pub use error::WorkloadError;
+pub use error::{CdfPos, WorkloadError};
 pub use incast::{Incast, ReceiverChoice, INCAST_DPORT};
 pub use lognormal::{HarmFlow, HarmWorkload, HarmWorkloadError, Z95};
-pub use poisson::{offered_load, PoissonWorkload, BACKGROUND_DPORT, FLOW_PG, REFERENCE_START};
+pub use poisson::{
+    offered_load, PoissonWorkload, WindowEnd, BACKGROUND_DPORT, DEFAULT_FLOW_LIMIT, FLOW_PG,
+    REFERENCE_START,
+};
 
 use dcsim_core::ids::FlowId;
 

@@ -12,6 +12,24 @@ use crate::error::WorkloadError;
 /// The reference generator's start epoch: flows start after 2 s of simulated time.
 pub const REFERENCE_START: Time = Time::from_ns(2_000_000_000);
 
+/// The flow limit of [`PoissonWorkload::generate`] and [`crate::Incast::generate`]: 50 million
+/// flows (about 2 GB of [`FlowSpec`]s). Beyond it they fail with
+/// [`WorkloadError::TooManyFlows`] instead of allocating until memory runs out; the
+/// `_at_most` variants take another limit.
+pub const DEFAULT_FLOW_LIMIT: usize = 50_000_000;
+
+/// How a host's arrivals end at the end of the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WindowEnd {
+    /// The reference generator's rule: a flow at `t` is emitted only if the next arrival
+    /// `t + gap` is still within the window, so each host's last candidate is dropped (spec
+    /// §9.22).
+    #[default]
+    DropLast,
+    /// Every arrival in `[start, start + duration)`: the Poisson process cut at the window's end.
+    Exact,
+}
+
 /// Priority group of generated flows (the reference writes 3).
 pub const FLOW_PG: u8 = 3;
 /// Destination port of background flows (the reference writes 100).
@@ -120,11 +138,33 @@ impl PoissonWorkload {
         self.duration.as_ns_f64() / self.mean_inter_arrival_ns() * self.hosts.len() as f64
     }
 
-    /// Generates the flows (see the type's documentation for the model and stream order).
+    /// Generates the flows (see the type's documentation for the model and stream order),
+    /// with the reference's last-candidate drop ([`WindowEnd::DropLast`]), at most
+    /// [`DEFAULT_FLOW_LIMIT`] of them.
     ///
     /// # Errors
-    /// As [`PoissonWorkload::validate`].
+    /// As [`PoissonWorkload::generate_at_most`].
     pub fn generate(&self) -> Result<Vec<FlowSpec>, WorkloadError> {
+        self.generate_at_most(WindowEnd::DropLast, DEFAULT_FLOW_LIMIT)
+    }
+
+    /// Generates the flows of the window ended by `end`, at most `max_flows` of them.
+    ///
+    /// With [`WindowEnd::Exact`] a host's arrivals, sizes and destinations are those of
+    /// [`WindowEnd::DropLast`] on any longer window, cut at the end (each host's streams are
+    /// consumed in time order either way).
+    ///
+    /// The loop ends for every input: every step either emits a flow, which `max_flows`
+    /// bounds, or ends the host's arrivals.
+    ///
+    /// # Errors
+    /// As [`PoissonWorkload::validate`], or [`WorkloadError::TooManyFlows`] as soon as a flow
+    /// beyond `max_flows` would be emitted.
+    pub fn generate_at_most(
+        &self,
+        end_rule: WindowEnd,
+        max_flows: usize,
+    ) -> Result<Vec<FlowSpec>, WorkloadError> {
         self.validate()?;
         let ia = self.mean_inter_arrival_ns();
         let end = self.start.as_ps().saturating_add(self.duration.as_ps());
@@ -137,15 +177,28 @@ impl PoissonWorkload {
             let mut dsts = host_stream(self.seed, src, STREAM_DSTS);
             let mut t = self.start.as_ps().saturating_add(exp_gap_ps(&mut gaps, ia));
             loop {
-                let next = t.saturating_add(exp_gap_ps(&mut gaps, ia));
-                if next > end {
-                    break; // the reference drops this last candidate
+                let next = match end_rule {
+                    WindowEnd::DropLast => {
+                        let next = t.saturating_add(exp_gap_ps(&mut gaps, ia));
+                        if next > end {
+                            break; // the reference drops this last candidate
+                        }
+                        Some(next)
+                    }
+                    WindowEnd::Exact if t >= end => break,
+                    WindowEnd::Exact => None,
+                };
+                if raw.len() >= max_flows {
+                    return Err(WorkloadError::TooManyFlows { limit: max_flows });
                 }
                 let size = self.cdf.sample_with(&mut sizes, self.interpolation);
                 let j = dsts.gen_range(0..n - 1);
                 let dst = self.hosts[if j >= pos { j + 1 } else { j }];
                 raw.push((t, pos, dst, size));
-                t = next;
+                t = match next {
+                    Some(next) => next,
+                    None => t.saturating_add(exp_gap_ps(&mut gaps, ia)),
+                };
             }
         }
         raw.sort_by_key(|&(t, pos, _, _)| (t, pos));
@@ -207,7 +260,8 @@ pub fn offered_load(
     host_rate: BitsPerSec,
     duration: Duration,
 ) -> f64 {
-    let bits: f64 = flows.iter().map(|f| f.size as f64 * 8.0).sum();
+    // A fold from +0.0: an empty `sum` of floats is -0.0, which prints as "-0".
+    let bits: f64 = flows.iter().fold(0.0, |a, f| a + f.size as f64 * 8.0);
     let capacity = n_hosts as f64 * host_rate.get() as f64 * duration.as_secs_f64();
     if capacity > 0.0 {
         bits / capacity
@@ -289,6 +343,55 @@ mod tests {
             assert_eq!((f.pg, f.dport), (3, 100));
         }
         assert!(flows.windows(2).all(|p| (p[0].start, p[0].src) <= (p[1].start, p[1].src)));
+    }
+
+    /// The exact window is the drop-last rule on a longer window, cut at the end (the
+    /// algorithm `dcsim` used before: extend the window until every host has an arrival past
+    /// the end).
+    #[test]
+    fn exact_window_is_a_longer_drop_last_window_cut() {
+        for (load, ms, seed) in [(0.3, 2, 1), (0.7, 5, 9), (0.05, 1, 4)] {
+            let w = web(8, load, ms, seed);
+            let exact = w.generate_at_most(WindowEnd::Exact, usize::MAX).unwrap();
+            let end = w.start + w.duration;
+            let longer = PoissonWorkload { duration: w.duration * 100, ..w.clone() };
+            let mut cut: Vec<FlowSpec> =
+                longer.generate().unwrap().into_iter().filter(|f| f.start < end).collect();
+            for (i, f) in cut.iter_mut().enumerate() {
+                f.id = FlowId::from_idx(i);
+            }
+            assert_eq!(exact, cut, "load {load}, {ms} ms");
+            assert!(exact.len() >= w.generate().unwrap().len());
+        }
+    }
+
+    /// Tiny loads, 1 bit/s hosts and windows at the end of the time range end at once; a
+    /// window that would hold too many flows fails at the limit instead of allocating.
+    #[test]
+    fn every_window_ends_and_the_flow_count_is_bounded() {
+        let mut w = web(4, 1e-11, 1, 1);
+        for rule in [WindowEnd::DropLast, WindowEnd::Exact] {
+            assert_eq!(w.generate_at_most(rule, 10).unwrap(), vec![]);
+        }
+        w.load = 0.3;
+        w.host_rate = BitsPerSec(1);
+        for rule in [WindowEnd::DropLast, WindowEnd::Exact] {
+            assert_eq!(w.generate_at_most(rule, 10).unwrap(), vec![]);
+        }
+        // Saturated times: every gap is 0 or the window reaches u64::MAX.
+        let mut w = web(4, 0.3, 1, 1);
+        w.start = Time::MAX;
+        assert_eq!(w.generate_at_most(WindowEnd::Exact, 10).unwrap(), vec![]);
+        assert_eq!(
+            w.generate_at_most(WindowEnd::DropLast, 10),
+            Err(WorkloadError::TooManyFlows { limit: 10 })
+        );
+        let w = web(4, 0.99, 1000, 1);
+        assert!(w.expected_flows() > 100.0);
+        assert_eq!(
+            w.generate_at_most(WindowEnd::Exact, 100),
+            Err(WorkloadError::TooManyFlows { limit: 100 })
+        );
     }
 
     #[test]

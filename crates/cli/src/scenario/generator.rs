@@ -13,13 +13,40 @@ use dcsim_core::ids::NodeId;
 use dcsim_core::network::Network;
 use dcsim_core::units::{BitsPerSec, Duration, Time};
 use dcsim_workload::{
-    offered_load, Cdf, Incast, Interpolation, PoissonWorkload, ReceiverChoice, WorkloadError,
+    offered_load, Cdf, Incast, Interpolation, PoissonWorkload, ReceiverChoice, WindowEnd,
+    WorkloadError,
 };
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{host_problem, Int, Qty, Source, Zero};
+use super::{host_problem, limits, Int, Qty, Source, Zero};
 use crate::error::CliError;
+use crate::units::HumanDuration;
+
+/// How many flows the generators may still make (`left`) under `[flows] max_flows` (`limit`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FlowBudget {
+    pub left: u64,
+    pub limit: u64,
+}
+
+impl FlowBudget {
+    /// `left` as a `usize` limit for the generators.
+    fn cap(self) -> usize {
+        usize::try_from(self.left).unwrap_or(usize::MAX)
+    }
+
+    /// The error when a generator would make `what` (a description of the count).
+    fn exceeded(self, src: &Source, key: &[&str], field: &str, what: &str) -> CliError {
+        let what = if self.left < self.limit {
+            format!("{what} (besides {} other flows)", self.limit - self.left)
+        } else {
+            what.to_string()
+        };
+        let span = src.span_of(key).or_else(|| src.span_of(&key[..2]));
+        src.error_at(span, field, limits::too_many_flows(&what, self.limit))
+    }
+}
 
 /// `[flows] workload = { cdf, interpolate, load, duration, start, seed, drop_last }` as
 /// written.
@@ -120,18 +147,20 @@ pub(super) fn generate(
     incast: Option<&RawIncast>,
     net: &Network,
     sim_seed: u64,
+    mut budget: FlowBudget,
 ) -> Result<Generated, CliError> {
     let mut out = Generated { background: Vec::new(), incast: Vec::new(), info: None };
     let mut info = WorkloadInfo { background: None, incast: None };
     let mut window = None;
     if let Some(w) = workload {
-        let (flows, bg) = background(src, w, net, sim_seed)?;
+        let (flows, bg) = background(src, w, net, sim_seed, budget)?;
         window = Some((bg.start, bg.duration, bg.seed));
+        budget.left -= flows.len() as u64;
         out.background = flows;
         info.background = Some(bg);
     }
     if let Some(c) = incast {
-        let (flows, ic) = incast_flows(src, c, net, sim_seed, window)?;
+        let (flows, ic) = incast_flows(src, c, net, sim_seed, window, budget)?;
         out.incast = flows;
         info.incast = Some(ic);
     }
@@ -227,28 +256,14 @@ pub(super) fn load_cdf(src: &Source, cdf: &Spanned<String>, field: &str) -> Resu
             ),
         )
     })?;
-    Cdf::parse(&text).map_err(|e| cdf_error(file, e))
+    Cdf::parse(&text).map_err(|e| cdf_error(&file, &text, &e))
 }
 
-/// A CDF parse error as `FILE:LINE: message` (or `FILE: message` without a line).
-pub(crate) fn cdf_error(file: PathBuf, e: WorkloadError) -> CliError {
-    let line = match &e {
-        WorkloadError::CdfSyntax { line, .. }
-        | WorkloadError::CdfBadNumber { line, .. }
-        | WorkloadError::CdfFirstNotZero { line, .. }
-        | WorkloadError::CdfLastNotHundred { line, .. }
-        | WorkloadError::CdfNotIncreasing { line, .. } => Some(*line),
-        _ => None,
-    };
-    let text = e.to_string();
-    match line {
-        Some(line) => {
-            let prefix = format!("line {line}: ");
-            let message = text.strip_prefix(&prefix).unwrap_or(&text).to_string();
-            CliError::Line { file, line, message: format!("bad CDF: {message}") }
-        }
-        None => CliError::Input { file, message: format!("bad CDF: {text}") },
-    }
+/// A CDF file's error as `FILE:LINE:COL: field `point[i].size`: bad CDF: ...` (or
+/// `FILE: bad CDF: ...` for an error about the whole CDF).
+pub(crate) fn cdf_error(file: &std::path::Path, text: &str, e: &WorkloadError) -> CliError {
+    let pos = e.cdf_position(text).map(|p| (p.line, p.col, p.field));
+    super::file_error(file, pos, format!("bad CDF: {}", e.detail()))
 }
 
 fn background(
@@ -256,6 +271,7 @@ fn background(
     w: &RawWorkload,
     net: &Network,
     sim_seed: u64,
+    budget: FlowBudget,
 ) -> Result<(Vec<FlowSpec>, BackgroundInfo), CliError> {
     let cdf_raw = w.cdf.as_ref().ok_or_else(|| {
         missing(
@@ -300,17 +316,34 @@ fn background(
     let (hosts, host_rate) = hosts_and_rate(src, net, "workload")?;
     let n_hosts = hosts.len();
     let gen = PoissonWorkload { cdf, hosts, host_rate, load, start, duration, seed, interpolation };
-    let map_err = |e: WorkloadError| match e {
+    gen.validate().map_err(|e| match e {
         WorkloadError::InterArrivalTooShort { .. } | WorkloadError::InvalidLoad(_) => {
             src.error(load_raw.span(), format!("{WORKLOAD}.load"), e.to_string())
         }
         other => src.error_at(table_span(src, "workload"), WORKLOAD, other.to_string()),
-    };
-    let flows = if drop_last {
-        gen.generate().map_err(map_err)?
-    } else {
-        exact_window(&gen).map_err(map_err)?
-    };
+    })?;
+    // The expected count first: a window that would hold too many flows fails at once.
+    let key = ["flows", "workload", "duration"];
+    let expected = gen.expected_flows();
+    if expected > budget.left as f64 {
+        let what = format!(
+            "about {expected:.3e} flows expected ({n_hosts} hosts, each a flow every {} on \
+             average, for {})",
+            HumanDuration(Duration::from_ps((gen.mean_inter_arrival_ns() * 1e3) as u64)),
+            HumanDuration(duration)
+        );
+        return Err(budget.exceeded(src, &key, &format!("{WORKLOAD}.duration"), &what));
+    }
+    let rule = if drop_last { WindowEnd::DropLast } else { WindowEnd::Exact };
+    let flows = gen.generate_at_most(rule, budget.cap()).map_err(|e| match e {
+        WorkloadError::TooManyFlows { limit } => budget.exceeded(
+            src,
+            &key,
+            &format!("{WORKLOAD}.duration"),
+            &format!("more than {limit} flows generated (about {expected:.0} expected)"),
+        ),
+        other => src.error_at(table_span(src, "workload"), WORKLOAD, other.to_string()),
+    })?;
     let info = BackgroundInfo {
         cdf: cdf_raw.get_ref().clone(),
         interpolation,
@@ -328,46 +361,13 @@ fn background(
     Ok((flows, info))
 }
 
-/// Every arrival of every host's Poisson process in `[start, start + duration)`, without the
-/// reference's last-candidate drop.
-///
-/// The generator drops each host's last candidate in its window, and a host's arrivals do not
-/// depend on the window's length (its random streams are its own). So the window is extended
-/// by a margin, doubled until every host has an arrival at or after the real end (then none
-/// of its arrivals before the end was the dropped one), and the flows are cut at the end and
-/// renumbered. The result is deterministic for a seed.
-fn exact_window(gen: &PoissonWorkload) -> Result<Vec<FlowSpec>, WorkloadError> {
-    gen.validate()?;
-    let end = gen.start + gen.duration;
-    // 16 mean gaps: a host lacks an arrival in the margin with probability e^-16.
-    let mut margin_ns = (gen.mean_inter_arrival_ns() * 16.0).ceil().max(1.0) as u64;
-    loop {
-        let longer = PoissonWorkload {
-            duration: gen.duration + Duration::from_ns(margin_ns),
-            ..gen.clone()
-        };
-        let flows = longer.generate()?;
-        let mut covered: Vec<NodeId> =
-            flows.iter().filter(|f| f.start >= end).map(|f| f.src).collect();
-        covered.sort_unstable();
-        covered.dedup();
-        if covered.len() == gen.hosts.len() {
-            let mut kept: Vec<FlowSpec> = flows.into_iter().filter(|f| f.start < end).collect();
-            for (i, f) in kept.iter_mut().enumerate() {
-                f.id = dcsim_core::ids::FlowId::from_idx(i);
-            }
-            return Ok(kept);
-        }
-        margin_ns = margin_ns.saturating_mul(2);
-    }
-}
-
 fn incast_flows(
     src: &Source,
     c: &RawIncast,
     net: &Network,
     sim_seed: u64,
     window: Option<(Time, Duration, u64)>,
+    budget: FlowBudget,
 ) -> Result<(Vec<FlowSpec>, IncastInfo), CliError> {
     let f = |key: &str| format!("{INCAST}.{key}");
     let senders_raw = c.senders.as_ref().ok_or_else(|| {
@@ -423,15 +423,33 @@ fn incast_flows(
         duration,
         seed,
     };
-    let flows = gen.generate().map_err(|e| match e {
+    let map_err = |e: WorkloadError| match e {
         WorkloadError::TooFewHosts { .. } => {
             src.error(senders_raw.span(), f("senders"), e.to_string())
         }
         WorkloadError::InterArrivalTooShort { .. } | WorkloadError::InvalidFraction(_) => {
             src.error(fraction_raw.span(), f("fraction"), e.to_string())
         }
+        WorkloadError::TooManyFlows { limit } => budget.exceeded(
+            src,
+            &["flows", "incast", "duration"],
+            &f("duration"),
+            &format!("more than {limit} incast flows generated"),
+        ),
         other => src.error_at(table_span(src, "incast"), INCAST, other.to_string()),
-    })?;
+    };
+    gen.validate().map_err(map_err)?;
+    let expected = gen.expected_flows();
+    if expected > budget.left as f64 {
+        let what = format!(
+            "about {expected:.3e} incast flows expected ({senders} senders per event, an event \
+             every {} on average, for {})",
+            HumanDuration(Duration::from_ps((gen.mean_event_gap_ns() * 1e3) as u64)),
+            HumanDuration(duration)
+        );
+        return Err(budget.exceeded(src, &["flows", "incast", "duration"], &f("duration"), &what));
+    }
+    let flows = gen.generate_at_most(budget.cap()).map_err(map_err)?;
     let info = IncastInfo { flows: flows.len(), senders, size, fraction, start, duration, seed };
     Ok((flows, info))
 }
@@ -463,6 +481,7 @@ pub(super) fn lognormal_flows(
     w: &RawLognormal,
     net: &Network,
     sim_seed: u64,
+    budget: FlowBudget,
 ) -> Result<Vec<FlowSpec>, CliError> {
     let d = dcsim_workload::HarmWorkload::default();
     let field = |k: &str| format!("{LOGNORMAL}.{k}");
@@ -482,6 +501,10 @@ pub(super) fn lognormal_flows(
         Some(v) => src.int(v, &field("flows"), 1, 10_000_000)? as usize,
         None => d.flows,
     };
+    if flows as u64 > budget.left {
+        let what = format!("{flows} lognormal flows");
+        return Err(budget.exceeded(src, &["flows", "lognormal", "flows"], &field("flows"), &what));
+    }
     let start = start(src, w.start.as_ref(), &field("start"), d.start)?;
     let mean_gap = match &w.mean_gap {
         Some(q) => src.duration(q, &field("mean_gap"), Zero::Rejected)?,

@@ -80,6 +80,12 @@ pub struct RpcInfo {
     pub mean_query: f64,
     /// The transport ("tcp group NAME" or "roce").
     pub transport: String,
+    /// The largest query, bytes (the fixed size, or the CDF's largest rounded up).
+    pub max_query: u64,
+    /// The response size, bytes.
+    pub response: u64,
+    /// The segment size of its connections' transport (the MTU for RoCE, the MSS for TCP).
+    pub segment: u64,
     /// Queries submitted from here on are measured.
     pub measure_from: Time,
     /// No query is submitted from here on.
@@ -232,7 +238,7 @@ pub(super) fn rpcs(
             Some(v) => src.int(v, &field("pg"), 1, 7)? as u8,
             None => group_pg.unwrap_or(3),
         };
-        let query = match (&r.query, &r.query_cdf) {
+        let (query, max_query) = match (&r.query, &r.query_cdf) {
             (Some(_), Some(c)) => {
                 return Err(src.error(
                     c.span(),
@@ -248,7 +254,8 @@ pub(super) fn rpcs(
                         "only applies to `query_cdf`",
                     ));
                 }
-                SizeDist::Fixed(message_size(src, q, &field("query"))?)
+                let size = message_size(src, q, &field("query"))?;
+                (SizeDist::Fixed(size), size)
             }
             (None, Some(c)) => {
                 let cdf = super::generator::load_cdf(src, c, &field("query_cdf"))?;
@@ -279,7 +286,8 @@ pub(super) fn rpcs(
                         )
                     })?,
                 };
-                SizeDist::Sampled(Arc::new(CdfSizes { cdf, mode }))
+                let max = cdf.max_size().ceil() as u64;
+                (SizeDist::Sampled(Arc::new(CdfSizes { cdf, mode })), max)
             }
             (None, None) => {
                 return Err(src.error(
@@ -490,6 +498,9 @@ pub(super) fn rpcs(
             connections,
             arrivals,
             mean_query,
+            max_query,
+            response,
+            segment: seg,
             transport: transport_name,
             measure_from,
             stop,

@@ -1,0 +1,207 @@
+//! The limits that keep every computation on a scenario's values representable and every
+//! command bounded in time and memory (documented in `docs/scenario.md`, "Limits").
+//!
+//! * Every time a scenario writes is at most [`TIME_LIMIT`] (2^62 ps, about 53 days; enforced
+//!   by `units::parse_duration` and the topology- and flow-file readers).
+//! * The longest path's base round trip, bounded from above by [`Bounds::round_trip_ps`], is
+//!   at most [`TIME_LIMIT`].
+//! * Every flow's (and every query's) ideal completion time, bounded from above by
+//!   [`Bounds::transfer_ps`], is at most [`TIME_LIMIT`], so that its start plus its FCT fits.
+//! * The PFC headroom and reserve of every switch fit in 64 bits of bytes.
+//! * A scenario has at most `[flows] max_flows` flows ([`DEFAULT_MAX_FLOWS`] unless raised);
+//!   generators check their expected count before generating and stop at the limit.
+//!
+//! The bounds are deliberately simple and conservative: they use the extremes over every
+//! routed path (`dcsim_core::paths::path_extremes`), each on its own, and an upper bound on
+//! every frame's size. A scenario they reject has times of tens of days.
+
+use std::ops::Range;
+
+use dcsim_core::config::{SimConfig, Transport};
+use dcsim_core::network::{Network, RoutingTable};
+use dcsim_core::paths::path_extremes;
+use dcsim_core::units::{BitsPerSec, Duration, TIME_LIMIT, TIME_LIMIT_TEXT};
+
+use super::Source;
+use crate::error::CliError;
+use crate::units::HumanDuration;
+
+/// The default of `[flows] max_flows`: 50 million flows (a validated flow takes about 40 bytes,
+/// a simulated one a few hundred, so this is a few GB to generate and about 25 GB to run).
+pub const DEFAULT_MAX_FLOWS: u64 = 50_000_000;
+
+/// Bytes added to the largest payload a packet carries to bound its frame on the wire
+/// (Ethernet, IP, transport and telemetry headers are all well below this).
+pub const FRAME_MARGIN: u64 = 1024;
+
+/// Upper bounds on the paths and frames of a network, for [`Bounds::round_trip_ps`] and
+/// [`Bounds::transfer_ps`].
+pub(super) struct Bounds {
+    /// Longest one-way propagation delay of a routed path, ps.
+    delay: u128,
+    /// Most links on a routed path.
+    hops: u128,
+    /// The largest frame, bytes: the largest payload (MTU, a TCP group's MSS or request) plus
+    /// [`FRAME_MARGIN`] (or a TCP group's own header bytes, if larger).
+    frame: u64,
+    /// The slowest link of a routed path.
+    slowest: BitsPerSec,
+    /// Serialization of `frame` at `slowest`, ps.
+    frame_ps: u128,
+}
+
+impl Bounds {
+    /// The bounds of `net` with the NIC and TCP-group settings of `cfg`.
+    pub(super) fn new(net: &Network, routes: &RoutingTable, cfg: &SimConfig) -> Bounds {
+        let e = path_extremes(net, routes);
+        let mut payload = u64::from(cfg.nic.mtu);
+        let mut header = FRAME_MARGIN;
+        for g in &cfg.tcp_groups {
+            let t = &g.tcp;
+            payload = payload
+                .max(u64::from(t.mss))
+                .max(u64::from(t.request_bytes))
+                .max(u64::from(t.syn_frame_bytes))
+                .max(u64::from(t.min_frame_bytes));
+            header = header.max(u64::from(t.header_bytes));
+        }
+        let frame = payload + header;
+        let frame_ps = u128::from(e.slowest.tx_time(frame).as_ps());
+        Bounds {
+            delay: u128::from(e.delay.as_ps()),
+            hops: e.hops as u128,
+            frame,
+            slowest: e.slowest,
+            frame_ps,
+        }
+    }
+
+    /// The slowest link of a routed path.
+    pub(super) fn slowest(&self) -> BitsPerSec {
+        self.slowest
+    }
+
+    /// An upper bound on any pair's base round trip: `2 × delay + 2 × hops × frame time`.
+    pub(super) fn round_trip_ps(&self) -> u128 {
+        2 * self.delay + 2 * self.hops * self.frame_ps
+    }
+
+    /// An upper bound on the ideal completion time of `size` bytes sent in `seg`-byte
+    /// segments, alone, on any path, with a handshake and an answer or ACK coming back:
+    /// `6 × delay + (packets + 6 × hops) × frame time`.
+    pub(super) fn transfer_ps(&self, size: u64, seg: u64) -> u128 {
+        let packets = u128::from(size.div_ceil(seg.max(1)));
+        6 * self.delay + (packets + 6 * self.hops) * self.frame_ps
+    }
+
+    /// The largest flow, in bytes, whose [`Bounds::transfer_ps`] with `seg`-byte segments is
+    /// within [`TIME_LIMIT`].
+    pub(super) fn max_flow_bytes(&self, seg: u64) -> u64 {
+        let limit = u128::from(TIME_LIMIT.as_ps());
+        let fixed = 6 * self.delay + 6 * self.hops * self.frame_ps;
+        let Some(budget) = limit.checked_sub(fixed) else { return 0 };
+        let packets = budget / self.frame_ps.max(1);
+        u64::try_from(packets * u128::from(seg.max(1))).unwrap_or(u64::MAX)
+    }
+
+    /// Why a flow of `size` bytes is too large: the message of the errors that reject it.
+    pub(super) fn flow_message(&self, size: u64, seg: u64) -> String {
+        format!(
+            "a flow of {size} B could take longer than the time limit of {TIME_LIMIT_TEXT} to \
+             complete: at most {} B fit in {seg}-byte segments on this network (whose slowest \
+             path link is {}, longest path {} links and {} one way)",
+            self.max_flow_bytes(seg),
+            self.slowest,
+            self.hops,
+            HumanDuration(Duration::from_ps(u64::try_from(self.delay).unwrap_or(u64::MAX))),
+        )
+    }
+}
+
+/// Checks [`Bounds::round_trip_ps`] against [`TIME_LIMIT`]. `delay_at` is where the topology's
+/// delays are written (a `delay` field, or the topology file), `rate_at` where its slowest
+/// rate is: the error points at the one that dominates.
+pub(super) fn check_round_trip(
+    src: &Source,
+    b: &Bounds,
+    delay_at: (&str, Option<Range<usize>>),
+    rate_at: (&str, Option<Range<usize>>),
+) -> Result<(), CliError> {
+    let rtt = b.round_trip_ps();
+    if rtt <= u128::from(TIME_LIMIT.as_ps()) {
+        return Ok(());
+    }
+    let (field, span) = if 2 * b.delay >= 2 * b.hops * b.frame_ps { delay_at } else { rate_at };
+    let secs = |ps: u128| ps as f64 / 1e12;
+    Err(src.error_at(
+        span,
+        field,
+        format!(
+            "the longest path's base round trip would be about {:.6e} s (2 × {:.6e} s of \
+             propagation over up to {} links, plus a {}-byte frame per link at {}), beyond the \
+             time limit of {TIME_LIMIT_TEXT}",
+            secs(rtt),
+            secs(b.delay),
+            b.hops,
+            b.frame,
+            b.slowest,
+        ),
+    ))
+}
+
+/// Checks that every switch's PFC headroom (`headroom_bdp_multiple` × each port's one-way BDP)
+/// and reserve (`reserve` × its ports) fit in 64 bits of bytes.
+pub(super) fn check_headroom(src: &Source, net: &Network, cfg: &SimConfig) -> Result<(), CliError> {
+    let sw = &cfg.switch;
+    let max = u128::from(u64::MAX);
+    for n in (0..net.node_count()).map(dcsim_core::ids::NodeId::from_idx) {
+        if net.is_host(n) {
+            continue;
+        }
+        let ports = net.ports(n);
+        let headroom: u128 = ports
+            .iter()
+            .map(|p| {
+                let bdp =
+                    u128::from(p.rate.get()) * u128::from(p.delay.as_ps()) / 8_000_000_000_000;
+                bdp * u128::from(sw.headroom_bdp_multiple)
+            })
+            .sum();
+        let reserve = u128::from(sw.reserve.get()) * ports.len() as u128;
+        let (key, what) = if sw.pfc_enabled && headroom > max {
+            ("headroom_bdp_multiple", format!("{headroom} bytes of PFC headroom"))
+        } else if reserve > max || (sw.pfc_enabled && headroom + reserve > max) {
+            ("reserve", format!("{} bytes of reserve and headroom", reserve + headroom))
+        } else {
+            continue;
+        };
+        let span = src.span_of(&["switch", key]).or_else(|| src.span_of(&["switch"]));
+        return Err(src.error_at(
+            span,
+            format!("switch.{key}"),
+            format!(
+                "switch {n} would set aside {what} ({} ports), more than 64 bits of bytes can \
+                 count",
+                ports.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The segment size of flows of `transport` (the MTU for RoCE, the group's MSS for TCP).
+pub(super) fn segment(cfg: &SimConfig, transport: Transport) -> u64 {
+    match transport {
+        Transport::Roce => u64::from(cfg.nic.mtu),
+        Transport::Tcp(g) => cfg.tcp_groups.get(g as usize).map_or(1, |g| u64::from(g.tcp.mss)),
+    }
+}
+
+/// `[flows] max_flows` exceeded: the message, naming the limit and how to raise it.
+pub(super) fn too_many_flows(what: &str, limit: u64) -> String {
+    format!(
+        "{what}, more than the limit of {limit} flows (each flow takes memory: about 40 bytes \
+         to generate, a few hundred to simulate); generate fewer, or raise the limit with \
+         `[flows] max_flows`"
+    )
+}

@@ -1,0 +1,309 @@
+//! Warnings: scenarios that are valid but probably do not mean what they say. Each [`Warning`]
+//! prints in the errors' format (`FILE:LINE:COL: field `x`: message` where the scenario writes
+//! the field to blame, else `FILE: message`); commands print them after `warning: ` on stderr,
+//! and `dcsim validate` in its description (documented in `docs/scenario.md`, "Warnings").
+//!
+//! * flows that start at or after the stop time (they never run);
+//! * a workload whose realized load is more than 10% below the requested load (with why:
+//!   `drop_last`, the window's length);
+//! * a switch buffer smaller than one MTU-sized frame plus the switch's PFC headroom and
+//!   reserve (its shared pool is empty);
+//! * for `run --threads N`: more threads than the network has shards, and a lookahead so short
+//!   that the threads are likely slower than one ([`thread_warnings`]).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use dcsim_core::config::{FlowSpec, SimConfig};
+use dcsim_core::ids::NodeId;
+use dcsim_core::network::{Network, RoutingTable};
+use dcsim_core::units::{BitsPerSec, Duration, PS_PER_NS};
+use dcsim_core::Partition;
+
+use super::generator::WorkloadInfo;
+use super::{Source, ValidScenario};
+use crate::spans::{line_col, LineCol};
+use crate::units::HumanDuration;
+
+/// One warning: the file, where in it and which field if one is to blame, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// The line and column of the field to blame, and its dotted path, if the scenario
+    /// writes it.
+    pub at: Option<(LineCol, String)>,
+    /// What is probably wrong, and what to do.
+    pub message: String,
+}
+
+impl Warning {
+    /// The warning without its file and position: `field `x`: message` or `message`.
+    pub fn detail(&self) -> String {
+        match &self.at {
+            Some((_, field)) => format!("field `{field}`: {}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
+/// As the errors: `FILE:LINE:COL: field `x`: message`, or `FILE: message`.
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.at {
+            Some((at, _)) => write!(f, "{}:{at}: {}", self.file.display(), self.detail()),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+/// A realized load below this fraction of the requested one is worth a warning.
+pub const REALIZED_LOAD_FRACTION: f64 = 0.9;
+
+/// The lookahead below which `--threads` is probably slower than one thread, whatever the
+/// links' rates (see [`thread_warnings`]).
+pub const MIN_USEFUL_LOOKAHEAD: Duration = Duration::from_ns(100);
+
+/// The warnings of a validated scenario's parts. `data_header` is the scheme's header bytes on
+/// a data packet.
+pub(super) fn collect(
+    src: &Source,
+    net: &Network,
+    routes: &RoutingTable,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+    workload: Option<&WorkloadInfo>,
+    data_header: u64,
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    late_flows(src, cfg, flows, &mut out);
+    if let Some(b) = workload.and_then(|w| w.background.as_ref()) {
+        realized_load(src, b, &mut out);
+    }
+    small_buffer(src, net, cfg, data_header, &mut out);
+    late_events(src, cfg, &mut out);
+    short_rto(src, net, routes, cfg, &mut out);
+    out
+}
+
+/// Link events at or after the stop time never happen.
+fn late_events(src: &Source, cfg: &SimConfig, out: &mut Vec<Warning>) {
+    let stop = cfg.stop_time;
+    let late = cfg.faults.events.iter().filter(|e| e.at >= stop).count();
+    if late == 0 {
+        return;
+    }
+    out.push(at(
+        src,
+        &["simulation", "stop_time"],
+        format!(
+            "{late} link event{} at or after the stop time ({}) will not happen; raise \
+             `simulation.stop_time` or move `events[].at` earlier",
+            if late == 1 { "" } else { "s" },
+            HumanDuration(Duration::from_ps(stop.as_ps())),
+        ),
+    ));
+}
+
+/// A RoCE retransmission timeout shorter than a round trip fires before any ACK can return.
+fn short_rto(
+    src: &Source,
+    net: &Network,
+    routes: &RoutingTable,
+    cfg: &SimConfig,
+    out: &mut Vec<Warning>,
+) {
+    let Some(rto) = cfg.nic.rto else { return };
+    let (rtt, _) = dcsim_core::paths::max_pair_metrics(net, routes, u64::from(cfg.nic.mtu));
+    if rto.timeout >= rtt {
+        return;
+    }
+    out.push(at(
+        src,
+        &["nic", "rto"],
+        format!(
+            "{} is shorter than the longest base round trip ({}): queue pairs time out and go \
+             back before their ACKs can arrive",
+            HumanDuration(rto.timeout),
+            HumanDuration(rtt)
+        ),
+    ));
+}
+
+/// A warning at the scenario field `keys` (`simulation.stop_time`), or about the file.
+fn at(src: &Source, keys: &[&str], message: String) -> Warning {
+    let at = src.span_of(keys).map(|s| (line_col(src.text(), s.start), keys.join(".")));
+    Warning { file: src.path().to_path_buf(), at, message }
+}
+
+fn late_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<Warning>) {
+    let stop = cfg.stop_time;
+    let late: Vec<&FlowSpec> = flows.iter().filter(|f| f.start >= stop).collect();
+    let Some(first) = late.iter().min_by_key(|f| (f.start, f.id)) else { return };
+    let when = |t: dcsim_core::units::Time| HumanDuration(Duration::from_ps(t.as_ps()));
+    out.push(at(
+        src,
+        &["simulation", "stop_time"],
+        format!(
+            "{} flow{} (of {}) start{} at or after the stop time ({}) and will not run (the \
+             first, flow {}, at {}); raise `simulation.stop_time` or start them earlier",
+            late.len(),
+            if late.len() == 1 { "" } else { "s" },
+            flows.len(),
+            if late.len() == 1 { "s" } else { "" },
+            when(stop),
+            first.id,
+            when(first.start),
+        ),
+    ));
+}
+
+fn realized_load(src: &Source, b: &super::generator::BackgroundInfo, out: &mut Vec<Warning>) {
+    if b.realized_load >= REALIZED_LOAD_FRACTION * b.load {
+        return;
+    }
+    // A host's mean gap between flows and the flows a host expects in the window.
+    let gap_ns = b.mean_size * 8.0 / (b.host_rate.get() as f64 * b.load) * 1e9;
+    let per_host = b.duration.as_ns_f64() / gap_ns;
+    let gap =
+        HumanDuration(Duration::from_ps((gap_ns * PS_PER_NS as f64).min(u64::MAX as f64) as u64));
+    let window = HumanDuration(b.duration);
+    let why = if b.flows == 0 {
+        format!(
+            "no flow arrived: the window ({window}) is short next to a host's mean gap between \
+             flows ({gap}) at this load and CDF; lengthen `duration` or raise `load`"
+        )
+    } else {
+        let dropped = if b.drop_last {
+            format!(
+                ", and `drop_last = true` drops each host's last arrival (about {:.0}% of the \
+                 load here)",
+                100.0 / per_host.max(1.0)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "a host expects only {per_host:.1} flows in the window ({window}), so a few flow \
+             sizes decide the load{dropped}; lengthen `duration`{}",
+            if b.drop_last { " or set `drop_last = false`" } else { "" }
+        )
+    };
+    out.push(at(
+        src,
+        &["flows", "workload", "load"],
+        format!(
+            "the generated flows realize a load of {:.4}, {:.0}% below the requested {} ({} \
+             flows): {why}",
+            b.realized_load,
+            (1.0 - b.realized_load / b.load) * 100.0,
+            b.load,
+            b.flows
+        ),
+    ));
+}
+
+/// Every switch's buffer against one MTU-sized frame plus its PFC headroom and reserve (the
+/// MMU's shared pool is what is left; with nothing left, packets go to reserve and headroom
+/// only, or are dropped).
+fn small_buffer(
+    src: &Source,
+    net: &Network,
+    cfg: &SimConfig,
+    data_header: u64,
+    out: &mut Vec<Warning>,
+) {
+    let sw = &cfg.switch;
+    let frame = u128::from(cfg.nic.mtu) + u128::from(data_header);
+    let lossless = sw.pfc_enabled && sw.lossy_classes & 0xfe != 0xfe;
+    let mut worst: Option<(NodeId, usize, u128, u128)> = None;
+    for n in (0..net.node_count()).map(NodeId::from_idx).filter(|&n| !net.is_host(n)) {
+        let ports = net.ports(n);
+        let headroom: u128 = if lossless {
+            ports
+                .iter()
+                .map(|p| {
+                    u128::from(p.rate.bytes_in(p.delay)) * u128::from(sw.headroom_bdp_multiple)
+                })
+                .sum()
+        } else {
+            0
+        };
+        let reserve = u128::from(sw.reserve.get()) * ports.len() as u128;
+        if worst.is_none_or(|w| headroom + reserve > w.2 + w.3) {
+            worst = Some((n, ports.len(), headroom, reserve));
+        }
+    }
+    let Some((n, ports, headroom, reserve)) = worst else { return };
+    let buffer = u128::from(sw.buffer.get());
+    if buffer >= frame + headroom + reserve {
+        return;
+    }
+    // Blame the MTU when it alone does not fit, else the buffer.
+    let keys: &[&str] = if src.span_of(&["nic", "mtu"]).is_some() && frame > buffer {
+        &["nic", "mtu"]
+    } else {
+        &["switch", "buffer"]
+    };
+    out.push(at(
+        src,
+        keys,
+        format!(
+            "the switch buffer ({buffer} B) is smaller than one MTU-sized frame ({frame} B) plus \
+             the PFC headroom ({headroom} B) and reserve ({reserve} B) of switch {n} ({ports} \
+             ports): its shared buffer is empty, so packets fit only in reserve and headroom or \
+             are dropped; raise `switch.buffer`{}",
+            if frame > buffer { " or lower `nic.mtu`" } else { "" }
+        ),
+    ));
+}
+
+/// The warnings of running `v` on `threads` threads: more threads than shards (the run uses
+/// one thread per shard), and a lookahead under [`MIN_USEFUL_LOOKAHEAD`] or under the time the
+/// fastest link takes to send one MTU-sized frame.
+///
+/// The second is a heuristic: the shards meet at a barrier once per lookahead of simulated
+/// time, which costs about a microsecond of wall time; when a window is so short that a link
+/// carries at most about one packet in it, the barriers usually cost more than the threads
+/// save.
+pub fn thread_warnings(v: &ValidScenario, threads: usize) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if threads <= 1 {
+        return out;
+    }
+    let warn = |message: String| Warning { file: v.path.clone(), at: None, message };
+    let part = Partition::by_rack(&v.net, threads);
+    let shards = part.shards();
+    if shards < threads {
+        out.push(warn(format!(
+            "--threads {threads}: the network splits into at most {shards} shard{} (a \
+             shard is a switch with its hosts, or several), so the run uses {shards} thread{}",
+            if shards == 1 { "" } else { "s" },
+            if shards == 1 { "" } else { "s" },
+        )));
+    }
+    let Some(lookahead) = part.lookahead(&v.net).filter(|d| *d > Duration::ZERO) else {
+        return out;
+    };
+    let fastest = v.net.links().iter().map(|l| l.rate).max().unwrap_or(BitsPerSec(1));
+    let frame = u64::from(v.cfg.nic.mtu) + u64::from(v.cc.header_mode().data_wire(0));
+    let frame_time = fastest.tx_time(frame);
+    let floor = MIN_USEFUL_LOOKAHEAD.max(frame_time);
+    if lookahead < floor {
+        let what = if frame_time > MIN_USEFUL_LOOKAHEAD {
+            format!(
+                "the {} a {fastest} link takes to send one {frame}-byte frame",
+                HumanDuration(frame_time)
+            )
+        } else {
+            format!("{}", HumanDuration(MIN_USEFUL_LOOKAHEAD))
+        };
+        out.push(warn(format!(
+            "--threads {threads}: the lookahead (the shortest delay of a link between \
+             shards) is {}, under {what}; the shards synchronize that often, so this run is \
+             likely slower than with --threads 1 (a heuristic)",
+            HumanDuration(lookahead),
+        )));
+    }
+    out
+}

@@ -1,0 +1,383 @@
+//! Inputs that used to hang, allocate without bound, overflow silently or be accepted without a
+//! word: each now gives a located error (exit status 2) or a warning, within a time and memory
+//! bound — a regression makes the test fail, not time out.
+//!
+//! The inputs are those of the issue "Faults, in the network and in the input".
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Case;
+
+/// Seconds a command may take (a debug build on a loaded machine; the commands here take
+/// milliseconds).
+const TIME_BOUND: u64 = 60;
+/// Virtual memory the command may use, KiB (`ulimit -v`): an unbounded allocation aborts.
+const MEMORY_BOUND_KIB: u64 = 4 << 20;
+
+/// Runs `dcsim args` in the case's folder under [`TIME_BOUND`] and [`MEMORY_BOUND_KIB`],
+/// failing the test (after killing it) if it runs longer.
+fn run_bounded(c: &Case, args: &[&str]) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -v {MEMORY_BOUND_KIB} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_dcsim"))
+        .args(args)
+        .current_dir(c.path("."))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("start dcsim");
+    let t0 = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if t0.elapsed() > Duration::from_secs(TIME_BOUND) {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!(
+                "dcsim {args:?} ran longer than {TIME_BOUND} s; stderr: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `dcsim validate s.toml` on `scenario`, expected to fail with status 2; returns stderr.
+fn rejected(scenario: &str) -> String {
+    let c = Case::new();
+    c.write("s.toml", scenario);
+    let o = run_bounded(&c, &["validate", "s.toml"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(o.stdout.is_empty());
+    stderr
+}
+
+/// `dcsim validate s.toml` on `scenario`, expected to succeed; returns (stdout, stderr).
+fn accepted(scenario: &str) -> (String, String) {
+    let c = Case::new();
+    c.write("s.toml", scenario);
+    let o = run_bounded(&c, &["validate", "s.toml"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "stderr: {stderr}");
+    (String::from_utf8_lossy(&o.stdout).into_owned(), stderr)
+}
+
+fn assert_has(text: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(text.contains(p), "expected `{p}` in:\n{text}");
+    }
+}
+
+/// Eight hosts on two leaves; the topology's extra keys and the rest of the scenario follow.
+fn scenario(topology: &str, rest: &str) -> String {
+    format!(
+        "[simulation]\nstop_time = \"10ms\"\n\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\n\
+         spines = 1\nhosts_per_leaf = 4\n{topology}\n{rest}"
+    )
+}
+
+const ONE_FLOW: &str = "[[flows.list]]\nsrc = 0\ndst = 5\nsize = \"1MB\"\n";
+
+// ---------------------------------------------------------------------------------------------
+// Hangs: the generator's loop ends for every accepted input.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn tiny_load_without_drop_last_returns() {
+    let s = scenario(
+        "",
+        "[flows]\nworkload = { cdf = \"websearch\", load = 1e-11, duration = \"10ms\", \
+         drop_last = false }\n",
+    );
+    let (out, _) = accepted(&s);
+    assert_has(&out, &["0 flows, realized load 0.0000"]);
+}
+
+#[test]
+fn one_bps_hosts_without_drop_last_return() {
+    let s = scenario(
+        "host_rate = \"1bps\"\nfabric_rate = \"1bps\"",
+        "[flows]\nworkload = { cdf = \"websearch\", load = 0.3, duration = \"10ms\", \
+         drop_last = false }\n",
+    );
+    let (out, _) = accepted(&s);
+    assert_has(&out, &["0 flows, realized load 0.0000"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unbounded memory: times beyond the limit, windows that would hold too many flows.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn workload_start_beyond_the_time_range() {
+    let e = rejected(&scenario(
+        "",
+        "[flows]\nworkload = { cdf = \"websearch\", load = 0.3, duration = \"1ms\", \
+         start = \"18000000s\" }\n",
+    ));
+    assert_has(
+        &e,
+        &["error: s.toml:11:71: field `flows.workload.start`: `18000000s` is beyond the time \
+           limit of 2^62 ps (4611686.018427387904 s, about 53 days)"],
+    );
+}
+
+#[test]
+fn absurd_window_is_refused_before_generating() {
+    let e = rejected(&scenario(
+        "",
+        "[flows]\nworkload = { cdf = \"websearch\", load = 0.999999, duration = \"1000000s\" }\n",
+    ));
+    assert_has(
+        &e,
+        &[
+            "error: s.toml:11:61: field `flows.workload.duration`: about 5.844e10 flows \
+             expected (8 hosts, each a flow every 136.9 µs on average, for 1000000 s), more \
+             than the limit of 50000000 flows",
+            "raise the limit with `[flows] max_flows`",
+        ],
+    );
+    // The same without the last-candidate drop, and with a lower limit of the user's.
+    let e = rejected(&scenario(
+        "",
+        "[flows]\nmax_flows = 100\nworkload = { cdf = \"websearch\", load = 0.5, \
+         duration = \"100ms\", drop_last = false }\n",
+    ));
+    assert_has(&e, &["field `flows.workload.duration`", "more than the limit of 100 flows"]);
+    // Incast, and the limit counting explicit flows.
+    let e = rejected(&scenario(
+        "",
+        &format!(
+            "[flows]\nmax_flows = 1\nincast = {{ senders = 4, size = \"1KB\", fraction = 0.5, \
+             duration = \"10ms\" }}\n{ONE_FLOW}"
+        ),
+    ));
+    assert_has(&e, &["field `flows.incast.duration`", "(besides 1 other flows)", "limit of 1 "]);
+    let e = rejected(&scenario("", "[flows]\nmax_flows = 0\nlist = []\n"));
+    assert_has(&e, &["field `flows.max_flows`: 0 must be at least 1"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Silent overflow: every time x rate and size x count is checked.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn link_delays_beyond_the_time_range() {
+    let e = rejected(&scenario("delay = \"10000000s\"", ONE_FLOW));
+    assert_has(
+        &e,
+        &["error: s.toml:9:9: field `topology.delay`: `10000000s` is beyond the time limit"],
+    );
+    // Within the limit each, but not as a round trip over four links.
+    let e = rejected(&scenario("delay = \"2000000s\"", ONE_FLOW));
+    assert_has(
+        &e,
+        &["error: s.toml:9:9: field `topology.delay`: the longest path's base round trip would \
+           be about 1.600000e7 s (2 × 8.000000e6 s of propagation over up to 4 links"],
+    );
+    // A topology file's delay is located in the file.
+    let c = Case::new();
+    c.write("topo.txt", "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 10000000s 0\n");
+    c.write(
+        "s.toml",
+        "[topology]\nkind = \"file\"\npath = \"topo.txt\"\n[[flows.list]]\nsrc = 0\ndst = 1\n\
+         size = 1\n",
+    );
+    let o = run_bounded(&c, &["validate", "s.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_has(
+        &String::from_utf8_lossy(&o.stderr),
+        &["error: topo.txt:4:13: field `link[1].delay`: delay '10000000s' is longer than the \
+           limit of 2^62 ps"],
+    );
+}
+
+#[test]
+fn flows_whose_ideal_fct_cannot_be_represented() {
+    let huge = ONE_FLOW.replace("\"1MB\"", "\"18446744073709551615\"");
+    let e = rejected(&scenario("", &huge));
+    assert_has(
+        &e,
+        &["error: s.toml:13:8: field `flows.list[0].size`: a flow of 18446744073709551615 B \
+           could take longer than the time limit of 2^62 ps (4611686.018427387904 s, about 53 \
+           days) to complete: at most 28481262465411000 B fit in 1000-byte segments on this \
+           network (whose slowest path link is 100Gbps, longest path 4 links and 4 µs one way)"],
+    );
+    // A 1 bit/s fabric: 1 MB is already too much; 100 KB is fine.
+    let e = rejected(&scenario("fabric_rate = \"1bps\"", ONE_FLOW));
+    assert_has(
+        &e,
+        &["field `flows.list[0].size`: a flow of 1000000 B", "slowest path link is 1bps"],
+    );
+    accepted(&scenario("fabric_rate = \"1bps\"", &ONE_FLOW.replace("1MB", "100KB")));
+    // In a flow file, at the size's column.
+    let c = Case::new();
+    c.write("flows.txt", "1\n0 5 3 100 18446744073709551615 0\n");
+    c.write("s.toml", &scenario("", "[flows]\nfile = \"flows.txt\"\n"));
+    let o = run_bounded(&c, &["validate", "s.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_has(
+        &String::from_utf8_lossy(&o.stderr),
+        &["error: flows.txt:2:11: field `flow[0].size`: a flow of 18446744073709551615 B"],
+    );
+    // A generator: blamed on the field that sets its sizes.
+    let e = rejected(&scenario(
+        "fabric_rate = \"1bps\"",
+        "[flows]\nincast = { senders = 2, size = \"1GB\", fraction = 0.001, duration = \"1000s\" }\n",
+    ));
+    assert_has(&e, &["field `flows.incast.size`: a flow of 1000000000 B"]);
+}
+
+#[test]
+fn huge_headroom_multiple() {
+    let e = rejected(&scenario(
+        "",
+        &format!("{ONE_FLOW}[switch]\nheadroom_bdp_multiple = 9223372036854775807\n"),
+    ));
+    assert_has(
+        &e,
+        &["field `switch.headroom_bdp_multiple`: switch 8 would set aside \
+           922337203685477580700000 bytes of PFC headroom (5 ports), more than 64 bits"],
+    );
+    let e = rejected(&scenario(
+        "",
+        &format!("{ONE_FLOW}[switch]\nreserve = \"18446744073709551615B\"\n"),
+    ));
+    assert_has(&e, &["field `switch.reserve`: switch 8 would set aside"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Silent acceptance: warnings on stderr, and in `validate`'s description.
+// ---------------------------------------------------------------------------------------------
+
+/// `dcsim run s.toml --out out ARGS` on `scenario`, expected to succeed; returns stderr.
+fn run_warns(scenario: &str, args: &[&str]) -> String {
+    let c = Case::new();
+    c.write("s.toml", scenario);
+    let mut all = vec!["run", "s.toml", "--out", "out"];
+    all.extend_from_slice(args);
+    let o = run_bounded(&c, &all);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "stderr: {stderr}");
+    assert!(c.path("out/fct.csv").exists());
+    stderr
+}
+
+#[test]
+fn flows_after_the_stop_time() {
+    let s = scenario("", &format!("{ONE_FLOW}start = \"20ms\"\n"));
+    let w = "warning: s.toml:2:13: field `simulation.stop_time`: 1 flow (of 1) starts at or after \
+             the stop time (10 ms) and will not run (the first, flow 0, at 20 ms)";
+    let (out, stderr) = accepted(&s);
+    assert_has(&out, &[w]);
+    assert!(stderr.is_empty(), "validate puts its warnings in the description: {stderr}");
+    assert_has(&run_warns(&s, &[]), &[w]);
+    // Without a stop time in the file the warning names the file only.
+    let e = run_warns(&s.replace("stop_time = \"10ms\"", ""), &[]);
+    assert!(e.is_empty(), "{e}");
+    let late = s.replace("stop_time = \"10ms\"", "").replace("20ms", "5s");
+    assert_has(&run_warns(&late, &[]), &["warning: s.toml: 1 flow (of 1) starts at or after"]);
+}
+
+#[test]
+fn realized_load_far_below_the_requested_one() {
+    let s = scenario(
+        "",
+        "[flows]\nworkload = { cdf = \"websearch\", load = 0.3, duration = \"1ms\", seed = 3 }\n",
+    );
+    let (out, _) = accepted(&s);
+    assert_has(
+        &out,
+        &[
+            "warning: s.toml:11:40: field `flows.workload.load`: the generated flows realize a \
+             load of 0.",
+            "below the requested 0.3",
+            "a host expects only 2.2 flows in the window (1 ms), so a few flow sizes decide the \
+             load, and `drop_last = true` drops each host's last arrival",
+            "lengthen `duration` or set `drop_last = false`",
+        ],
+    );
+    // A tiny load makes no flow at all, and says why.
+    let (out, _) = accepted(&s.replace("0.3", "1e-9"));
+    assert_has(
+        &out,
+        &["realize a load of 0.0000, 100% below the requested 0.000000001 (0 flows): no flow \
+           arrived: the window (1 ms) is short next to a host's mean gap between flows"],
+    );
+    // A long window realizes the load: no warning about it.
+    let (out, _) = accepted(&s.replace("1ms", "200ms"));
+    assert!(!out.contains("realize a load"), "{out}");
+}
+
+#[test]
+fn buffer_smaller_than_a_frame_and_the_headroom() {
+    let (out, _) = accepted(&scenario("", &format!("{ONE_FLOW}[switch]\nbuffer = 1\n")));
+    assert_has(
+        &out,
+        &["warning: s.toml:15:10: field `switch.buffer`: the switch buffer (1 B) is smaller \
+           than one MTU-sized frame (1048 B) plus the PFC headroom (300000 B) and reserve \
+           (20480 B) of switch 8 (5 ports): its shared buffer is empty"],
+    );
+    let (out, _) = accepted(&scenario("", &format!("{ONE_FLOW}[nic]\nmtu = \"1GB\"\n")));
+    assert_has(
+        &out,
+        &["warning: s.toml:15:7: field `nic.mtu`: the switch buffer (33554432 B) is smaller \
+           than one MTU-sized frame (1000000048 B)"],
+    );
+    let (out, _) = accepted(&scenario("", ONE_FLOW));
+    assert!(!out.contains("warning"), "{out}");
+}
+
+#[test]
+fn threads_beyond_the_shards_and_a_short_lookahead() {
+    let s = scenario("", ONE_FLOW);
+    assert_has(
+        &run_warns(&s, &["--threads", "1000"]),
+        &["warning: s.toml: --threads 1000: the network splits into at most 2 shards (a shard \
+           is a switch with its hosts, or several), so the run uses 2 threads"],
+    );
+    assert!(run_warns(&s, &["--threads", "2"]).is_empty());
+    let short = scenario("delay = \"10ns\"", ONE_FLOW);
+    assert_has(
+        &run_warns(&short, &["--threads", "2"]),
+        &["warning: s.toml: --threads 2: the lookahead (the shortest delay of a link between \
+           shards) is 10 ns, under 100 ns; the shards synchronize that often, so this run is \
+           likely slower than with --threads 1 (a heuristic)"],
+    );
+    assert!(run_warns(&short, &[]).is_empty());
+    // A slow fabric: a 1 µs lookahead is less than one frame's time on its fastest link.
+    let slow = scenario("host_rate = \"1Gbps\"\nfabric_rate = \"1Gbps\"", ONE_FLOW);
+    assert_has(
+        &run_warns(&slow, &["--threads", "2"]),
+        &["is 1 µs, under the 8.384 µs a 1Gbps link takes to send one 1048-byte frame"],
+    );
+}
+
+#[test]
+fn sweep_prints_each_cells_warnings_once() {
+    let c = Case::new();
+    c.write("base.toml", &scenario("", &format!("{ONE_FLOW}start = \"20ms\"\n")));
+    c.write(
+        "sweep.toml",
+        "base = \"base.toml\"\n[axes]\n\"simulation.stop_time\" = [\"10ms\", \"30ms\"]\n",
+    );
+    for args in [&["sweep", "sweep.toml", "--dry-run"][..], &["sweep", "sweep.toml", "--out", "o"]]
+    {
+        let o = run_bounded(&c, args);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{stderr}");
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("warning: ")).collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert_has(
+            lines[0],
+            &["warning: sweep.toml: cell 10ms (\"simulation.stop_time\" = \"10ms\"): field \
+               `simulation.stop_time`: 1 flow (of 1) starts at or after the stop time (10 ms)"],
+        );
+    }
+}
