@@ -381,3 +381,14 @@ fn sweep_prints_each_cells_warnings_once() {
         );
     }
 }
+
+#[test]
+fn topologies_too_large_to_route() {
+    let e = rejected(&scenario("", ONE_FLOW).replace("leaves = 2", "leaves = 100000"));
+    assert_has(
+        &e,
+        &["error: s.toml:5:8: field `topology.kind`: the topology's 500001 nodes and 400000 hosts \
+           would need 200000400000 routing entries (one per node and destination host), more \
+           than the limit of 268435456"],
+    );
+}
