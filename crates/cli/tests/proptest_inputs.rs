@@ -317,14 +317,54 @@ fn switch_and_nic() -> BoxedStrategy<String> {
         .boxed()
 }
 
+/// A TCP flow group that every flow of `[flows]` joins, and an RPC application over it.
+fn group_and_rpc() -> BoxedStrategy<String> {
+    let group = (
+        prop::sample::select(vec!["newreno", "cubic", "dctcp", "prague", "hpcc"]),
+        int_in(1..=1400),
+        size(),
+        any::<bool>(),
+    )
+        .prop_map(|(cca, mss, request, handshake)| {
+            format!(
+                "[[group]]\nname = \"g\"\ncca = \"{cca}\"\npg = 2\n\
+                 tcp = {{ mss = {mss}, request_bytes = {request}, handshake = {handshake} }}\n"
+            )
+        });
+    let rpc = (
+        prop_oneof![
+            (1i64..=4).prop_map(|n| format!("outstanding = {n}")),
+            fraction().prop_map(|l| format!("load = {l}")),
+        ],
+        size(),
+        size(),
+        int_in(1..=4),
+    )
+        .prop_map(|(arrivals, query, response, connections)| {
+            format!(
+                "[[rpc]]\nclients = [0]\nservers = [1]\ngroup = \"g\"\n{arrivals}\n\
+                 query = {query}\nresponse = {response}\nconnections = {connections}\n"
+            )
+        });
+    (group, prop::option::weighted(0.6, rpc)).prop_map(|(g, r)| g + &r.unwrap_or_default()).boxed()
+}
+
 fn scenario() -> impl Strategy<Value = String> {
     (
         prop::option::weighted(0.8, simulation()),
         prop::option::weighted(0.98, topology()),
         prop::option::weighted(0.98, flows()),
         prop::option::weighted(0.5, switch_and_nic()),
+        prop::option::weighted(0.25, group_and_rpc()),
     )
-        .prop_map(|(s, t, f, x)| [s, t, f, x].into_iter().flatten().collect::<Vec<_>>().join("\n"))
+        .prop_map(|(s, t, f, x, g)| {
+            // Every flow joins the group when there is one.
+            let f = match (&g, f) {
+                (Some(_), Some(f)) => Some(f.replacen("[flows]\n", "[flows]\ngroup = \"g\"\n", 1)),
+                (_, f) => f,
+            };
+            [s, t, f, x, g].into_iter().flatten().collect::<Vec<_>>().join("\n")
+        })
 }
 
 /// Peak resident memory of this process (Linux `VmHWM`), MiB.
@@ -355,8 +395,8 @@ fn assert_located(text: &str, e: &CliError) {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        // 400 cases by default (under a few seconds); `PROPTEST_CASES=N` for a longer search.
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400),
+        // 1000 cases by default (a few seconds); `PROPTEST_CASES=N` for a longer search.
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000),
         max_shrink_iters: 200,
         failure_persistence: None,
         ..ProptestConfig::default()
