@@ -156,10 +156,12 @@ pub(super) fn check_round_trip(
     ))
 }
 
-/// Checks that every switch's PFC headroom (`headroom_bdp_multiple` × each port's one-way BDP)
-/// and reserve (`reserve` × its ports) fit in 64 bits of bytes.
+/// Checks that every switch's PFC headroom (`headroom_bdp_multiple` × each port's one-way BDP,
+/// when PFC protects some class) and reserve (`reserve` × its ports) fit in 64 bits of bytes.
 pub(super) fn check_headroom(src: &Source, net: &Network, cfg: &SimConfig) -> Result<(), CliError> {
     let sw = &cfg.switch;
+    // As the MMU: headroom only when PFC protects some class.
+    let lossless = sw.pfc_enabled && sw.lossy_classes & 0xfe != 0xfe;
     let max = u128::from(u64::MAX);
     for n in (0..net.node_count()).map(dcsim_core::ids::NodeId::from_idx) {
         if net.is_host(n) {
@@ -175,9 +177,10 @@ pub(super) fn check_headroom(src: &Source, net: &Network, cfg: &SimConfig) -> Re
             })
             .sum();
         let reserve = u128::from(sw.reserve.get()) * ports.len() as u128;
-        let (key, what) = if sw.pfc_enabled && headroom > max {
+        let headroom = if lossless { headroom } else { 0 };
+        let (key, what) = if headroom > max {
             ("headroom_bdp_multiple", format!("{headroom} bytes of PFC headroom"))
-        } else if reserve > max || (sw.pfc_enabled && headroom + reserve > max) {
+        } else if reserve + headroom > max {
             ("reserve", format!("{} bytes of reserve and headroom", reserve + headroom))
         } else {
             continue;
