@@ -3,10 +3,10 @@
 //!
 //! * Every time a scenario writes is at most [`TIME_LIMIT`] (2^62 ps, about 53 days; enforced
 //!   by `units::parse_duration` and the topology- and flow-file readers).
-//! * The longest path's base round trip, bounded from above by [`Bounds::round_trip_ps`], is
+//! * The longest path's base round trip, bounded from above by `Bounds::round_trip_ps`, is
 //!   at most [`TIME_LIMIT`].
 //! * Every flow's (and every query's) ideal completion time, bounded from above by
-//!   [`Bounds::transfer_ps`], is at most [`TIME_LIMIT`], so that its start plus its FCT fits.
+//!   `Bounds::transfer_ps`, is at most [`TIME_LIMIT`], so that its start plus its FCT fits.
 //! * The PFC headroom and reserve of every switch fit in 64 bits of bytes.
 //! * Routing the topology takes at most [`MAX_ROUTE_ENTRIES`] entries (nodes × hosts).
 //! * A scenario has at most `[flows] max_flows` flows ([`DEFAULT_MAX_FLOWS`] unless raised);
