@@ -647,6 +647,11 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
             l.loss = p;
         }
     }
+    let size_at = match &topo_raw.path {
+        Some(p) => ("topology.path", Some(p.span())),
+        None => ("topology.kind", topo_raw.kind.as_ref().map(Spanned::span)),
+    };
+    limits::check_topology_size(src, &topology, size_at)?;
     let net = topology.validate().map_err(|e| match &file {
         Some((path, text)) => topology_file_error(path, text, &e),
         None => src.error_at(src.span_of(&["topology"]), "topology", e.to_string()),

@@ -115,16 +115,15 @@ impl Item {
     }
 }
 
-/// Whether `item` contains `span`. A value without a span of its own contains whatever one of
-/// its children contains.
+/// Whether `item` contains `span`: its own span does, or one of its children's. (A table's own
+/// span covers its header and keys, not the sub-tables declared after it: `[flows]` does not
+/// cover a later `[[flows.list]]`, which is nonetheless inside `flows`.)
 fn item_contains(item: &Item, span: &Range<usize>) -> bool {
-    match &item.span {
-        Some(s) => s.start <= span.start && span.end <= s.end,
-        None => match &item.node {
-            Node::Leaf => false,
-            Node::Table(entries) => entries.iter().any(|(_, v)| item_contains(v, span)),
-            Node::Array(items) => items.iter().any(|v| item_contains(v, span)),
-        },
+    let own = item.span.as_ref().is_some_and(|s| s.start <= span.start && span.end <= s.end);
+    own || match &item.node {
+        Node::Leaf => false,
+        Node::Table(entries) => entries.iter().any(|(_, v)| item_contains(v, span)),
+        Node::Array(items) => items.iter().any(|v| item_contains(v, span)),
     }
 }
 
@@ -284,6 +283,11 @@ mod tests {
             t.span_of(&["simulation", "seed"]),
             Some(span_of("1\n\n[[")).map(|r| r.start..r.start + 1)
         );
+        // An explicit table's sub-tables declared after it are found too.
+        let doc = "[flows]\nmax_flows = 3\n\n[[flows.list]]\nsrc = 0\nstart = true\n";
+        let t2 = KeyTree::parse(doc);
+        let at = doc.find("true").expect("true");
+        assert_eq!(t2.path_at(doc, &(at..at + 4)).as_deref(), Some("flows.list[0].start"));
         let flows = t.span_of(&["flows"]).expect("implicit table has an extent");
         assert_eq!(&DOC[flows.start..flows.start + 14], "[[flows.list]]");
         assert_eq!(t.span_of(&["flows", "nope"]), None);

@@ -381,3 +381,31 @@ fn sweep_prints_each_cells_warnings_once() {
         );
     }
 }
+
+#[test]
+fn topologies_too_large_to_route() {
+    let e = rejected(&scenario("", ONE_FLOW).replace("leaves = 2", "leaves = 100000"));
+    assert_has(
+        &e,
+        &["error: s.toml:5:8: field `topology.kind`: the topology's 500001 nodes and 400000 hosts \
+           would need 200000400000 routing entries (one per node and destination host), more \
+           than the limit of 268435456"],
+    );
+}
+
+#[test]
+fn queries_whose_ideal_qct_cannot_be_represented() {
+    // A 1 TiB query in 1-byte segments on 1 Gb/s links: 2^40 frames of about 2 KB.
+    let s = scenario(
+        "host_rate = \"1Gbps\"\nfabric_rate = \"1Gbps\"",
+        "[[group]]\nname = \"t\"\ncca = \"newreno\"\ntcp = { mss = 1 }\n\
+         [[rpc]]\nclients = [0]\nservers = [5]\ngroup = \"t\"\noutstanding = 1\nquery = \"1024GiB\"\n",
+    );
+    let e = rejected(&s);
+    assert_has(
+        &e,
+        &["error: s.toml:20:9: field `rpc[0].query`: a query of 1099511627776 B and its response \
+           of 64 B: a flow of 1099511627840 B could take longer than the time limit"],
+    );
+    accepted(&s.replace("1024GiB", "1MB"));
+}

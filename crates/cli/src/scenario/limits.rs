@@ -3,11 +3,12 @@
 //!
 //! * Every time a scenario writes is at most [`TIME_LIMIT`] (2^62 ps, about 53 days; enforced
 //!   by `units::parse_duration` and the topology- and flow-file readers).
-//! * The longest path's base round trip, bounded from above by [`Bounds::round_trip_ps`], is
+//! * The longest path's base round trip, bounded from above by `Bounds::round_trip_ps`, is
 //!   at most [`TIME_LIMIT`].
 //! * Every flow's (and every query's) ideal completion time, bounded from above by
-//!   [`Bounds::transfer_ps`], is at most [`TIME_LIMIT`], so that its start plus its FCT fits.
+//!   `Bounds::transfer_ps`, is at most [`TIME_LIMIT`], so that its start plus its FCT fits.
 //! * The PFC headroom and reserve of every switch fit in 64 bits of bytes.
+//! * Routing the topology takes at most [`MAX_ROUTE_ENTRIES`] entries (nodes × hosts).
 //! * A scenario has at most `[flows] max_flows` flows ([`DEFAULT_MAX_FLOWS`] unless raised);
 //!   generators check their expected count before generating and stop at the limit.
 //!
@@ -29,6 +30,12 @@ use crate::units::HumanDuration;
 /// The default of `[flows] max_flows`: 50 million flows (a validated flow takes about 40 bytes,
 /// a simulated one a few hundred, so this is a few GB to generate and about 25 GB to run).
 pub const DEFAULT_MAX_FLOWS: u64 = 50_000_000;
+
+/// The most routing entries (nodes × hosts: the routing table has one per node and
+/// destination host) a topology may need: 2^28, about 1 GB of table, built by one
+/// breadth-first search per host. The paper's fat tree needs 120 320, a k = 32 fat tree 78
+/// million.
+pub const MAX_ROUTE_ENTRIES: u64 = 1 << 28;
 
 /// Bytes added to the largest payload a packet carries to bound its frame on the wire
 /// (Ethernet, IP, transport and telemetry headers are all well below this).
@@ -149,10 +156,12 @@ pub(super) fn check_round_trip(
     ))
 }
 
-/// Checks that every switch's PFC headroom (`headroom_bdp_multiple` × each port's one-way BDP)
-/// and reserve (`reserve` × its ports) fit in 64 bits of bytes.
+/// Checks that every switch's PFC headroom (`headroom_bdp_multiple` × each port's one-way BDP,
+/// when PFC protects some class) and reserve (`reserve` × its ports) fit in 64 bits of bytes.
 pub(super) fn check_headroom(src: &Source, net: &Network, cfg: &SimConfig) -> Result<(), CliError> {
     let sw = &cfg.switch;
+    // As the MMU: headroom only when PFC protects some class.
+    let lossless = sw.pfc_enabled && sw.lossy_classes & 0xfe != 0xfe;
     let max = u128::from(u64::MAX);
     for n in (0..net.node_count()).map(dcsim_core::ids::NodeId::from_idx) {
         if net.is_host(n) {
@@ -168,9 +177,10 @@ pub(super) fn check_headroom(src: &Source, net: &Network, cfg: &SimConfig) -> Re
             })
             .sum();
         let reserve = u128::from(sw.reserve.get()) * ports.len() as u128;
-        let (key, what) = if sw.pfc_enabled && headroom > max {
+        let headroom = if lossless { headroom } else { 0 };
+        let (key, what) = if headroom > max {
             ("headroom_bdp_multiple", format!("{headroom} bytes of PFC headroom"))
-        } else if reserve > max || (sw.pfc_enabled && headroom + reserve > max) {
+        } else if reserve + headroom > max {
             ("reserve", format!("{} bytes of reserve and headroom", reserve + headroom))
         } else {
             continue;
@@ -187,6 +197,29 @@ pub(super) fn check_headroom(src: &Source, net: &Network, cfg: &SimConfig) -> Re
         ));
     }
     Ok(())
+}
+
+/// Checks that routing `topo` stays within [`MAX_ROUTE_ENTRIES`]; the error points at `at`
+/// (the topology's kind or file).
+pub(super) fn check_topology_size(
+    src: &Source,
+    topo: &dcsim_topology::Topology,
+    at: (&str, Option<Range<usize>>),
+) -> Result<(), CliError> {
+    let (nodes, hosts) = (topo.node_count() as u64, topo.host_count() as u64);
+    let entries = u128::from(nodes) * u128::from(hosts);
+    if entries <= u128::from(MAX_ROUTE_ENTRIES) {
+        return Ok(());
+    }
+    Err(src.error_at(
+        at.1,
+        at.0,
+        format!(
+            "the topology's {nodes} nodes and {hosts} hosts would need {entries} routing entries \
+             (one per node and destination host), more than the limit of {MAX_ROUTE_ENTRIES}; \
+             simulate a smaller network"
+        ),
+    ))
 }
 
 /// The segment size of flows of `transport` (the MTU for RoCE, the group's MSS for TCP).

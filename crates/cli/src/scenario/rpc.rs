@@ -397,10 +397,13 @@ pub(super) fn rpcs(
                 (u64::from(t.mss), u64::from(t.header_bytes), u64::from(t.min_frame_bytes))
             }
         };
+        // In u128: a TCP group's header bytes (up to 2^32) times a message's packets (up to
+        // 2^40) do not fit in 64 bits.
         let wire = |s: u64| {
             let n = s.div_ceil(seg);
             let last = s - (n - 1) * seg;
-            ((n - 1) * (seg + hdr).max(min) + (last + hdr).max(min)) as f64
+            let (full, last) = ((seg + hdr).max(min), (last + hdr).max(min));
+            (u128::from(n - 1) * u128::from(full) + u128::from(last)) as f64
         };
         let mean_wire = match &query {
             SizeDist::Fixed(s) => wire(*s),

@@ -1,0 +1,431 @@
+//! Property test: scenarios whose values are drawn across each field's whole type range (not
+//! only the valid ranges) — integers from `i64::MIN` to `i64::MAX`, floats including NaN and
+//! infinities, quantity strings with numbers up to `u64::MAX` and with bad units, values of
+//! the wrong type — always validate in bounded time and memory to `Ok` or an error located in
+//! the file (`FILE:LINE:COL: field ...`, or `FILE: ...` for a missing section), and the
+//! accepted small ones run (with a short stop time) without panicking.
+//!
+//! Every generated `[flows]` sets `max_flows` (drawn from 1..=20 000 or out of range) so that
+//! a case never generates millions of flows: the default limit's behaviour is covered by
+//! `tests/limits.rs`.
+
+use std::time::{Duration, Instant};
+
+use dcsim_cli::scenario::{validate, Source};
+use dcsim_cli::CliError;
+use dcsim_core::units::Time;
+use proptest::prelude::*;
+
+/// How long one validation may take (a debug build on a loaded machine).
+const VALIDATE_BOUND: Duration = Duration::from_secs(20);
+/// The peak resident memory the whole test may reach, MiB.
+const MEMORY_BOUND_MIB: f64 = 3072.0;
+
+fn toml_float(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf" } else { "-inf" }.into()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// An integer from the whole `i64` range, or one of the edge values.
+fn any_int() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        any::<i64>(),
+        prop::sample::select(vec![
+            0,
+            1,
+            2,
+            3,
+            4,
+            7,
+            8,
+            64,
+            65_535,
+            65_536,
+            100_000,
+            1 << 24,
+            (1 << 24) + 1,
+            i64::from(u32::MAX),
+            -1,
+            i64::MAX,
+            i64::MIN,
+        ]),
+    ]
+}
+
+/// A float from the whole `f64` range (NaN and the infinities included), or an edge value.
+fn any_float() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        any::<f64>(),
+        prop::sample::select(vec![
+            0.0,
+            -0.0,
+            1e-11,
+            0.3,
+            0.5,
+            0.999_999,
+            1.0,
+            1.5,
+            -0.5,
+            1e300,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]),
+    ]
+}
+
+/// The number part of a quantity string: any `u64`, an edge value, a decimal, or garbage.
+fn number_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<u64>().prop_map(|n| n.to_string()),
+        prop::sample::select(vec![
+            "0",
+            "1",
+            "3",
+            "100",
+            "999999999",
+            "4611686",
+            "4611686.018427387904",
+            "4611686.018427387905",
+            "18446744073709551615",
+            "18446744073709551616",
+            "0.5",
+            "1.25",
+            "-1",
+            "1e3",
+            "NaN",
+            "",
+            "99999999999999999999999999999999999999999",
+        ])
+        .prop_map(str::to_string),
+    ]
+}
+
+/// A quantity as TOML drawn from the whole range: a string with a unit (good or bad), or a
+/// bare value of any type.
+fn wild_qty(units: &'static [&'static str]) -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => (number_text(), prop::sample::select(units)).prop_map(|(n, u)| format!("\"{n}{u}\"")),
+        1 => any_int().prop_map(|i| i.to_string()),
+        1 => any_float().prop_map(toml_float),
+        1 => prop::sample::select(vec!["true", "[1]", "{ a = 1 }", "\"\""]).prop_map(str::to_string),
+    ]
+}
+
+/// A quantity: mostly one of `valid` (so that whole scenarios often validate and run), else
+/// drawn from the whole range.
+fn qty(units: &'static [&'static str], valid: &'static [&'static str]) -> BoxedStrategy<String> {
+    prop_oneof![
+        12 => prop::sample::select(valid).prop_map(str::to_string),
+        1 => wild_qty(units),
+    ]
+    .boxed()
+}
+
+const TIME: &[&str] = &["ps", "ns", "us", "ms", "s", "µs", "", "min", "h"];
+const RATE: &[&str] = &["bps", "Kbps", "Mbps", "Gbps", "Tbps", "G", "Bps", ""];
+const SIZE: &[&str] = &["", "B", "KB", "MB", "GB", "KiB", "MiB", "GiB", "TB"];
+const TIMES: &[&str] =
+    &["\"0s\"", "\"100ns\"", "\"1us\"", "\"10us\"", "\"1ms\"", "\"3ms\"", "\"1s\""];
+const RATES: &[&str] =
+    &["\"1bps\"", "\"1Mbps\"", "\"1Gbps\"", "\"25Gbps\"", "\"100Gbps\"", "\"400G\""];
+const SIZES: &[&str] = &["1", "1000", "\"1KB\"", "\"64KiB\"", "\"1MB\"", "\"32MiB\"", "\"1GB\""];
+
+fn time() -> BoxedStrategy<String> {
+    qty(TIME, TIMES)
+}
+fn rate() -> BoxedStrategy<String> {
+    qty(RATE, RATES)
+}
+fn size() -> BoxedStrategy<String> {
+    qty(SIZE, SIZES)
+}
+
+/// A float: mostly a fraction in (0, 1), else any.
+fn fraction() -> BoxedStrategy<String> {
+    prop_oneof![12 => (0.001f64..0.999).prop_map(toml_float), 1 => any_float().prop_map(toml_float)]
+        .boxed()
+}
+
+/// An integer: mostly in `range`, else any.
+fn int_in(range: std::ops::RangeInclusive<i64>) -> BoxedStrategy<String> {
+    prop_oneof![12 => range.prop_map(|i| i.to_string()), 1 => any_int().prop_map(|i| i.to_string())]
+        .boxed()
+}
+
+/// A valid-looking small count most of the time, any integer otherwise.
+fn count() -> impl Strategy<Value = String> {
+    prop_oneof![12 => (1i64..=4).prop_map(|i| i.to_string()), 1 => any_int().prop_map(|i| i.to_string())]
+}
+
+/// `key = value` lines, each present or not.
+fn lines(fields: Vec<(&'static str, BoxedStrategy<String>)>) -> BoxedStrategy<String> {
+    let parts: Vec<BoxedStrategy<String>> = fields
+        .into_iter()
+        .map(|(k, v)| {
+            prop::option::weighted(0.6, v)
+                .prop_map(move |v| match v {
+                    Some(v) => format!("{k} = {v}\n"),
+                    None => String::new(),
+                })
+                .boxed()
+        })
+        .collect();
+    parts.prop_map(|p| p.concat()).boxed()
+}
+
+fn simulation() -> BoxedStrategy<String> {
+    lines(vec![
+        ("stop_time", time().boxed()),
+        ("seed", int_in(0..=1000)),
+        (
+            "serialization",
+            prop_oneof![
+                12 => prop::sample::select(vec!["\"exact\"", "\"ns3\""]),
+                1 => prop::sample::select(vec!["\"bogus\"", "1"]),
+            ]
+            .prop_map(str::to_string)
+            .boxed(),
+        ),
+    ])
+    .prop_map(|b| format!("[simulation]\n{b}"))
+    .boxed()
+}
+
+fn topology() -> BoxedStrategy<String> {
+    let kind = prop::sample::select(vec![
+        ("star", vec!["senders"]),
+        ("leaf-spine", vec!["leaves", "spines", "hosts_per_leaf"]),
+        ("dumbbell", vec!["left_hosts", "right_hosts"]),
+        ("fat-tree", vec!["k"]),
+        ("alibaba-2pod", vec![]),
+    ]);
+    let kind = prop_oneof![20 => kind, 1 => Just(("bogus", vec!["senders"]))];
+    (
+        kind,
+        prop::collection::vec(count(), 3),
+        lines(vec![
+            ("host_rate", rate().boxed()),
+            ("delay", time().boxed()),
+            ("error_rate_per_link", fraction()),
+        ]),
+    )
+        .prop_map(|((kind, keys), counts, rest)| {
+            let mut t = format!("[topology]\nkind = \"{kind}\"\n");
+            for (k, c) in keys.iter().zip(&counts) {
+                // `k` must be even for a fat tree; keep the small ones so.
+                let c = if *k == "k" && c.len() == 1 { "4".to_string() } else { c.clone() };
+                t += &format!("{k} = {c}\n");
+            }
+            t + &rest
+        })
+        .boxed()
+}
+
+fn flows() -> BoxedStrategy<String> {
+    let host = || prop_oneof![12 => (0i64..=4).prop_map(|i| i.to_string()), 1 => any_int().prop_map(|i| i.to_string())];
+    let flow = (host(), host(), size(), prop::option::of(time()), prop::option::of(int_in(1..=7)))
+        .prop_map(|(s, d, size, start, pg)| {
+            let mut f = format!("[[flows.list]]\nsrc = {s}\ndst = {d}\nsize = {size}\n");
+            if let Some(t) = start {
+                f += &format!("start = {t}\n");
+            }
+            if let Some(pg) = pg {
+                f += &format!("pg = {pg}\n");
+            }
+            f
+        });
+    let cdf = prop_oneof![
+        12 => prop::sample::select(vec!["\"websearch\"", "\"hadoop\"", "\"googlerpc2008\""]),
+        1 => prop::sample::select(vec!["\"nope.txt\"", "3"]),
+    ];
+    let workload = (cdf, fraction(), time(), prop::option::of(time()), any::<bool>()).prop_map(
+        |(cdf, load, duration, start, drop_last)| {
+            let start = start.map_or(String::new(), |s| format!(", start = {s}"));
+            format!(
+                "workload = {{ cdf = {cdf}, load = {load}, duration = {duration}{start}, \
+                 drop_last = {drop_last} }}\n"
+            )
+        },
+    );
+    let incast = (count(), size(), fraction(), time()).prop_map(|(n, size, f, d)| {
+        format!("incast = {{ senders = {n}, size = {size}, fraction = {f}, duration = {d} }}\n")
+    });
+    let lognormal = (int_in(1..=50), time(), size(), size()).prop_map(|(n, gap, p5, p95)| {
+        format!(
+            "lognormal = {{ src = 0, dst = 1, flows = {n}, mean_gap = {gap}, p5 = {p5}, \
+             p95 = {p95}, start = \"0s\" }}\n"
+        )
+    });
+    let max_flows = prop_oneof![
+        24 => (1i64..=20_000).prop_map(|i| i.to_string()),
+        1 => (i64::MIN..=0).prop_map(|i| i.to_string()),
+        1 => Just("\"many\"".to_string()),
+    ];
+    (
+        prop::collection::vec(flow, 0..3),
+        prop::option::weighted(0.4, workload),
+        prop::option::weighted(0.2, incast),
+        prop::option::weighted(0.15, lognormal),
+        max_flows,
+    )
+        .prop_map(|(list, w, i, l, max)| {
+            let mut f = format!("[flows]\nmax_flows = {max}\n");
+            f += &w.unwrap_or_default();
+            f += &i.unwrap_or_default();
+            f += &l.unwrap_or_default();
+            f + &list.concat()
+        })
+        .boxed()
+}
+
+fn switch_and_nic() -> BoxedStrategy<String> {
+    (
+        lines(vec![
+            ("buffer", size().boxed()),
+            ("reserve", size().boxed()),
+            ("headroom_bdp_multiple", int_in(0..=8)),
+            ("pfc", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+            ("pfc_alpha", fraction()),
+        ]),
+        lines(vec![
+            ("mtu", size().boxed()),
+            ("ack_interval", size().boxed()),
+            ("nack_interval", time().boxed()),
+        ]),
+        prop_oneof![
+            20 => prop::sample::select(vec![
+                "none", "hpcc", "hpcc-pint", "dcqcn", "dcqcn-w", "timely", "timely-w", "dctcp",
+            ]),
+            1 => Just("bogus"),
+        ],
+        prop::option::of(fraction()),
+    )
+        .prop_map(|(sw, nic, cc, eta)| {
+            let mut t = format!("[switch]\n{sw}[nic]\n{nic}[cc]\nname = \"{cc}\"\n");
+            if let (Some(eta), "hpcc") = (eta, cc) {
+                t += &format!("eta = {eta}\n");
+            }
+            t
+        })
+        .boxed()
+}
+
+/// A TCP flow group that every flow of `[flows]` joins, and an RPC application over it.
+fn group_and_rpc() -> BoxedStrategy<String> {
+    let group = (
+        prop::sample::select(vec!["newreno", "cubic", "dctcp", "prague", "hpcc"]),
+        int_in(1..=1400),
+        size(),
+        any::<bool>(),
+    )
+        .prop_map(|(cca, mss, request, handshake)| {
+            format!(
+                "[[group]]\nname = \"g\"\ncca = \"{cca}\"\npg = 2\n\
+                 tcp = {{ mss = {mss}, request_bytes = {request}, handshake = {handshake} }}\n"
+            )
+        });
+    let rpc = (
+        prop_oneof![
+            (1i64..=4).prop_map(|n| format!("outstanding = {n}")),
+            fraction().prop_map(|l| format!("load = {l}")),
+        ],
+        size(),
+        size(),
+        int_in(1..=4),
+    )
+        .prop_map(|(arrivals, query, response, connections)| {
+            format!(
+                "[[rpc]]\nclients = [0]\nservers = [1]\ngroup = \"g\"\n{arrivals}\n\
+                 query = {query}\nresponse = {response}\nconnections = {connections}\n"
+            )
+        });
+    (group, prop::option::weighted(0.6, rpc)).prop_map(|(g, r)| g + &r.unwrap_or_default()).boxed()
+}
+
+fn scenario() -> impl Strategy<Value = String> {
+    (
+        prop::option::weighted(0.8, simulation()),
+        prop::option::weighted(0.98, topology()),
+        prop::option::weighted(0.98, flows()),
+        prop::option::weighted(0.5, switch_and_nic()),
+        prop::option::weighted(0.25, group_and_rpc()),
+    )
+        .prop_map(|(s, t, f, x, g)| {
+            // Every flow joins the group when there is one.
+            let f = match (&g, f) {
+                (Some(_), Some(f)) => Some(f.replacen("[flows]\n", "[flows]\ngroup = \"g\"\n", 1)),
+                (_, f) => f,
+            };
+            [s, t, f, x, g].into_iter().flatten().collect::<Vec<_>>().join("\n")
+        })
+}
+
+/// Peak resident memory of this process (Linux `VmHWM`), MiB.
+fn peak_memory_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
+}
+
+/// Whether `e` is located: in the scenario (`p.toml:LINE:COL: ...`, or `p.toml: ...` for what
+/// has no position, such as a missing section) with the field where there is one.
+fn assert_located(text: &str, e: &CliError) {
+    let msg = e.to_string();
+    assert!(!msg.contains('\n'), "multi-line error: {msg}");
+    match e {
+        CliError::Field { file, at, field, .. } => {
+            assert!(file.ends_with("p.toml"), "{msg}");
+            assert!(at.line >= 1 && at.col >= 1 && !field.is_empty(), "{msg}");
+            assert!(at.line <= text.lines().count().max(1), "{msg}\n{text}");
+        }
+        CliError::Toml { file, at, .. } => {
+            assert!(file.ends_with("p.toml") && at.line >= 1 && at.col >= 1, "{msg}");
+        }
+        CliError::Scenario { file, .. } => assert!(file.ends_with("p.toml"), "{msg}"),
+        other => panic!("not a located scenario error: {other}\n{text}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        // 1000 cases by default (a few seconds); `PROPTEST_CASES=N` for a longer search.
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000),
+        max_shrink_iters: 200,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn validate_returns_ok_or_a_located_error_and_small_runs_do_not_panic(text in scenario()) {
+        let t0 = Instant::now();
+        let result = validate(&Source::new("p.toml", text.clone()), None);
+        let took = t0.elapsed();
+        prop_assert!(took < VALIDATE_BOUND, "validate took {took:?}:\n{text}");
+        if let Some(m) = peak_memory_mib() {
+            prop_assert!(m < MEMORY_BOUND_MIB, "peak memory {m:.0} MiB:\n{text}");
+        }
+        match result {
+            Err(e) => assert_located(&text, &e),
+            Ok(mut v) => {
+                // Every warning is located the same way.
+                for w in &v.warnings {
+                    prop_assert!(w.to_string().starts_with("p.toml"), "{w}");
+                }
+                let small = v.net.node_count() <= 64 && v.flows.len() <= 200;
+                if small {
+                    v.cfg.stop_time = v.cfg.stop_time.min(Time::from_ns(20_000));
+                    // The simulator's own checks must agree with the CLI's: no SimError.
+                    let r = v.run(1, Vec::new());
+                    prop_assert!(r.is_ok(), "{:?}\n{text}", r.err());
+                }
+            }
+        }
+    }
+}
