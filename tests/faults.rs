@@ -324,3 +324,49 @@ fn events_naming_no_link_are_refused() {
     let err = Simulation::new(net, routes, cfg, vec![], NoCcFactory).err().unwrap();
     assert!(err.to_string().contains("link 7 does not exist"), "{err}");
 }
+
+#[test]
+fn progress_after_back_offs_restarts_the_timer_from_its_first_timeout() {
+    let (net, routes) = line();
+    let mut cfg = SimConfig::default();
+    cfg.nic.rto = Some(RoceRto { timeout: Duration::from_us(100), retries: 10, backoff: 2 });
+    // Everything sent before 650 µs dies on the switch's link to the receiver; the flow
+    // recovers at its third timeout (700 µs), then a second outage from 705 µs to 2 ms cuts its
+    // tail. Progress at ~705 µs resets the timeout to 100 µs: expiries at ~805, ~1005, ~1405
+    // and ~2205 µs (not at the 1.5 ms the third back-off had armed).
+    cfg.faults.events = vec![
+        LinkEvent { at: Time::from_ns(1_500), link: LinkId(1), up: false },
+        LinkEvent { at: Time::from_ns(650_000), link: LinkId(1), up: true },
+        LinkEvent { at: Time::from_ns(705_000), link: LinkId(1), up: false },
+        LinkEvent { at: Time::from_ns(2_000_000), link: LinkId(1), up: true },
+    ];
+    let flow = FlowSpec {
+        id: FlowId(0),
+        src: NodeId(0),
+        dst: NodeId(2),
+        size: 100_000,
+        start: Time::ZERO,
+        pg: 3,
+        dport: 100,
+    };
+    let mut sim = Simulation::new(net, routes, cfg, vec![flow], NoCcFactory).unwrap();
+    sim.run();
+    let c = sim.counters();
+    assert_eq!(c.timeouts, 7, "{c:?}");
+    let fct = sim.flow_results()[0].fct.expect("completes");
+    assert!(fct > Duration::from_us(2_205) && fct < Duration::from_us(2_220), "{fct:?}");
+}
+
+#[test]
+fn timeouts_are_checked_and_computed_without_looping() {
+    let fixed = RoceRto { timeout: Duration::from_us(5), retries: u32::MAX, backoff: 1 };
+    assert_eq!(fixed.after(u32::MAX), Duration::from_us(5));
+    let doubling = RoceRto { backoff: 2, ..fixed };
+    assert_eq!(doubling.after(3), Duration::from_us(40));
+    assert_eq!(doubling.after(u32::MAX), RoceRto::MAX);
+    let (net, routes) = line();
+    let mut cfg = SimConfig::default();
+    cfg.nic.rto = Some(RoceRto { timeout: Duration::ZERO, ..fixed });
+    let err = Simulation::new(net, routes, cfg, vec![], NoCcFactory).err().unwrap();
+    assert!(err.to_string().contains("nic.rto"), "{err}");
+}

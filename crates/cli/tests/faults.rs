@@ -269,3 +269,38 @@ fn late_events_and_a_timeout_shorter_than_a_round_trip_are_warned_about() {
     assert!(stderr.contains("warning: s.toml:"), "{stderr}");
     assert!(stderr.contains("will not happen"), "{stderr}");
 }
+
+#[test]
+fn auto_counts_a_dropping_queue_discipline_on_a_roce_class_as_lossy() {
+    let c = Case::new();
+    let lossless = BASE
+        .replace("error_rate_per_link = 0.001\n", "")
+        .replace("[[events]]\nat = \"50us\"\naction = \"link-down\"\nlink = [32, 36]\n", "");
+    c.write("s.toml", &format!("{lossless}\n[[queue]]\nswitch = 32\nkind = \"codel\"\n"));
+    let v = c.ok(&["validate", "s.toml"]);
+    assert!(v.contains("RoCE retransmission timeout: 4 ms (auto"), "{v}");
+    // RED marking ECN-capable RoCE packets never drops them.
+    c.write("r.toml", &format!("{lossless}\n[[queue]]\nswitch = 32\nkind = \"red\"\n"));
+    let v = c.ok(&["validate", "r.toml"]);
+    assert!(v.contains("RoCE retransmission timeout: off"), "{v}");
+}
+
+#[test]
+fn routing_tables_of_many_event_times_are_bounded() {
+    let c = Case::new();
+    let mut s = String::from(
+        "[simulation]\nstop_time = \"10ms\"\n\n[topology]\nkind = \"fat-tree\"\nk = 16\n\n\
+         [[flows.list]]\nsrc = 0\ndst = 5\nsize = 1000\n",
+    );
+    for i in 0..200 {
+        let action = if i % 2 == 0 { "link-down" } else { "link-up" };
+        s.push_str(&format!(
+            "\n[[events]]\nat = \"{}us\"\naction = \"{action}\"\nlink = [0, 1024]\n",
+            i + 1
+        ));
+    }
+    c.write("s.toml", &s);
+    let err = c.fails(&["validate", "s.toml"], &[]);
+    assert!(err.contains("routing tables of"), "{err}");
+    assert!(err.contains("field `events["), "{err}");
+}

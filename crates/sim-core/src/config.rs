@@ -229,14 +229,32 @@ pub struct RoceRto {
 }
 
 impl RoceRto {
+    /// Checks the parameters: a timeout of at least 1 ps and a back-off of at least 1.
+    ///
+    /// # Errors
+    /// What is wrong, naming the scenario key (`nic.rto`, `nic.rto_backoff`).
+    pub fn check(&self) -> Result<(), String> {
+        if self.timeout == Duration::ZERO {
+            return Err("nic.rto: the timeout must be greater than zero".into());
+        }
+        if self.backoff == 0 {
+            return Err("nic.rto_backoff: must be at least 1".into());
+        }
+        Ok(())
+    }
+
     /// The longest a backed-off timeout may grow (1000 s).
     pub const MAX: Duration = Duration::from_ps(1_000_000_000_000_000);
 
     /// The timeout after `k` consecutive expiries: `timeout * backoff^k`, at most
     /// [`RoceRto::MAX`].
     pub fn after(&self, k: u32) -> Duration {
-        let mut t = self.timeout.as_ps();
-        for _ in 0..k {
+        let mut t = self.timeout.as_ps().min(Self::MAX.as_ps());
+        if self.backoff <= 1 || t == 0 {
+            return Duration::from_ps(t);
+        }
+        // With a factor of at least 2 the timeout reaches MAX within 64 doublings.
+        for _ in 0..k.min(64) {
             t = t.saturating_mul(u64::from(self.backoff));
             if t >= Self::MAX.as_ps() {
                 return Self::MAX;
@@ -268,7 +286,9 @@ pub struct LinkEvent {
 /// links up at the event ([`crate::network::RoutingTable::shortest_paths`]); until then they
 /// keep the previous routes, and a packet routed to a failed port is dropped
 /// (`drops_link_down`). A destination no route reaches has its packets dropped as
-/// `no_route_drops`. Events at the same time apply in list order.
+/// `no_route_drops`. Events at the same time apply in list order; events after the stop time
+/// are left out. Routes after each change are always computed by
+/// [`crate::network::RoutingTable::shortest_paths`], whatever table the run was given.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Faults {
     /// The events, in any order (applied by time, ties in list order).

@@ -322,7 +322,10 @@ impl<F: CcFactory> Simulation<F> {
                 network: net.hosts().len(),
             });
         }
-        let faults = FaultPlan::new(&net, &cfg.faults)?.map(Box::new);
+        if let Some(rto) = &cfg.nic.rto {
+            rto.check().map_err(SimError::Fault)?;
+        }
+        let faults = FaultPlan::new(&net, &cfg.faults, cfg.stop_time)?.map(Box::new);
         let header = factory.header_mode();
         let n = net.node_count();
         let nic_rate = net.hosts().first().map(|&h| net.nic_rate(h)).unwrap_or_default();
@@ -336,6 +339,7 @@ impl<F: CcFactory> Simulation<F> {
             Link {
                 id: port.link.0,
                 down: false,
+                cut_until: Time::ZERO,
                 rate: port.rate,
                 delay: port.delay,
                 peer: port.peer.0,

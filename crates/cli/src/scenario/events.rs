@@ -163,12 +163,22 @@ pub(super) fn apply_rto(
 
 /// Whether a RoCE packet can be lost in this scenario: a link has a loss probability, links
 /// fail, or a RoCE flow or connection is in a class that does not pause (PFC off, or a lossy
-/// class), where a full buffer drops.
+/// class), where a full buffer drops, or in a class given a `[[queue]]` discipline that can
+/// drop (anything but RED marking ECN-capable packets, or a FIFO without a limit).
 fn roce_can_lose(net: &Network, flows: &[FlowSpec], cfg: &SimConfig) -> bool {
+    use dcsim_core::config::QdiscConfig;
     if net.links().iter().any(|l| l.loss > 0.0) || !cfg.faults.events.is_empty() {
         return true;
     }
-    let lossy = |pg: u8| !cfg.switch.lossless(pg as usize);
+    let dropping = |q: &QdiscConfig| match q {
+        QdiscConfig::Red(r) => !r.ecn,
+        QdiscConfig::Fifo(f) => f.limit_bytes.is_some() || f.limit_packets.is_some(),
+        _ => true,
+    };
+    let lossy = |pg: u8| {
+        !cfg.switch.lossless(pg as usize)
+            || cfg.switch.qdiscs.iter().any(|r| r.classes & (1 << pg) != 0 && dropping(&r.qdisc))
+    };
     let listed = flows
         .iter()
         .enumerate()
@@ -263,6 +273,26 @@ pub(super) fn events(
         }
         for id in ids {
             faults.events.push(LinkEvent { at: at_t, link: id, up });
+        }
+        // Each distinct event time within the run keeps a routing table for the rest of it.
+        let mut times: Vec<Time> =
+            faults.events.iter().map(|e| e.at).filter(|&t| t <= cfg.stop_time).collect();
+        times.sort_unstable();
+        times.dedup();
+        let entries = (net.node_count() * net.hosts().len()) as u128;
+        let tables = times.len() as u128 + 1;
+        if tables * entries > u128::from(super::limits::MAX_ROUTE_ENTRIES) {
+            return Err(src.error(
+                whole,
+                format!("events[{i}]"),
+                format!(
+                    "{} distinct event times would keep {tables} routing tables of {entries} \
+                     entries, more than the limit of {} entries in all; use fewer distinct \
+                     times (events at the same time share a table)",
+                    times.len(),
+                    super::limits::MAX_ROUTE_ENTRIES
+                ),
+            ));
         }
     }
     cfg.faults = faults;

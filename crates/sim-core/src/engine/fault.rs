@@ -33,8 +33,13 @@ pub(crate) struct FaultPlan {
 }
 
 impl FaultPlan {
-    /// The plan for `faults` on `net`; `None` when there are no events.
-    pub(crate) fn new(net: &Network, faults: &Faults) -> Result<Option<FaultPlan>, SimError> {
+    /// The plan for `faults` on `net` for a run that stops at `stop` (later events never
+    /// happen and are left out); `None` when no event changes anything before `stop`.
+    pub(crate) fn new(
+        net: &Network,
+        faults: &Faults,
+        stop: Time,
+    ) -> Result<Option<FaultPlan>, SimError> {
         if faults.events.is_empty() {
             return Ok(None);
         }
@@ -47,7 +52,8 @@ impl FaultPlan {
                 )));
             }
         }
-        let mut order: Vec<usize> = (0..faults.events.len()).collect();
+        let mut order: Vec<usize> =
+            (0..faults.events.len()).filter(|&i| faults.events[i].at <= stop).collect();
         order.sort_by_key(|&i| faults.events[i].at); // stable: ties in list order
         let mut up = vec![true; nlinks];
         let mut down: Vec<Vec<(Time, Time)>> = vec![Vec::new(); nlinks];
@@ -126,10 +132,12 @@ impl<F: CcFactory> Shard<F> {
         link.down = !up;
         link.paused = Default::default();
         if up {
-            // A frame cut off by the failure is abandoned: the port is free now.
-            link.busy_until = now;
+            // A frame cut off by the failure still held the transmitter until its last bit
+            // (its TxDone, if pending, comes then): the port is free from then on.
+            link.busy_until = link.cut_until.max(now);
         } else {
             // Nothing is put on the wire until the link is restored.
+            link.cut_until = link.busy_until;
             link.busy_until = Time::MAX;
         }
         match sh.place[node as usize].slot {
@@ -152,6 +160,9 @@ impl<F: CcFactory> Shard<F> {
     /// settling the buffer accounting (which may resume other upstreams), and gives each class
     /// a fresh discipline. Pauses this switch sent out of the port are forgotten.
     fn flush_port(&mut self, sh: &Shared<F>, s: usize, out: usize) {
+        // The upstream on this link was un-paused at its end when the link failed: no resume
+        // is owed to it (and none is sent into the dead link below).
+        self.switches[s].mmu.paused[out] = [false; QUEUES];
         let mut held = Vec::new();
         for q in 0..QUEUES {
             held.clear();
@@ -176,8 +187,6 @@ impl<F: CcFactory> Shard<F> {
                 self.drop_packet(pkt);
             }
         }
-        // The upstream on this link was un-paused at its end when the link failed.
-        self.switches[s].mmu.paused[out] = [false; QUEUES];
     }
 }
 
@@ -231,7 +240,7 @@ mod tests {
             events: vec![ev(100, 2, false), ev(200, 2, true), ev(150, 2, false)],
             convergence: Duration::ZERO,
         };
-        let plan = FaultPlan::new(&net, &faults).unwrap().unwrap();
+        let plan = FaultPlan::new(&net, &faults, Time::MAX).unwrap().unwrap();
         let t = Time::from_ns;
         // The second "down" (at 150) finds the link down already: one interval [100, 200).
         assert_eq!(plan.changes.len(), 2);
@@ -253,7 +262,7 @@ mod tests {
             events: vec![ev(100, 2, false), ev(300, 2, true), ev(300, 4, false)],
             convergence: Duration::from_ns(10),
         };
-        let plan = FaultPlan::new(&net, &faults).unwrap().unwrap();
+        let plan = FaultPlan::new(&net, &faults, Time::MAX).unwrap().unwrap();
         let hops = |ns| plan.routes(Time::from_ns(ns), &initial).next_hops(NodeId(2), 1).to_vec();
         assert_eq!(hops(109), vec![PortNo(1), PortNo(2)], "not converged yet");
         assert_eq!(hops(110), vec![PortNo(2)]);
@@ -261,16 +270,16 @@ mod tests {
         // Both paths down: no route (the packet is dropped and counted).
         let faults =
             Faults { events: vec![ev(0, 2, false), ev(0, 4, false)], convergence: Duration::ZERO };
-        let plan = FaultPlan::new(&net, &faults).unwrap().unwrap();
+        let plan = FaultPlan::new(&net, &faults, Time::MAX).unwrap().unwrap();
         assert!(plan.routes(Time::ZERO, &initial).next_hops(NodeId(2), 1).is_empty());
     }
 
     #[test]
     fn no_events_no_plan() {
         let net = diamond();
-        assert!(FaultPlan::new(&net, &Faults::default()).unwrap().is_none());
+        assert!(FaultPlan::new(&net, &Faults::default(), Time::MAX).unwrap().is_none());
         // Restoring a link that never failed changes nothing.
         let f = Faults { events: vec![ev(5, 1, true)], convergence: Duration::ZERO };
-        assert!(FaultPlan::new(&net, &f).unwrap().is_none());
+        assert!(FaultPlan::new(&net, &f, Time::MAX).unwrap().is_none());
     }
 }

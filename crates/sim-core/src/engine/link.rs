@@ -18,6 +18,9 @@ pub(crate) struct Link {
     /// The link has failed ([`crate::config::Faults`]): the port sends nothing (its
     /// `busy_until` is `Time::MAX`) until it is restored.
     pub(crate) down: bool,
+    /// While down: when the frame the failure cut off would have finished (the port's
+    /// `busy_until` at the failure).
+    pub(crate) cut_until: Time,
     pub(crate) rate: BitsPerSec,
     pub(crate) delay: Duration,
     pub(crate) peer: u32,

@@ -371,7 +371,7 @@ impl<F: CcFactory> Shard<F> {
                 if slot < tcp::TCP_TX_TIMER {
                     self.cc_timer(sh, flow as usize, slot, version)
                 } else if slot == roce::ROCE_RTO_TIMER {
-                    self.roce_rto(sh, flow as usize)
+                    self.roce_rto(sh, flow as usize, version)
                 } else {
                     self.tcp_timer(sh, flow as usize, slot, version)
                 }

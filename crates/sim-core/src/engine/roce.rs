@@ -29,8 +29,12 @@ pub(crate) struct Qp<C> {
     pub(crate) done: bool,
     pub(crate) cc: Option<C>,
     pub(crate) timer_version: [u32; MAX_TIMERS],
-    /// A retransmission timer event is pending (at most one; it re-arms itself lazily).
-    pub(crate) rto_pending: bool,
+    /// When the pending retransmission timer event is due (its version is `rto_version`;
+    /// older events lapse). It is re-armed lazily when it fires, and earlier only when a
+    /// deadline moves before it.
+    pub(crate) rto_at: Option<Time>,
+    /// The version of the pending retransmission timer event.
+    pub(crate) rto_version: u32,
     /// The retransmission timer runs from here: the last progress, the last timeout, or when
     /// bytes were last sent after every byte sent had been acknowledged.
     pub(crate) rto_from: Time,
@@ -56,7 +60,8 @@ impl<C> Qp<C> {
             done: false,
             cc: None,
             timer_version: [0; MAX_TIMERS],
-            rto_pending: false,
+            rto_at: None,
+            rto_version: 0,
             rto_from: Time::ZERO,
             rto_expiries: 0,
         }
@@ -121,11 +126,9 @@ impl<F: CcFactory> Shard<F> {
             if idle {
                 qp.rto_from = self.now;
             }
-            if !qp.rto_pending {
-                qp.rto_pending = true;
-                let at = qp.rto_from + rto.after(qp.rto_expiries);
-                let ev = Event::CcTimer { flow: flow as u32, slot: ROCE_RTO_TIMER, version: 0 };
-                self.schedule(f.src.0, at, ev);
+            let at = qp.rto_from + rto.after(qp.rto_expiries);
+            if qp.rto_at.is_none_or(|t| at < t) {
+                self.arm_rto(flow, f.src.0, at);
             }
         }
         let qp = qp_mut(&mut self.tx, flow);
@@ -244,7 +247,16 @@ impl<F: CcFactory> Shard<F> {
             // Progress: the retransmission timer and its retries start over.
             qp.rto_from = self.now;
             qp.rto_expiries = 0;
+            if let (Some(rto), Some(t)) = (&nic.rto, qp.rto_at) {
+                // After back-offs the pending expiry may be later than the fresh deadline.
+                let at = self.now + rto.timeout;
+                if at < t {
+                    let src = sh.flows[flow].src.0;
+                    self.arm_rto(flow, src, at);
+                }
+            }
         }
+        let qp = qp_mut(&mut self.tx, flow);
         qp.snd_una = qp.snd_una.max(seq);
         if qp.snd_nxt < qp.snd_una {
             // An ACK for packets sent before a timeout's rewind: skip what is acknowledged.
@@ -272,20 +284,21 @@ impl<F: CcFactory> Shard<F> {
     /// for its current deadline if the flow made progress since it was set; on expiry, go back
     /// to the last acknowledged byte, or give up once the retries are spent (listed flows
     /// only: a connection's streams retry for as long as the run lasts).
-    pub(crate) fn roce_rto(&mut self, sh: &Shared<F>, flow: usize) {
+    pub(crate) fn roce_rto(&mut self, sh: &Shared<F>, flow: usize, version: u32) {
         let Some(rto) = sh.cfg.nic.rto else { return };
         let now = self.now;
         let qp = qp_mut(&mut self.tx, flow);
-        qp.rto_pending = false;
+        if version != qp.rto_version {
+            return; // superseded by an earlier deadline
+        }
+        qp.rto_at = None;
         if qp.done || qp.snd_una >= qp.high {
             return; // nothing unacknowledged: the next packet sent arms the timer
         }
         let src = sh.flows[flow].src;
         let deadline = qp.rto_from + rto.after(qp.rto_expiries);
-        let ev = Event::CcTimer { flow: flow as u32, slot: ROCE_RTO_TIMER, version: 0 };
         if deadline > now {
-            qp.rto_pending = true;
-            self.schedule(src.0, deadline, ev);
+            self.arm_rto(flow, src.0, deadline);
             return;
         }
         self.counters.timeouts += 1;
@@ -303,11 +316,21 @@ impl<F: CcFactory> Shard<F> {
         qp.rto_expiries = qp.rto_expiries.saturating_add(1);
         qp.snd_nxt = qp.snd_una;
         qp.rto_from = now;
-        qp.rto_pending = true;
         let next = now + rto.after(qp.rto_expiries);
-        self.schedule(src.0, next, ev);
+        self.arm_rto(flow, src.0, next);
         let Slot::Host(h) = sh.place[src.idx()].slot else { unreachable!("a host") };
         self.host_send(sh, h as usize);
+    }
+
+    /// Arms queue pair `flow`'s retransmission timer for `at` (a new version: a pending
+    /// event lapses); `src` is its host.
+    fn arm_rto(&mut self, flow: usize, src: u32, at: Time) {
+        let qp = qp_mut(&mut self.tx, flow);
+        qp.rto_version = qp.rto_version.wrapping_add(1);
+        qp.rto_at = Some(at);
+        let ev =
+            Event::CcTimer { flow: flow as u32, slot: ROCE_RTO_TIMER, version: qp.rto_version };
+        self.schedule(src, at, ev);
     }
 
     pub(crate) fn cc_timer(&mut self, sh: &Shared<F>, flow: usize, slot: u8, version: u32) {
