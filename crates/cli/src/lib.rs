@@ -473,6 +473,12 @@ pub(crate) fn write_run_outputs(
         output::remove_stale(dir, "qlen.csv")?;
         output::remove_stale(dir, "qlen_hist.csv")?;
     }
+    if result.monitor.qlen_sampler.is_some() {
+        let text = output::qlen_mon_csv(&result.samples);
+        written.push(output::write_atomic(dir, "qlen_mon.csv", &text)?);
+    } else {
+        output::remove_stale(dir, "qlen_mon.csv")?;
+    }
     Ok(written)
 }
 

@@ -138,13 +138,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("TRACE_OUTPUT_FILE", "tracing is not modelled"),
     ("ENABLE_TRACE", "tracing is not modelled"),
     ("FCT_OUTPUT_FILE", "`dcsim run` writes fct.csv into its --out folder"),
-    (
-        "QLEN_MON_FILE",
-        "the reference's windowed queue sampler is not modelled; `dcsim run --queue-lengths` \
-         writes whole-run time-weighted histograms (qlen.csv, qlen_hist.csv)",
-    ),
-    ("QLEN_MON_START", "the windowed queue sampler is not modelled"),
-    ("QLEN_MON_END", "the windowed queue sampler is not modelled"),
 ];
 
 fn arity(key: &str) -> Option<Arity> {
@@ -691,6 +684,47 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
     let ack_high_prio = c.flag("ACK_HIGH_PRIO", false)?;
 
     let pfc_file = c.get("PFC_OUTPUT_FILE").map(|e| (e.line, e.values[0].clone()));
+    // The queue-length monitor: samples every 100 ns from START to the first sample >= END
+    // (spec §6.5), into 1000-byte bins.
+    let qlen_mon = match (c.get("QLEN_MON_FILE"), c.get("QLEN_MON_START"), c.get("QLEN_MON_END")) {
+        (Some(f), Some(s), Some(e)) => {
+            let ns = |e: &Entry| {
+                e.values[0].parse::<u64>().map_err(|_| {
+                    c.error(
+                        e.line,
+                        format!("{}: `{}` is not a whole number of ns", e.text(), e.values[0]),
+                    )
+                })
+            };
+            let (start, end) = (ns(&s)?, ns(&e)?);
+            if u128::from(start) * 1000 > u128::from(stop.value.as_ps()) {
+                c.note(
+                    Some(s.line),
+                    format!(
+                        "{}: after the stop time: the reference's monitor takes no sample; \
+                         ignored (with QLEN_MON_FILE and QLEN_MON_END)",
+                        s.text()
+                    ),
+                );
+                None
+            } else {
+                Some((f.line, f.values[0].clone(), start, end.max(start)))
+            }
+        }
+        (f, s, e) => {
+            for e in [f, s, e].into_iter().flatten() {
+                c.note(
+                    Some(e.line),
+                    format!(
+                        "{}: the queue monitor needs QLEN_MON_FILE, QLEN_MON_START and \
+                         QLEN_MON_END; ignored",
+                        e.text()
+                    ),
+                );
+            }
+            None
+        }
+    };
 
     // --- Keys with no counterpart.
     for (key, reason) in IGNORED {
@@ -796,13 +830,26 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
     head.line("[flows]");
     head.sourced("file", &flows, |v| q(v));
     head.line("");
-    if let Some((line, file)) = &pfc_file {
+    if pfc_file.is_some() || qlen_mon.is_some() {
         head.line("[output]");
+    }
+    if let Some((line, file)) = &pfc_file {
         head.kv(
             "pfc_log",
             "true".into(),
             &format!("PFC_OUTPUT_FILE {file} (line {line}): `dcsim run` writes pfc.csv instead"),
         );
+    }
+    if let Some((line, file, start, end)) = &qlen_mon {
+        head.kv(
+            "qlen_mon",
+            format!(
+                "{{ start = \"{start}ns\", end = \"{end}ns\", interval = \"100ns\", bin = \"1000B\" }}"
+            ),
+            &format!("QLEN_MON_FILE {file} (line {line}): `dcsim run` writes qlen_mon.csv instead"),
+        );
+    }
+    if pfc_file.is_some() || qlen_mon.is_some() {
         head.line("");
     }
 

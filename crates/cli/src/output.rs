@@ -254,6 +254,25 @@ pub fn qlen_hist_csv(queues: &[PortQueue]) -> String {
     csv_text(["switch", "port", "lower_bytes", "upper_bytes", "time_ns"], rows)
 }
 
+/// `qlen_mon.csv`: the periodic samples of every port's backlog of classes 1–7 (the
+/// reference's `QLEN_MON_*`): `switch,port,lower_bytes,upper_bytes,samples` for every non-empty
+/// bin (`lower <= b < upper`), by switch and port.
+pub fn qlen_mon_csv(samples: &[dcsim_core::qmon::PortSamples]) -> String {
+    let rows = samples.iter().flat_map(|p| {
+        p.counts.iter().enumerate().filter(|(_, &n)| n > 0).map(move |(b, &n)| {
+            let lo = (b as u64).saturating_mul(p.bin);
+            [
+                p.node.0.to_string(),
+                p.port.0.to_string(),
+                lo.to_string(),
+                lo.saturating_add(p.bin).to_string(),
+                n.to_string(),
+            ]
+        })
+    });
+    csv_text(["switch", "port", "lower_bytes", "upper_bytes", "samples"], rows)
+}
+
 /// `counters.csv`: `name,value` rows ([`counter_rows`]).
 pub fn counters_csv(c: &Counters, s: &RunSummary) -> String {
     csv_text(["name", "value"], counter_rows(c, s).into_iter().map(|(n, v)| [n.to_string(), v]))

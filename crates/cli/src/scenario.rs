@@ -108,7 +108,21 @@ struct RawScenario {
 struct RawOutput {
     pfc_log: Option<bool>,
     queue_lengths: Option<bool>,
+    qlen_mon: Option<Spanned<RawQlenMon>>,
 }
+
+/// `[output] qlen_mon` as written.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawQlenMon {
+    start: Option<Qty>,
+    end: Option<Qty>,
+    interval: Option<Qty>,
+    bin: Option<Qty>,
+}
+
+/// The most bins `[output] qlen_mon` may need per port (switch buffer / bin).
+pub const MAX_SAMPLER_BINS: u64 = 1 << 20;
 
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
@@ -662,6 +676,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     let profile = schemes::profile(cc.name());
     cfg.switch = switch_config(src, raw.switch.as_ref(), &net, profile.ecn)?;
     check_ecn(src, &net, &cfg.switch, raw.switch.as_ref(), &origins)?;
+    if let Some(m) = raw.output.as_ref().and_then(|o| o.qlen_mon.as_ref()) {
+        cfg.monitor.qlen_sampler = Some(qlen_mon(src, m, &cfg)?);
+    }
     cfg.nic = nic_config(src, raw.nic.as_ref(), &profile)?;
     let rto = match raw.nic.as_ref() {
         Some(n) => {
@@ -708,6 +725,61 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         rpc,
         rto_auto,
         warnings,
+    })
+}
+
+/// Reads `[output] qlen_mon`: start (default 0), end (required), interval (default 100 ns),
+/// bin (default 1000 B), checked against the switch buffer.
+fn qlen_mon(
+    src: &Source,
+    m: &Spanned<RawQlenMon>,
+    cfg: &SimConfig,
+) -> Result<dcsim_core::qmon::SamplerWindow, CliError> {
+    let f = |k: &str| format!("output.qlen_mon.{k}");
+    let r = m.get_ref();
+    let time = |q: &Option<Qty>, k: &str, default: Duration, zero: Zero| match q {
+        Some(q) => src.duration(q, &f(k), zero),
+        None => Ok(default),
+    };
+    let start = time(&r.start, "start", Duration::ZERO, Zero::Allowed)?;
+    let Some(end_q) = &r.end else {
+        return Err(src.error(m.span(), f("end"), "is required (when sampling ends)"));
+    };
+    let end = src.duration(end_q, &f("end"), Zero::Allowed)?;
+    if end < start {
+        return Err(src.error(
+            end_q.span(),
+            f("end"),
+            format!(
+                "the window ends ({}) before it starts ({})",
+                HumanDuration(end),
+                HumanDuration(start)
+            ),
+        ));
+    }
+    let interval = time(&r.interval, "interval", Duration::from_ns(100), Zero::Rejected)?;
+    let bin = match &r.bin {
+        Some(q) => src.size(q, &f("bin"), Zero::Rejected)?.0,
+        None => 1000,
+    };
+    let bins = cfg.switch.buffer.0 / bin + 1;
+    if bins > MAX_SAMPLER_BINS {
+        let at = r.bin.as_ref().map_or(m.span(), |q| q.span());
+        return Err(src.error(
+            at,
+            f("bin"),
+            format!(
+                "bins of {bin} B would need {bins} bins per port to hold the {} switch buffer, \
+                 more than the limit of {MAX_SAMPLER_BINS}; use wider bins",
+                cfg.switch.buffer
+            ),
+        ));
+    }
+    Ok(dcsim_core::qmon::SamplerWindow {
+        start: Time::from_ps(start.as_ps()),
+        end: Time::from_ps(end.as_ps()),
+        interval,
+        bin,
     })
 }
 

@@ -346,6 +346,8 @@ pub struct RunOutput {
     /// The completed queries of the run's applications, in completion order, unless they went
     /// to [`SimInput::query_sink`].
     pub queries: Vec<QueryRecord>,
+    /// The periodic backlog samples, if asked for (`Simulation::queue_samples`).
+    pub samples: Vec<dcsim_core::qmon::PortSamples>,
     /// The run had link events (its `counters.csv` lists `drops_link_down`).
     pub faults: bool,
     /// RoCE queue pairs had a retransmission timeout (`counters.csv` lists `timeouts` and
@@ -413,6 +415,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     let wall = t0.elapsed();
     let queries = if stepped { Vec::new() } else { sim.take_queries() };
     let queues = if monitor.queue_lengths { sim.queue_stats(summary.end_time) } else { Vec::new() };
+    let samples = sim.queue_samples();
     Ok(RunOutput {
         summary,
         results: sim.flow_results().to_vec(),
@@ -425,6 +428,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         pfc_log: sim.pfc_log(),
         queues,
         queries,
+        samples,
         faults,
         rto,
     })

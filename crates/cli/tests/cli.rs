@@ -841,7 +841,8 @@ fn import_ns3_converts_every_calibration_config() {
                 ":2: USE_DYNAMIC_PFC_THRESHOLD 1: ",
                 ":38: INT_MULTI ",
                 ":48: LINK_DOWN 0 0 0: time 0 means no link goes down",
-                ":56: QLEN_MON_FILE qlen.txt: the reference's windowed queue sampler is not modelled",
+                ":57: QLEN_MON_START 9000000000: after the stop time: the reference's monitor \
+                 takes no sample; ignored",
             ],
         );
         assert!(!stderr.contains("error"), "{scheme}: {stderr}");
@@ -996,6 +997,8 @@ fn import_ns3_output_runs_from_anywhere() {
             "stop_time = \"2009999999ns\"", // Seconds(2.01) truncated, as in the reference
             "error_rate_per_link = 0.0",
             "name = \"dcqcn\"                  # CC_MODE 1 (line 11); HAS_WIN 0 (line 26)",
+            "qlen_mon = { start = \"2000000000ns\", end = \"3000000000ns\", interval = \"100ns\", \
+             bin = \"1000B\" } # QLEN_MON_FILE qlen.txt (line 45)",
         ],
     );
     // Run it from inside its own folder.
@@ -1010,6 +1013,16 @@ fn import_ns3_output_runs_from_anywhere() {
         &["flows: 2 done, 0 unfinished", "scheme dcqcn"],
     );
     assert_eq!(read(&c.path("sc/deep/out/fct.csv")).lines().count(), 3);
+    // The queue monitor: every 100 ns from 2 s to the stop time (2.009999999 s), per port.
+    let mon = read(&c.path("sc/deep/out/qlen_mon.csv"));
+    assert_eq!(mon.lines().next(), Some("switch,port,lower_bytes,upper_bytes,samples"));
+    let mut per_port = std::collections::BTreeMap::<(String, String), u64>::new();
+    for l in mon.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        *per_port.entry((f[0].into(), f[1].into())).or_default() += f[4].parse::<u64>().unwrap();
+    }
+    assert_eq!(per_port.len(), 3, "{mon}");
+    assert!(per_port.values().all(|&n| n == 100_000), "{per_port:?}");
 }
 
 /// Runs `dcsim import-ns3 ref/config.txt --out s.toml`, expected to fail; returns stderr.

@@ -171,6 +171,21 @@ fn bad_observation_and_timing_settings_are_located_errors() {
         ),
         ("[output]\nqueue_lenghts = true\n", "t.toml:13:1"),
         ("[output]\npfc_log = 1\n", "t.toml:13:11"),
+        (
+            "[output]\nqlen_mon = { start = \"2ms\", end = \"1ms\" }\n",
+            "t.toml:13:35: field `output.qlen_mon.end`: the window ends (1 ms) before it starts (2 ms)",
+        ),
+        ("[output]\nqlen_mon = { start = \"1ms\" }\n", "field `output.qlen_mon.end`: is required"),
+        (
+            "[output]\nqlen_mon = { end = \"1ms\", interval = \"0s\" }\n",
+            "field `output.qlen_mon.interval`: must be greater than zero",
+        ),
+        ("[output]\nqlen_mon = { end = \"1ms\", bin = 0 }\n", "field `output.qlen_mon.bin`"),
+        (
+            "[output]\nqlen_mon = { end = \"1ms\", bin = \"1B\" }\n",
+            "field `output.qlen_mon.bin`: bins of 1 B would need 33554433 bins per port",
+        ),
+        ("[output]\nqlen_mon = { end = \"1ms\", ports = [1] }\n", "unknown field `ports`"),
     ] {
         fs::write(dir.path().join("t.toml"), format!("{base}\n{extra}")).unwrap();
         let o = dcsim(dir.path(), &["run", "t.toml", "--out", "out"]);
@@ -247,4 +262,51 @@ fn egress_admission_caps_a_tcp_incast_queue() {
     ok(&dcsim(dir.path(), &["run", "ingress.toml", "--out", "ingress"]));
     let peak = receiver_port_peak(&dir.path().join("ingress"));
     assert!(peak > 2.0 * cap, "ingress admission peak {peak}");
+}
+
+#[test]
+fn the_queue_monitor_samples_every_port_over_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra =
+        "\n[output]\nqueue_lengths = true\nqlen_mon = { start = \"10us\", end = \"1ms\" }\n";
+    fs::write(dir.path().join("s.toml"), incast(extra)).unwrap();
+    ok(&dcsim(dir.path(), &["run", "s.toml", "--out", "out"]));
+    let mon = fs::read_to_string(dir.path().join("out/qlen_mon.csv")).unwrap();
+    assert_eq!(mon.lines().next(), Some("switch,port,lower_bytes,upper_bytes,samples"));
+    let mut per_port = std::collections::BTreeMap::<(u32, u32), u64>::new();
+    let mut deepest = 0u64;
+    for l in mon.lines().skip(1) {
+        let f: Vec<u64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+        assert_eq!(f[3] - f[2], 1000, "1000-byte bins");
+        *per_port.entry((f[0] as u32, f[1] as u32)).or_default() += f[4];
+        deepest = deepest.max(f[2]);
+    }
+    // Every switch port (leaf 34: 18 ports, leaf 35: 18, spine 36: 2) takes every sample:
+    // 10 µs, 10.1 µs, ..., 1 ms.
+    assert_eq!(per_port.len(), 38);
+    assert!(per_port.values().all(|&n| n == 9_901), "{per_port:?}");
+    // The incast overruns the receiver's port, as qlen.csv says too.
+    assert!(deepest > 500_000, "deepest sampled backlog {deepest}");
+    let qlen = fs::read_to_string(dir.path().join("out/qlen.csv")).unwrap();
+    assert!(qlen.lines().count() > 1);
+    // Without the monitor, a stale qlen_mon.csv is removed.
+    fs::write(dir.path().join("s.toml"), incast("")).unwrap();
+    ok(&dcsim(dir.path(), &["run", "s.toml", "--out", "out"]));
+    assert!(!dir.path().join("out/qlen_mon.csv").exists());
+}
+
+#[test]
+fn a_queue_monitor_after_the_stop_time_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "\n[output]\nqlen_mon = { start = \"60ms\", end = \"70ms\" }\n";
+    fs::write(dir.path().join("s.toml"), incast(extra)).unwrap();
+    let o = dcsim(dir.path(), &["validate", "s.toml"]);
+    ok(&o);
+    let v = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        v.contains(
+            "field `output.qlen_mon`: the window starts at 60 ms, after the stop time (50 ms)"
+        ),
+        "{v}"
+    );
 }

@@ -396,6 +396,9 @@ pub struct Monitor {
     /// Keep a time-weighted backlog histogram per switch egress port
     /// (`Simulation::queue_stats`).
     pub queue_lengths: bool,
+    /// Sample every switch egress port's backlog periodically, like the reference's
+    /// `QLEN_MON_*` (`Simulation::queue_samples`).
+    pub qlen_sampler: Option<crate::qmon::SamplerWindow>,
 }
 
 /// Which transport carries a flow.

@@ -206,9 +206,156 @@ impl PortQueue {
     }
 }
 
+/// The reference's periodic queue-length sampler (`QLEN_MON_*`): every `interval` from
+/// `start` up to and including the first sample time at or after `end`, each switch egress
+/// port's backlog of classes 1–7 (class 0 — PFC frames and high-priority ACKs — not counted,
+/// as the reference counts MMU egress bytes) goes into a bin `floor(backlog / bin)`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SamplerWindow {
+    /// The first sample.
+    pub start: Time,
+    /// Sampling ends with the first sample at or after this time.
+    pub end: Time,
+    /// Between samples (> 0; the reference's is 100 ns).
+    pub interval: Duration,
+    /// Bin width in bytes (> 0; the reference's is 1000).
+    pub bin: u64,
+}
+
+impl SamplerWindow {
+    /// The last sample time: the first `start + k · interval` at or after `end`.
+    pub fn last(&self) -> Time {
+        if self.end <= self.start {
+            return self.start;
+        }
+        let i = self.interval.as_ps().max(1);
+        let k = (self.end.0 - self.start.0).div_ceil(i);
+        Time(self.start.0.saturating_add(k.saturating_mul(i)))
+    }
+
+    /// How many samples the window takes.
+    pub fn samples(&self) -> u64 {
+        (self.last().0 - self.start.0) / self.interval.as_ps().max(1) + 1
+    }
+}
+
+/// The sampled backlog of one port: counts per bin, filled exactly from the backlog's changes
+/// (no event per sample): the samples between two changes all see the level between them, and
+/// a sample at the time of a change sees the level after every change at that time.
+#[derive(Clone, Debug)]
+pub struct QueueSampler {
+    w: SamplerWindow,
+    /// The next sample time not yet counted.
+    next: Time,
+    /// The backlog of classes 1–7.
+    level: u64,
+    /// Samples per bin.
+    counts: Vec<u64>,
+}
+
+impl QueueSampler {
+    /// A sampler over `w`, level 0.
+    pub fn new(w: SamplerWindow) -> QueueSampler {
+        QueueSampler { w, next: w.start, level: 0, counts: Vec::new() }
+    }
+
+    /// Counts the samples before `now` at the current level.
+    #[inline]
+    fn advance(&mut self, now: Time) {
+        let last = self.w.last();
+        if now <= self.next || self.next > last {
+            return;
+        }
+        let i = self.w.interval.as_ps().max(1);
+        // Samples next, next + i, ... that are < now and <= last.
+        let upto = (now.0 - 1).min(last.0);
+        if upto < self.next.0 {
+            return;
+        }
+        let n = (upto - self.next.0) / i + 1;
+        let b = usize::try_from(self.level / self.w.bin.max(1)).unwrap_or(usize::MAX);
+        if b >= self.counts.len() {
+            self.counts.resize(b + 1, 0);
+        }
+        self.counts[b] += n;
+        self.next = Time(self.next.0.saturating_add(n.saturating_mul(i)));
+    }
+
+    /// `bytes` more of classes 1–7 are queued from `now`.
+    #[inline]
+    pub fn grow(&mut self, now: Time, bytes: u64) {
+        self.advance(now);
+        self.level += bytes;
+    }
+
+    /// `bytes` fewer of classes 1–7 are queued from `now`.
+    #[inline]
+    pub fn shrink(&mut self, now: Time, bytes: u64) {
+        self.advance(now);
+        self.level -= bytes;
+    }
+
+    /// Takes the samples up to `until` (inclusive; the run's stop time: the backlog stays at
+    /// its last level after the run's last event) and returns the counts per bin: `counts[b]`
+    /// samples saw a backlog in `[b · bin, (b + 1) · bin)`.
+    pub fn finish(&mut self, until: Time) -> Vec<u64> {
+        self.advance(Time(until.0.saturating_add(1)));
+        self.counts.clone()
+    }
+}
+
+/// The sampled backlog of one switch egress port (see [`SamplerWindow`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortSamples {
+    /// The switch.
+    pub node: crate::ids::NodeId,
+    /// Its egress port.
+    pub port: crate::ids::PortNo,
+    /// The bin width, bytes.
+    pub bin: u64,
+    /// Samples per bin (`counts[b]`: a backlog in `[b · bin, (b + 1) · bin)`).
+    pub counts: Vec<u64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn window(start_ns: u64, end_ns: u64) -> SamplerWindow {
+        SamplerWindow {
+            start: Time::from_ns(start_ns),
+            end: Time::from_ns(end_ns),
+            interval: Duration::from_ns(100),
+            bin: 1000,
+        }
+    }
+
+    #[test]
+    fn samples_of_a_step_function_are_counted_exactly() {
+        // 0 B until 250 ns, 5000 B (class 1-7 bytes) until 1000 ns, 1500 B after.
+        let w = window(0, 1000);
+        assert_eq!((w.last(), w.samples()), (Time::from_ns(1000), 11));
+        let mut s = QueueSampler::new(w);
+        s.grow(Time::from_ns(250), 5000);
+        s.shrink(Time::from_ns(1000), 3500);
+        // Samples 0, 100, 200 see 0 B; 300 .. 900 see 5000 B; 1000 sees the level after the
+        // change at 1000 ns (1500 B).
+        let c = s.finish(Time::from_ns(5000));
+        assert_eq!(c, vec![3, 1, 0, 0, 0, 7]);
+        assert_eq!(c.iter().sum::<u64>(), w.samples());
+    }
+
+    #[test]
+    fn the_window_ends_with_the_first_sample_at_or_after_its_end_and_at_the_stop() {
+        let w = window(50, 1020);
+        assert_eq!(w.last(), Time::from_ns(1050));
+        let mut s = QueueSampler::new(w);
+        // The run stops at 600 ns: samples 50 .. 550 only.
+        let c = s.finish(Time::from_ns(600));
+        assert_eq!(c, vec![6]);
+        // A window that ends before it starts takes one sample.
+        assert_eq!(window(500, 100).samples(), 1);
+    }
 
     #[test]
     fn bins_partition_the_levels() {

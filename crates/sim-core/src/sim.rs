@@ -44,7 +44,7 @@ use crate::network::{Network, NodeKind, RoutingTable};
 use crate::packet::{HeaderMode, DATA_BASE_HEADER};
 use crate::partition::Partition;
 use crate::paths::{self, Hop};
-use crate::qmon::PortQueue;
+use crate::qmon::{PortQueue, PortSamples, QueueSampler};
 use crate::results::{Counters, FlowResult, HopSample, PfcEvent, RunSummary};
 use crate::telemetry::PortUtil;
 use crate::units::{BitsPerSec, Duration, Time};
@@ -325,6 +325,14 @@ impl<F: CcFactory> Simulation<F> {
         if let Some(rto) = &cfg.nic.rto {
             rto.check().map_err(SimError::Fault)?;
         }
+        if let Some(w) = &cfg.monitor.qlen_sampler {
+            if w.interval == Duration::ZERO {
+                return Err(SimError::Zero("monitor.qlen_sampler.interval"));
+            }
+            if w.bin == 0 {
+                return Err(SimError::Zero("monitor.qlen_sampler.bin"));
+            }
+        }
         let faults = FaultPlan::new(&net, &cfg.faults, cfg.stop_time)?.map(Box::new);
         let header = factory.header_mode();
         let n = net.node_count();
@@ -407,6 +415,7 @@ impl<F: CcFactory> Simulation<F> {
                             queued: 0,
                             util: PortUtil::default(),
                             qmon: cfg.monitor.queue_lengths.then(Box::default),
+                            qsamp: cfg.monitor.qlen_sampler.map(|w| Box::new(QueueSampler::new(w))),
                         });
                     }
                     let geometry: Vec<(BitsPerSec, u64)> =
@@ -791,6 +800,30 @@ impl<F: CcFactory> Simulation<F> {
                             rate: p.link.rate,
                             tx_bytes: p.link.tx_bytes,
                             stats: m.finish(end),
+                        });
+                    }
+                }
+            }
+        }
+        v.sort_by_key(|q| (q.node, q.port));
+        v
+    }
+
+    /// The periodic samples of every switch egress port's backlog (when
+    /// [`SimConfig::monitor`] asks for a sampler), by switch and port, taken up to the stop
+    /// time (after the run's last event the backlog keeps its last level).
+    pub fn queue_samples(&mut self) -> Vec<PortSamples> {
+        let stop = self.shared.cfg.stop_time;
+        let mut v = Vec::new();
+        for shard in &mut self.shards {
+            for sw in &mut shard.switches {
+                for (i, p) in sw.ports.iter_mut().enumerate() {
+                    if let Some(s) = &mut p.qsamp {
+                        v.push(PortSamples {
+                            node: NodeId(sw.node),
+                            port: PortNo(i as u16),
+                            bin: self.shared.cfg.monitor.qlen_sampler.map_or(1, |w| w.bin),
+                            counts: s.finish(stop),
                         });
                     }
                 }

@@ -82,8 +82,27 @@ pub(super) fn collect(
     }
     small_buffer(src, net, cfg, data_header, &mut out);
     late_events(src, cfg, &mut out);
+    late_sampler(src, cfg, &mut out);
     short_rto(src, net, routes, cfg, &mut out);
     out
+}
+
+/// A queue monitor whose window starts after the stop time takes no sample.
+fn late_sampler(src: &Source, cfg: &SimConfig, out: &mut Vec<Warning>) {
+    let Some(w) = cfg.monitor.qlen_sampler else { return };
+    if w.start <= cfg.stop_time {
+        return;
+    }
+    out.push(at(
+        src,
+        &["output", "qlen_mon"],
+        format!(
+            "the window starts at {}, after the stop time ({}): qlen_mon.csv will have no \
+             sample",
+            HumanDuration(Duration::from_ps(w.start.as_ps())),
+            HumanDuration(Duration::from_ps(cfg.stop_time.as_ps())),
+        ),
+    ));
 }
 
 /// Link events at or after the stop time never happen.

@@ -8,7 +8,7 @@ use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
 use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, PFC_FRAME};
-use crate::qmon::QueueHistogram;
+use crate::qmon::{QueueHistogram, QueueSampler};
 use crate::results::{HopSample, PfcEvent};
 use crate::sim::murmur3_32;
 use crate::telemetry::PortUtil;
@@ -32,21 +32,35 @@ pub(crate) struct SwitchPort {
     pub(crate) util: PortUtil,
     /// The backlog histogram, when queue lengths are monitored.
     pub(crate) qmon: Option<Box<QueueHistogram>>,
+    /// The periodic backlog sampler, when asked for.
+    pub(crate) qsamp: Option<Box<QueueSampler>>,
 }
 
 impl SwitchPort {
-    /// `bytes` more are queued at the port from `now` (the backlog monitor, if any, is told).
+    /// `bytes` more are queued in class `q` of the port from `now` (the backlog monitors, if
+    /// any, are told).
     #[inline]
-    pub(crate) fn grow(&mut self, now: Time, bytes: u64) {
+    pub(crate) fn grow(&mut self, now: Time, bytes: u64, q: usize) {
         self.queued += bytes;
         self.note_backlog(now);
+        if let Some(s) = &mut self.qsamp {
+            if q != 0 {
+                s.grow(now, bytes);
+            }
+        }
     }
 
-    /// `bytes` fewer are queued at the port from `now` (the backlog monitor, if any, is told).
+    /// `bytes` fewer are queued in class `q` of the port from `now` (the backlog monitors, if
+    /// any, are told).
     #[inline]
-    pub(crate) fn shrink(&mut self, now: Time, bytes: u64) {
+    pub(crate) fn shrink(&mut self, now: Time, bytes: u64, q: usize) {
         self.queued -= bytes;
         self.note_backlog(now);
+        if let Some(s) = &mut self.qsamp {
+            if q != 0 {
+                s.shrink(now, bytes);
+            }
+        }
     }
 
     #[inline]
@@ -160,7 +174,7 @@ impl<F: CcFactory> Shard<F> {
         p.arrived = self.now;
         let (ecn, hash_seed) = (p.ecn, self.switches[s].hash_seed);
         let port = &mut self.switches[s].ports[out];
-        port.grow(self.now, wire as u64);
+        port.grow(self.now, wire as u64, q);
         let mut entry = Entry { pkt, wire, ecn, flow: 0, enq: self.now };
         match &mut port.classes[q] {
             // RED keeps every packet it is offered (the MMU alone admits): nothing to settle.
@@ -198,7 +212,7 @@ impl<F: CcFactory> Shard<F> {
         for d in dropped.drain(..) {
             let wire = d.entry.wire as u64;
             let sw = &mut self.switches[s];
-            sw.ports[out].shrink(self.now, wire);
+            sw.ports[out].shrink(self.now, wire, q);
             match d.cause {
                 DropCause::Overflow => self.counters.qdisc_overflow_drops += 1,
                 DropCause::Aqm => self.counters.aqm_drops += 1,
@@ -263,7 +277,7 @@ impl<F: CcFactory> Shard<F> {
             self.release(pkt);
             return;
         }
-        p.grow(self.now, PFC_FRAME as u64);
+        p.grow(self.now, PFC_FRAME as u64, 0);
         let mut cx = Ctx { now: self.now, rng: &mut p.link.rng, dropped: &mut self.dropped };
         p.classes[0].enqueue(entry, &mut cx);
         p.backlogged |= 1;
@@ -315,7 +329,7 @@ impl<F: CcFactory> Shard<F> {
             }
         };
         let sw = &mut self.switches[s];
-        sw.ports[out].shrink(self.now, wire);
+        sw.ports[out].shrink(self.now, wire, q);
         if q != 0 {
             let inp = self.pool[pkt as usize].in_port.idx();
             let resume = sw.mmu.release(inp, out, q, wire);
