@@ -687,7 +687,22 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         None => events::RtoKeys::default(),
     };
 
-    let routes = dcsim_topology::compute_routes(&net);
+    let max_hops = RoutingTable::MAX_NEXT_HOPS;
+    let routes = dcsim_topology::compute_routes_within(&net, max_hops).map_err(|n| {
+        let (field, span) = match &topo_raw.path {
+            Some(p) => ("topology.path", Some(p.span())),
+            None => ("topology.kind", src.span_of(&["topology", "kind"])),
+        };
+        src.error_at(
+            span,
+            field,
+            format!(
+                "routing this network needs more than {max_hops} equal-cost next hops (gave up \
+                 at {n}: every switch's ports toward every host), more than the limit; \
+                 simulate a smaller network or one with less fan-out"
+            ),
+        )
+    })?;
     let has_apps = raw.rpc.as_ref().is_some_and(|r| !r.is_empty());
     let mut fl = flows(src, raw.flows.as_ref(), &net, cfg.seed, has_apps)?;
     let groups = groups::groups(src, raw.group.as_ref(), &mut cfg)?;

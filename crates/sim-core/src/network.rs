@@ -240,22 +240,45 @@ pub struct RoutingTable {
 }
 
 impl RoutingTable {
+    /// The most next hops [`RoutingTable::shortest_paths_within`] callers use by default
+    /// (2^28: 512 MiB of ports; a k = 32 fat tree needs about 2 · 10^8).
+    pub const MAX_NEXT_HOPS: usize = 1 << 28;
+
     /// Builds the table by asking `next_hops(node, host_index)` for every node and host.
+    ///
+    /// # Panics
+    /// If the table would hold more than `u32::MAX` next hops in all.
     pub fn from_fn(
         nodes: usize,
         hosts: usize,
-        mut next_hops: impl FnMut(NodeId, usize) -> Vec<PortNo>,
+        next_hops: impl FnMut(NodeId, usize) -> Vec<PortNo>,
     ) -> RoutingTable {
+        Self::try_from_fn(nodes, hosts, u32::MAX as usize, next_hops)
+            .expect("at most u32::MAX next hops")
+    }
+
+    /// [`RoutingTable::from_fn`], giving up with the count reached as soon as the table would
+    /// hold more than `max` next hops in all (at most `u32::MAX`).
+    pub fn try_from_fn(
+        nodes: usize,
+        hosts: usize,
+        max: usize,
+        mut next_hops: impl FnMut(NodeId, usize) -> Vec<PortNo>,
+    ) -> Result<RoutingTable, usize> {
+        let max = max.min(u32::MAX as usize);
         let mut start = Vec::with_capacity(nodes * hosts + 1);
         let mut ports = Vec::new();
         for n in 0..nodes {
             for h in 0..hosts {
                 start.push(ports.len() as u32);
                 ports.extend(next_hops(NodeId::from_idx(n), h));
+                if ports.len() > max {
+                    return Err(ports.len());
+                }
             }
         }
         start.push(ports.len() as u32);
-        RoutingTable { hosts, start, ports }
+        Ok(RoutingTable { hosts, start, ports })
     }
 
     /// Next hops (egress ports) at `node` towards the host with dense index `host`, in
@@ -292,6 +315,21 @@ impl RoutingTable {
     /// # Panics
     /// If `link_up` is neither empty nor one entry per link.
     pub fn shortest_paths(net: &Network, link_up: &[bool]) -> RoutingTable {
+        Self::shortest_paths_within(net, link_up, u32::MAX as usize)
+            .expect("at most u32::MAX next hops")
+    }
+
+    /// [`RoutingTable::shortest_paths`], giving up (with the count reached) as soon as the
+    /// table would hold more than `max` next hops: for networks given by users, whose
+    /// equal-cost fan-out can make the table huge (e.g. [`RoutingTable::MAX_NEXT_HOPS`]).
+    ///
+    /// # Panics
+    /// If `link_up` is neither empty nor one entry per link.
+    pub fn shortest_paths_within(
+        net: &Network,
+        link_up: &[bool],
+        max: usize,
+    ) -> Result<RoutingTable, usize> {
         assert!(link_up.is_empty() || link_up.len() == net.links().len(), "one state per link");
         let up = |l: LinkId| link_up.is_empty() || link_up[l.idx()];
         let n = net.node_count();
@@ -320,7 +358,7 @@ impl RoutingTable {
             })
             .collect();
 
-        RoutingTable::from_fn(n, hosts.len(), |node, hi| {
+        RoutingTable::try_from_fn(n, hosts.len(), max, |node, hi| {
             let d = &dist[hi * n..(hi + 1) * n];
             let dst = hosts[hi];
             let here = d[node.idx()];
@@ -371,5 +409,41 @@ fn bfs_through_switches(
                 queue.push(port.peer);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A star: hosts 0..n on switch n.
+    fn star(n: u32) -> Network {
+        let l = |a| LinkSpec {
+            a: NodeId(a),
+            b: NodeId(n),
+            rate: BitsPerSec::gbps(100),
+            delay: Duration::from_us(1),
+            loss: 0.0,
+        };
+        let mut kinds = vec![NodeKind::Host; n as usize];
+        kinds.push(NodeKind::Switch);
+        Network::new(kinds, (0..n).map(l).collect()).unwrap()
+    }
+
+    #[test]
+    fn routing_gives_up_past_its_next_hop_budget() {
+        let net = star(10);
+        // Every host reaches 9 others (1 hop each) and the switch reaches 10: 100 next hops.
+        let full = RoutingTable::shortest_paths(&net, &[]);
+        assert_eq!(full.ports.len(), 100);
+        assert!(RoutingTable::shortest_paths_within(&net, &[], 100).is_ok());
+        let err = RoutingTable::shortest_paths_within(&net, &[], 99).unwrap_err();
+        assert!(err > 99 && err <= 100 + 10, "{err}");
+        // A failed host link leaves that host unreachable (empty entries).
+        let mut up = vec![true; 10];
+        up[3] = false;
+        let cut = RoutingTable::shortest_paths(&net, &up);
+        assert!(cut.next_hops(NodeId(10), 3).is_empty());
+        assert_eq!(cut.next_hops(NodeId(10), 4), &[PortNo(4)]);
     }
 }

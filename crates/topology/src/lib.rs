@@ -53,5 +53,5 @@ pub use builders::{
 };
 pub use error::{FilePos, LinkRef, TopologyError};
 pub use ns3::{parse_ns3, write_ns3};
-pub use routing::{compute_routes, network_metrics, NetworkMetrics};
+pub use routing::{compute_routes, compute_routes_within, network_metrics, NetworkMetrics};
 pub use topology::Topology;

@@ -13,6 +13,15 @@ pub fn compute_routes(net: &Network) -> RoutingTable {
     RoutingTable::shortest_paths(net, &[])
 }
 
+/// [`compute_routes`], giving up with the count reached as soon as the table would hold more
+/// than `max` next hops (see [`RoutingTable::shortest_paths_within`]).
+///
+/// # Errors
+/// The number of next hops reached when it passed `max`.
+pub fn compute_routes_within(net: &Network, max: usize) -> Result<RoutingTable, usize> {
+    RoutingTable::shortest_paths_within(net, &[], max)
+}
+
 /// The network-wide maxima of the reference's per-pair base RTT and BDP (spec §6.1), which
 /// HPCC uses for its window and PINT switches for their RTT.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]

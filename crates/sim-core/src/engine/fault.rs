@@ -92,7 +92,16 @@ impl FaultPlan {
                 if epochs.last().is_some_and(|(t, _)| *t == from) {
                     epochs.pop();
                 }
-                epochs.push((from, RoutingTable::shortest_paths(net, &up)));
+                let table =
+                    RoutingTable::shortest_paths_within(net, &up, RoutingTable::MAX_NEXT_HOPS)
+                        .map_err(|n| {
+                            SimError::Fault(format!(
+                                "the routes after the change at {at:?} need {n} or more next \
+                                 hops, more than the limit of {}",
+                                RoutingTable::MAX_NEXT_HOPS
+                            ))
+                        })?;
+                epochs.push((from, table));
             }
         }
         if changes.is_empty() {
