@@ -129,6 +129,21 @@ fn cases() -> Vec<Case> {
                     threads: 1,
                 });
             }
+            if scheme == "hpcc" {
+                // The same run with every monitor on: the PFC log, the time-weighted queue
+                // histograms and the periodic sampler (100 ns over the whole run).
+                let monitored = as_before(&imported.toml).replace(
+                    "pfc_log = false",
+                    "pfc_log = true\nqueue_lengths = true\nqlen_mon = { end = \"4s\" }",
+                );
+                assert!(monitored.contains("qlen_mon"), "the import has an [output] table");
+                cases.push(Case {
+                    name: "calibration_hpcc_monitored".into(),
+                    path: path.clone(),
+                    toml: monitored,
+                    threads: 1,
+                });
+            }
             cases.push(Case {
                 name: format!("calibration_{scheme}"),
                 path,
