@@ -248,6 +248,19 @@ fn line() -> (Network, dcsim::core::network::RoutingTable) {
     (net, routes)
 }
 
+/// One flow of `size` bytes from host 0 to host 2 of [`line`], at time 0.
+fn host0_to_host2(size: u64) -> FlowSpec {
+    FlowSpec {
+        id: FlowId(0),
+        src: NodeId(0),
+        dst: NodeId(2),
+        size,
+        start: Time::ZERO,
+        pg: 3,
+        dport: 100,
+    }
+}
+
 #[test]
 fn a_flow_behind_a_dead_link_backs_off_then_gives_up_at_the_closed_form_time() {
     let (net, routes) = line();
@@ -256,15 +269,7 @@ fn a_flow_behind_a_dead_link_backs_off_then_gives_up_at_the_closed_form_time() {
     cfg.nic.rto = Some(rto);
     // The sender's own link dies as the flow starts and never comes back.
     cfg.faults.events = vec![LinkEvent { at: Time::ZERO, link: LinkId(0), up: false }];
-    let flow = FlowSpec {
-        id: FlowId(0),
-        src: NodeId(0),
-        dst: NodeId(2),
-        size: 10_000,
-        start: Time::ZERO,
-        pg: 3,
-        dport: 100,
-    };
+    let flow = host0_to_host2(10_000);
     let mut sim = Simulation::new(net, routes, cfg, vec![flow], NoCcFactory).unwrap();
     sim.run();
     let r = sim.flow_results()[0];
@@ -289,15 +294,7 @@ fn packets_lost_on_a_failed_link_are_repaired_by_one_timeout() {
         LinkEvent { at: Time::from_ns(1_500), link: LinkId(1), up: false },
         LinkEvent { at: Time::from_ns(20_000), link: LinkId(1), up: true },
     ];
-    let flow = FlowSpec {
-        id: FlowId(0),
-        src: NodeId(0),
-        dst: NodeId(2),
-        size: 10_000,
-        start: Time::ZERO,
-        pg: 3,
-        dport: 100,
-    };
+    let flow = host0_to_host2(10_000);
     let mut sim = Simulation::new(net, routes, cfg.clone(), vec![flow], NoCcFactory).unwrap();
     sim.run();
     let r = sim.flow_results()[0];
@@ -340,15 +337,7 @@ fn progress_after_back_offs_restarts_the_timer_from_its_first_timeout() {
         LinkEvent { at: Time::from_ns(705_000), link: LinkId(1), up: false },
         LinkEvent { at: Time::from_ns(2_000_000), link: LinkId(1), up: true },
     ];
-    let flow = FlowSpec {
-        id: FlowId(0),
-        src: NodeId(0),
-        dst: NodeId(2),
-        size: 100_000,
-        start: Time::ZERO,
-        pg: 3,
-        dport: 100,
-    };
+    let flow = host0_to_host2(100_000);
     let mut sim = Simulation::new(net, routes, cfg, vec![flow], NoCcFactory).unwrap();
     sim.run();
     let c = sim.counters();

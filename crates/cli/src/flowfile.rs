@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use dcsim_core::config::FlowSpec;
 use dcsim_core::ids::{FlowId, NodeId};
 use dcsim_core::units::{Time, PS_PER_NS, TIME_LIMIT, TIME_LIMIT_TEXT};
+use dcsim_types::text::tokens;
 
 /// A problem on one line of a flow file: where it is and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -54,26 +55,6 @@ impl FileFlow {
             message: message.into(),
         }
     }
-}
-
-/// The whitespace-separated tokens of `line` with the 1-based column where each starts.
-fn tokens(line: &str) -> Vec<(usize, &str)> {
-    let mut out = Vec::new();
-    let mut start: Option<(usize, usize)> = None; // (column, byte offset)
-    for (col, (byte, c)) in line.char_indices().enumerate() {
-        match (c.is_whitespace(), start) {
-            (false, None) => start = Some((col + 1, byte)),
-            (true, Some((sc, sb))) => {
-                out.push((sc, &line[sb..byte]));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some((sc, sb)) = start {
-        out.push((sc, &line[sb..]));
-    }
-    out
 }
 
 /// Parses a flow file. Blank lines after the last flow are ignored; blank lines between flows

@@ -47,6 +47,7 @@ mod mmu;
 pub mod network;
 pub mod packet;
 pub use dcsim_types::params;
+pub use dcsim_types::text;
 mod parallel;
 pub mod partition;
 pub mod paths;

@@ -210,22 +210,7 @@ fn tokens(text: &str, line: usize) -> Vec<(usize, &str)> {
     let Some(l) = line.checked_sub(1).and_then(|i| text.lines().nth(i)) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    let mut start: Option<(usize, usize)> = None; // (column, byte offset)
-    for (col, (byte, c)) in l.char_indices().enumerate() {
-        match (c.is_whitespace(), start) {
-            (false, None) => start = Some((col + 1, byte)),
-            (true, Some((sc, sb))) => {
-                out.push((sc, &l[sb..byte]));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some((sc, sb)) = start {
-        out.push((sc, &l[sb..]));
-    }
-    out
+    dcsim_core::text::tokens(l)
 }
 
 /// What a line of a topology file holds.

@@ -8,6 +8,7 @@
 
 pub mod ecn;
 pub mod params;
+pub mod text;
 pub mod units;
 
 pub use ecn::Ecn;

@@ -166,21 +166,7 @@ impl WorkloadError {
             })
             .count();
         // (column, text) of each whitespace-separated token.
-        let mut toks: Vec<(usize, &str)> = Vec::new();
-        let mut start: Option<(usize, usize)> = None;
-        for (col, (byte, c)) in raw.char_indices().enumerate() {
-            match (c.is_whitespace(), start) {
-                (false, None) => start = Some((col + 1, byte)),
-                (true, Some((sc, sb))) => {
-                    toks.push((sc, &raw[sb..byte]));
-                    start = None;
-                }
-                _ => {}
-            }
-        }
-        if let Some((sc, sb)) = start {
-            toks.push((sc, &raw[sb..]));
-        }
+        let toks = dcsim_core::text::tokens(raw);
         const NAMES: [&str; 2] = ["size", "percent"];
         let token = token.or_else(|| {
             // A syntax error: a token that is not a number, or one too many.

@@ -119,11 +119,9 @@ impl<F: CcFactory> Shard<F> {
         if seq < qp.high {
             self.counters.data_bytes_retransmitted += payload as u64;
         }
-        // Nothing sent was unacknowledged: a retransmission timer starts with this packet.
-        let idle = qp.snd_una >= qp.high;
-        qp.high = qp.high.max(qp.snd_nxt);
         if let Some(rto) = &sh.cfg.nic.rto {
-            if idle {
+            if qp.snd_una >= qp.high {
+                // Nothing sent was unacknowledged: the timer starts with this packet.
                 qp.rto_from = self.now;
             }
             let at = qp.rto_from + rto.after(qp.rto_expiries);
@@ -132,6 +130,7 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         let qp = qp_mut(&mut self.tx, flow);
+        qp.high = qp.high.max(qp.snd_nxt);
         let wire = sh.header.data_wire(payload);
         qp.last_pkt_size = wire;
         let pace = if sh.cfg.nic.rate_bound { qp.rate } else { qp.max_rate };
@@ -243,14 +242,14 @@ impl<F: CcFactory> Shard<F> {
             seq = seq / nic.chunk * nic.chunk;
         }
         let qp = qp_mut(&mut self.tx, flow);
-        if seq > qp.snd_una {
-            // Progress: the retransmission timer and its retries start over.
-            qp.rto_from = self.now;
-            qp.rto_expiries = 0;
-            if let (Some(rto), Some(t)) = (&nic.rto, qp.rto_at) {
+        if let Some(rto) = &nic.rto {
+            if seq > qp.snd_una {
+                // Progress: the retransmission timer and its retries start over.
+                qp.rto_from = self.now;
+                qp.rto_expiries = 0;
                 // After back-offs the pending expiry may be later than the fresh deadline.
                 let at = self.now + rto.timeout;
-                if at < t {
+                if qp.rto_at.is_some_and(|t| at < t) {
                     let src = sh.flows[flow].src.0;
                     self.arm_rto(flow, src, at);
                 }
