@@ -9,7 +9,8 @@
 //! [`plot_lines`] draws generic line charts (panels of solid and dashed lines, linear or log
 //! axes) for the other experiment figures. The FCT-harm experiment (ccafct) has its own
 //! statistics, tables and figures: [`FctStats`], [`harm`], [`harm_table`], [`aggregate_seeds`],
-//! [`plot_harm_all`].
+//! [`plot_harm_all`]. Queue lengths (`qlen_hist.csv`) pool into a [`PooledBacklog`] (percentiles,
+//! mean, CDF) drawn by [`qlen_cdf_chart`].
 //!
 //! Definitions (HPCC, spec §8): slowdown = `max(1, FCT / ideal FCT)`; the p-th percentile of
 //! `n` sorted values is the element at index `floor(n · p)` ([`percentile`]).
@@ -34,6 +35,7 @@ mod error;
 mod fct;
 mod harm;
 mod plot;
+mod qlen;
 mod report;
 mod stats;
 
@@ -48,6 +50,7 @@ pub use harm::{
     FctStats, HarmRow, HarmStatistic, HarmSummary, MeanCi, CI_LEVEL, HARM_CSV_COLUMNS, SOLO_CCA,
 };
 pub use plot::{plot_all, plot_cdf, plot_slowdown_by_size, CdfMetric, SlowdownPercentile};
+pub use qlen::{qlen_cdf_chart, PooledBacklog};
 pub use report::{buckets_csv, buckets_table, reference_table, summary_csv, summary_table};
 pub use stats::{
     buckets_by_quantile, buckets_by_size, percentile, size_label, summarize, Bucket, GroupStats,

@@ -1,8 +1,11 @@
 //! `dcsim analyze` and `dcsim plot`: slowdown percentiles by flow size from `fct.csv` files,
 //! as tables, CSV files and figures (the computations are `dcsim-analysis`'s).
 //!
-//! Inputs are named `PATH[:NAME]`; without a name, a file called `fct.csv` is named after its
-//! folder (`out/hpcc/fct.csv` → `hpcc`) and any other file after its stem.
+//! Inputs are named `PATH[:NAME]`; without a name, a file called `fct.csv` (or `qlen_hist.csv`)
+//! is named after its folder (`out/hpcc/fct.csv` → `hpcc`) and any other file after its stem.
+//! An input whose header is `qlen_hist.csv`'s is a run's queue lengths: its ports are pooled
+//! into one time-weighted backlog distribution (module [`crate::queues`]), printed as a table,
+//! written as `qlen_summary.csv` and drawn as a CDF (`PREFIX_qlen_cdf.png`), one line per run.
 //!
 //! Size buckets ([`BucketSpec`]): `quantile:N` (equal-count buckets of N percent of the flows,
 //! like the reference `fct_analysis.py` but keeping the largest flow), `sizes:websearch` /
@@ -25,12 +28,12 @@ use std::str::FromStr;
 
 use dcsim_analysis::{
     buckets_by_quantile, buckets_by_size, buckets_csv, buckets_table, parse_fct_csv, plot_all,
-    summarize, summary_csv, summary_table, AnalysisError, Bucket, FctRow, GroupSummary, Summary,
-    HADOOP_SIZE_EDGES, WEBSEARCH_SIZE_EDGES,
+    summarize, summary_csv, summary_table, AnalysisError, Bucket, FctRow, GroupSummary,
+    PooledBacklog, Summary, HADOOP_SIZE_EDGES, WEBSEARCH_SIZE_EDGES,
 };
 
 use crate::error::CliError;
-use crate::output;
+use crate::{output, queues};
 
 /// How flows are grouped by size for the slowdown-by-size tables and figures.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,7 +183,7 @@ impl FromStr for FctInput {
 /// `hpcc` for `out/hpcc/fct.csv`, the stem otherwise.
 fn default_name(path: &Path) -> String {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    if stem == "fct" {
+    if stem == "fct" || stem == "qlen_hist" {
         if let Some(dir) = path.parent().and_then(Path::file_name) {
             return dir.to_string_lossy().into_owned();
         }
@@ -235,11 +238,21 @@ pub fn load_rows(path: &Path, dport: Option<u16>) -> Result<Vec<FctRow>, CliErro
     Ok(rows)
 }
 
+/// The inputs of `analyze` and `plot`, loaded: FCT files and queue-length histograms
+/// (`qlen_hist.csv`, told apart by their header), each with its name.
+struct Loaded {
+    fct: Vec<(String, Vec<FctRow>)>,
+    queues: Vec<(String, PooledBacklog)>,
+}
+
+impl Loaded {
+    fn queue_runs(&self) -> Vec<(&str, &PooledBacklog)> {
+        self.queues.iter().map(|(n, b)| (n.as_str(), b)).collect()
+    }
+}
+
 /// Loads every input; names must be distinct.
-fn load_inputs(
-    inputs: &[FctInput],
-    dport: Option<u16>,
-) -> Result<Vec<(String, Vec<FctRow>)>, CliError> {
+fn load_inputs(inputs: &[FctInput], dport: Option<u16>) -> Result<Loaded, CliError> {
     let mut seen = HashSet::new();
     for i in inputs {
         if !seen.insert(i.name.as_str()) {
@@ -249,7 +262,15 @@ fn load_inputs(
             });
         }
     }
-    inputs.iter().map(|i| Ok((i.name.clone(), load_rows(&i.path, dport)?))).collect()
+    let mut loaded = Loaded { fct: Vec::new(), queues: Vec::new() };
+    for i in inputs {
+        if queues::is_qlen_hist(&i.path) {
+            loaded.queues.push((i.name.clone(), queues::read_backlog(&i.path, |_, _| true)?));
+        } else {
+            loaded.fct.push((i.name.clone(), load_rows(&i.path, dport)?));
+        }
+    }
+    Ok(loaded)
 }
 
 /// `dcsim analyze`: prints the slowdown-by-size table and the summary, and with `out` writes
@@ -264,7 +285,8 @@ pub fn analyze_command(
     dir: Option<&Path>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let data = load_inputs(inputs, dport)?;
+    let loaded = load_inputs(inputs, dport)?;
+    let data = &loaded.fct;
     let per: Vec<(String, Vec<Bucket>, Summary)> = data
         .iter()
         .map(|(name, rows)| Ok((name.clone(), buckets.buckets(rows)?, summary(rows))))
@@ -273,19 +295,39 @@ pub fn analyze_command(
         per.iter().map(|(n, b, _)| (n.as_str(), b.as_slice())).collect();
     let s: Vec<(&str, &Summary)> = per.iter().map(|(n, _, s)| (n.as_str(), s)).collect();
 
-    for (i, (name, rows)) in inputs.iter().zip(&data) {
-        let _ = writeln!(out, "{name}: {} ({} flows)", i.path.display(), rows.len());
+    let path_of = |name: &str| inputs.iter().find(|i| i.name == name).map(|i| i.path.display());
+    for (name, rows) in data {
+        let path = path_of(name).expect("every input has its name");
+        let _ = writeln!(out, "{name}: {path} ({} flows)", rows.len());
     }
-    let filter = dport.map_or_else(String::new, |p| format!(", dport {p} only"));
-    let _ = writeln!(out, "\nslowdown by flow size ({buckets}{filter}):");
-    let _ = write!(out, "{}", buckets_table(&b));
-    let _ = writeln!(out, "\nsummary (FCT in µs, sd = slowdown):");
-    let _ = write!(out, "{}", summary_table(&s));
+    for (name, b) in &loaded.queues {
+        let path = path_of(name).expect("every input has its name");
+        let _ = writeln!(out, "{name}: {path} (queue lengths of {} ports)", b.ports);
+    }
+    if !data.is_empty() {
+        let filter = dport.map_or_else(String::new, |p| format!(", dport {p} only"));
+        let _ = writeln!(out, "\nslowdown by flow size ({buckets}{filter}):");
+        let _ = write!(out, "{}", buckets_table(&b));
+        let _ = writeln!(out, "\nsummary (FCT in µs, sd = slowdown):");
+        let _ = write!(out, "{}", summary_table(&s));
+    }
+    let runs = loaded.queue_runs();
+    if !runs.is_empty() {
+        queues::print_section(out, &runs);
+    }
     if let Some(dir) = dir {
         create_dir(dir)?;
-        let a = output::write_atomic_bytes(dir, "buckets.csv", &buckets_csv(&b))?;
-        let c = output::write_atomic_bytes(dir, "summary.csv", &summary_csv(&s))?;
-        let _ = writeln!(out, "\nwrote {}, {}", a.display(), c.display());
+        let mut written = Vec::new();
+        if !data.is_empty() {
+            written.push(output::write_atomic_bytes(dir, "buckets.csv", &buckets_csv(&b))?);
+            written.push(output::write_atomic_bytes(dir, "summary.csv", &summary_csv(&s))?);
+        }
+        if !runs.is_empty() {
+            let q = queues::qlen_summary_csv(&runs);
+            written.push(output::write_atomic_bytes(dir, "qlen_summary.csv", &q)?);
+        }
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        let _ = writeln!(out, "\nwrote {}", names.join(", "));
     }
     Ok(())
 }
@@ -304,14 +346,17 @@ pub fn plot_command(
     title: &str,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let data = load_inputs(inputs, dport)?;
+    let loaded = load_inputs(inputs, dport)?;
+    let data = &loaded.fct;
     let per: Vec<Vec<Bucket>> =
         data.iter().map(|(_, rows)| buckets.buckets(rows)).collect::<Result<_, _>>()?;
     let b: Vec<(&str, &[Bucket])> =
         data.iter().zip(&per).map(|((n, _), b)| (n.as_str(), b.as_slice())).collect();
     let r: Vec<(&str, &[FctRow])> = data.iter().map(|(n, r)| (n.as_str(), r.as_slice())).collect();
     create_dir(dir)?;
-    let files = plot_atomic(dir, prefix, title, &b, &r)?;
+    let mut files =
+        if data.is_empty() { Vec::new() } else { plot_atomic(dir, prefix, title, &b, &r)? };
+    files.extend(queues::plot_qlen_cdf(dir, prefix, title, &loaded.queue_runs())?);
     let _ =
         writeln!(out, "wrote {} plots to {} ({prefix}_*.png, .svg)", files.len(), dir.display());
     Ok(())

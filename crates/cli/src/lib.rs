@@ -77,6 +77,7 @@ pub mod ns3import;
 pub mod output;
 pub mod pint;
 pub mod progress;
+pub mod queues;
 pub mod scenario;
 pub mod schemes;
 pub mod spans;
@@ -188,7 +189,8 @@ pub enum Command {
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
     /// fct.csv files written by `dcsim run`, each as PATH or PATH:NAME (default name: the
-    /// folder of a file called fct.csv, else the file stem).
+    /// folder of a file called fct.csv, else the file stem); qlen_hist.csv files (from `run
+    /// --queue-lengths`) add a table of each run's pooled queue lengths.
     #[arg(required = true, value_name = "FCT.csv[:NAME]")]
     pub inputs: Vec<FctInput>,
     /// Size buckets: quantile:N (equal-count buckets of N% of the flows), sizes:websearch,
@@ -206,7 +208,8 @@ pub struct AnalyzeArgs {
 /// Arguments of `dcsim plot`.
 #[derive(Args, Debug)]
 pub struct PlotArgs {
-    /// fct.csv files, each as PATH or PATH:NAME (the line's legend).
+    /// fct.csv files, each as PATH or PATH:NAME (the line's legend); qlen_hist.csv files add
+    /// the queue-length CDF (PREFIX_qlen_cdf.png), one line per run.
     #[arg(required = true, value_name = "FCT.csv[:NAME]")]
     pub inputs: Vec<FctInput>,
     /// The folder to write the figures to.
@@ -431,7 +434,8 @@ fn peak_memory_mib() -> Option<f64> {
 }
 
 /// Writes `fct.csv`, `unfinished.csv` (or removes a stale one), `counters.csv`, and `pfc.csv`,
-/// `qlen.csv`, `qlen_hist.csv` when the run monitored them (else removes stale ones), into
+/// `qlen.csv`, `qlen_hist.csv`, `qlen_class.csv`, `qlen_class_hist.csv`, `qlen_mon.csv` when
+/// the run monitored them (else removes stale ones), into
 /// `dir`, atomically; `dports[i]` is flow `i`'s destination port; `all_counters` lists
 /// the queue-discipline and TCP counters even when zero (for runs that use them). Returns the
 /// files written.
@@ -472,6 +476,15 @@ pub(crate) fn write_run_outputs(
     } else {
         output::remove_stale(dir, "qlen.csv")?;
         output::remove_stale(dir, "qlen_hist.csv")?;
+    }
+    if result.monitor.per_class {
+        let text = output::qlen_class_csv(&result.class_queues);
+        written.push(output::write_atomic(dir, "qlen_class.csv", &text)?);
+        let hist = output::qlen_class_hist_csv(&result.class_queues);
+        written.push(output::write_atomic(dir, "qlen_class_hist.csv", &hist)?);
+    } else {
+        output::remove_stale(dir, "qlen_class.csv")?;
+        output::remove_stale(dir, "qlen_class_hist.csv")?;
     }
     if result.monitor.qlen_sampler.is_some() {
         let text = output::qlen_mon_csv(&result.samples);

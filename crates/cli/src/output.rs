@@ -254,6 +254,78 @@ pub fn qlen_hist_csv(queues: &[PortQueue]) -> String {
     csv_text(["switch", "port", "lower_bytes", "upper_bytes", "time_ns"], rows)
 }
 
+/// `qlen_class.csv`: one row per (switch egress port, priority class) that held bytes at some
+/// time, by switch, port and class: the class's backlog (bytes of that class queued at the
+/// port, time-weighted over the run) — mean, p50, p90, p99, p99.9, max — and the fraction of
+/// the run's time it was above 0 B, 10 KB, 100 KB and 1 MB.
+pub fn qlen_class_csv(queues: &[dcsim_core::qmon::ClassQueue]) -> String {
+    let frac = |d: dcsim_core::units::Duration, t: dcsim_core::units::Duration| {
+        if t.as_ps() == 0 {
+            "0".to_string()
+        } else {
+            format!("{:.6}", d.as_ps() as f64 / t.as_ps() as f64)
+        }
+    };
+    let rows = queues.iter().map(|q| {
+        let s = &q.stats;
+        [
+            q.node.0.to_string(),
+            q.port.0.to_string(),
+            q.peer.0.to_string(),
+            q.rate.0.to_string(),
+            q.class.to_string(),
+            format!("{:.3}", s.mean),
+            s.p50.to_string(),
+            s.p90.to_string(),
+            s.p99.to_string(),
+            s.p999.to_string(),
+            s.max.to_string(),
+            frac(s.above[0], s.time),
+            frac(s.above[1], s.time),
+            frac(s.above[2], s.time),
+            frac(s.above[3], s.time),
+        ]
+    });
+    csv_text(
+        [
+            "switch",
+            "port",
+            "peer",
+            "rate_bps",
+            "class",
+            "mean_bytes",
+            "p50_bytes",
+            "p90_bytes",
+            "p99_bytes",
+            "p999_bytes",
+            "max_bytes",
+            "frac_above_0B",
+            "frac_above_10KB",
+            "frac_above_100KB",
+            "frac_above_1MB",
+        ],
+        rows,
+    )
+}
+
+/// `qlen_class_hist.csv`: the non-empty bins of every (port, class) backlog histogram of
+/// [`qlen_class_csv`]: `switch,port,class,lower_bytes,upper_bytes,time_ns`.
+pub fn qlen_class_hist_csv(queues: &[dcsim_core::qmon::ClassQueue]) -> String {
+    let rows = queues.iter().flat_map(|q| {
+        q.stats.bins.iter().map(move |&(lo, hi, t)| {
+            [
+                q.node.0.to_string(),
+                q.port.0.to_string(),
+                q.class.to_string(),
+                lo.to_string(),
+                hi.to_string(),
+                format_ps_as_ns(t.as_ps()),
+            ]
+        })
+    });
+    csv_text(["switch", "port", "class", "lower_bytes", "upper_bytes", "time_ns"], rows)
+}
+
 /// `qlen_mon.csv`: the periodic samples of every port's backlog of classes 1–7 (the
 /// reference's `QLEN_MON_*`): `switch,port,lower_bytes,upper_bytes,samples` for every non-empty
 /// bin (`lower <= b < upper`), by switch and port.

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use dcsim_core::config::{
     EcnParams, FlowSpec, NicConfig, Serialization, SimConfig, SwitchConfig, Transport, WindowMode,
 };
-use dcsim_core::ids::{FlowId, NodeId};
+use dcsim_core::ids::{FlowId, NodeId, PortNo};
 use dcsim_core::network::{Network, NodeKind, RoutingTable};
 use dcsim_core::units::{BitsPerSec, Bytes, Duration, Time};
 use dcsim_topology::Topology;
@@ -109,6 +109,8 @@ struct RawOutput {
     pfc_log: Option<bool>,
     queue_lengths: Option<bool>,
     qlen_mon: Option<Spanned<RawQlenMon>>,
+    qlen_classes: Option<bool>,
+    qlen_ports: Option<toml::Value>,
 }
 
 /// `[output] qlen_mon` as written.
@@ -621,6 +623,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     if let Some(o) = &raw.output {
         cfg.monitor.pfc_log = o.pfc_log.unwrap_or(false);
         cfg.monitor.queue_lengths = o.queue_lengths.unwrap_or(false);
+        cfg.monitor.per_class = o.qlen_classes.unwrap_or(false);
     }
     if let Some(m) = &sim.serialization {
         cfg.serialization = Serialization::from_name(m.get_ref()).ok_or_else(|| {
@@ -678,6 +681,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     check_ecn(src, &net, &cfg.switch, raw.switch.as_ref(), &origins)?;
     if let Some(m) = raw.output.as_ref().and_then(|o| o.qlen_mon.as_ref()) {
         cfg.monitor.qlen_sampler = Some(qlen_mon(src, m, &cfg)?);
+    }
+    if let Some(v) = raw.output.as_ref().and_then(|o| o.qlen_ports.as_ref()) {
+        cfg.monitor.ports = Some(qlen_ports(src, v, &net)?);
     }
     cfg.nic = nic_config(src, raw.nic.as_ref(), &profile)?;
     let rto = match raw.nic.as_ref() {
@@ -741,6 +747,63 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         rto_auto,
         warnings,
     })
+}
+
+/// Reads `[output] qlen_ports`: one port selection (`at = "host-facing"`, `link = [a, b]`,
+/// `switch = n` with an optional `port = p`, as in `[[queue]]`) or an array of them; the union,
+/// sorted.
+fn qlen_ports(
+    src: &Source,
+    v: &toml::Value,
+    net: &Network,
+) -> Result<Vec<(NodeId, PortNo)>, CliError> {
+    const FIELD: &str = "output.qlen_ports";
+    let tables: Vec<(Vec<String>, String, &toml::Table)> = match v {
+        toml::Value::Table(t) => vec![(vec![], FIELD.to_string(), t)],
+        toml::Value::Array(a) if !a.is_empty() => {
+            let mut out = Vec::with_capacity(a.len());
+            for (i, e) in a.iter().enumerate() {
+                let Some(t) = e.as_table() else {
+                    return Err(src.error_at(
+                        src.span_of(&["output", "qlen_ports"]),
+                        format!("{FIELD}[{i}]"),
+                        format!("expected a table such as {{ at = \"host-facing\" }}, found {e}"),
+                    ));
+                };
+                out.push((vec![i.to_string()], format!("{FIELD}[{i}]"), t));
+            }
+            out
+        }
+        _ => {
+            return Err(src.error_at(
+                src.span_of(&["output", "qlen_ports"]),
+                FIELD,
+                format!(
+                    "expected a port selection such as {{ at = \"host-facing\" }}, \
+                     {{ link = [a, b] }} or {{ switch = n, port = p }}, or a non-empty array of \
+                     them; found {v}"
+                ),
+            ))
+        }
+    };
+    let mut ports = Vec::new();
+    for (idx, field, t) in tables {
+        let mut path = vec!["output", "qlen_ports"];
+        path.extend(idx.iter().map(String::as_str));
+        let table = groups::PluginTable::new(src, &path, field, t);
+        if let Some(k) = t.keys().find(|k| !["at", "link", "switch", "port"].contains(&k.as_str()))
+        {
+            return Err(table.error(k, "unknown key (valid: at, link, switch, port)"));
+        }
+        let sel = groups::select_ports(net, t, &table)?;
+        if sel.is_empty() {
+            return Err(table.error("at", "selects no switch port in this topology"));
+        }
+        ports.extend(sel);
+    }
+    ports.sort_unstable();
+    ports.dedup();
+    Ok(ports)
 }
 
 /// Reads `[output] qlen_mon`: start (default 0), end (required), interval (default 100 ns),

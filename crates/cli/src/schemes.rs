@@ -348,6 +348,8 @@ pub struct RunOutput {
     pub queries: Vec<QueryRecord>,
     /// The periodic backlog samples, if asked for (`Simulation::queue_samples`).
     pub samples: Vec<dcsim_core::qmon::PortSamples>,
+    /// Per priority class backlog statistics, if asked for (`Simulation::class_queue_stats`).
+    pub class_queues: Vec<dcsim_core::qmon::ClassQueue>,
     /// The run had link events (its `counters.csv` lists `drops_link_down`).
     pub faults: bool,
     /// RoCE queue pairs had a retransmission timeout (`counters.csv` lists `timeouts` and
@@ -361,7 +363,7 @@ pub struct RunOutput {
 /// See [`run_with_scheme`].
 pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimError> {
     let SimInput { net, routes, cfg, flows, threads, trace, mut query_sink, mut progress } = input;
-    let monitor = cfg.monitor;
+    let monitor = cfg.monitor.clone();
     let (faults, rto) = (!cfg.faults.events.is_empty(), cfg.nic.rto.is_some());
     let stepped = !cfg.apps.is_empty() && query_sink.is_some();
     let stop = cfg.stop_time;
@@ -416,6 +418,8 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     let queries = if stepped { Vec::new() } else { sim.take_queries() };
     let queues = if monitor.queue_lengths { sim.queue_stats(summary.end_time) } else { Vec::new() };
     let samples = sim.queue_samples();
+    let class_queues =
+        if monitor.per_class { sim.class_queue_stats(summary.end_time) } else { Vec::new() };
     Ok(RunOutput {
         summary,
         results: sim.flow_results().to_vec(),
@@ -429,6 +433,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         queues,
         queries,
         samples,
+        class_queues,
         faults,
         rto,
     })

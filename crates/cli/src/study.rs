@@ -18,7 +18,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use dcsim_analysis::{percentile, plot_lines, Axis, Dash, Legend, Line, LineChart, Panel};
+use dcsim_analysis::{
+    percentile, plot_lines, qlen_cdf_chart, Axis, Dash, Legend, Line, LineChart, Panel,
+    PooledBacklog,
+};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
@@ -146,12 +149,12 @@ struct Queries {
     by_size: Vec<(u64, f64)>,
 }
 
-fn input_error(file: &Path, message: impl Into<String>) -> CliError {
+pub(crate) fn input_error(file: &Path, message: impl Into<String>) -> CliError {
     CliError::Input { file: file.to_path_buf(), message: message.into() }
 }
 
 /// The reader of CSV file `path` and the positions of its columns `names`.
-fn open_csv<const N: usize>(
+pub(crate) fn open_csv<const N: usize>(
     path: &Path,
     names: [&str; N],
 ) -> Result<(csv::Reader<std::fs::File>, [usize; N]), CliError> {
@@ -168,7 +171,7 @@ fn open_csv<const N: usize>(
 }
 
 /// Nanoseconds with up to three decimals as picoseconds.
-fn ps_of(ns: &str) -> Option<u64> {
+pub(crate) fn ps_of(ns: &str) -> Option<u64> {
     let (int, frac) = ns.split_once('.').unwrap_or((ns, ""));
     let mut f = frac.to_string();
     if f.len() > 3 {
@@ -238,53 +241,9 @@ fn read_ports(path: &Path) -> Result<Vec<PortRow>, CliError> {
     Ok(out)
 }
 
-/// The pooled time-weighted histogram of the chosen ports: (lower, upper, time ps) by bin.
-fn read_pooled(path: &Path, ports: &[(u32, u32)]) -> Result<Vec<(u64, u64, u64)>, CliError> {
-    let names = ["switch", "port", "lower_bytes", "upper_bytes", "time_ns"];
-    let (mut r, [c_sw, c_port, c_lo, c_hi, c_t]) = open_csv(path, names)?;
-    let mut bins: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    for rec in r.records() {
-        let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
-        let bad = || input_error(path, "malformed row");
-        let field = |i: usize| rec.get(i).ok_or_else(bad);
-        let sw: u32 = field(c_sw)?.parse().map_err(|_| bad())?;
-        let port: u32 = field(c_port)?.parse().map_err(|_| bad())?;
-        if !ports.contains(&(sw, port)) {
-            continue;
-        }
-        let lo: u64 = field(c_lo)?.parse().map_err(|_| bad())?;
-        let hi: u64 = field(c_hi)?.parse().map_err(|_| bad())?;
-        let t = ps_of(field(c_t)?).ok_or_else(bad)?;
-        *bins.entry((lo, hi)).or_default() += t;
-    }
-    Ok(bins.into_iter().map(|((lo, hi), t)| (lo, hi, t)).collect())
-}
-
-/// The level below which a fraction `p` of the pooled time lies: the lower edge of the bin
-/// where the cumulative time reaches it.
-fn pooled_percentile(bins: &[(u64, u64, u64)], p: f64) -> u64 {
-    let total: u64 = bins.iter().map(|b| b.2).sum();
-    if total == 0 {
-        return 0;
-    }
-    let target = p * total as f64;
-    let mut acc = 0u64;
-    for &(lo, _, t) in bins {
-        acc += t;
-        if acc as f64 >= target {
-            return lo;
-        }
-    }
-    bins.last().map_or(0, |b| b.0)
-}
-
-fn pooled_mean(bins: &[(u64, u64, u64)]) -> f64 {
-    let total: u64 = bins.iter().map(|b| b.2).sum();
-    if total == 0 {
-        return 0.0;
-    }
-    // Bins are narrow (1/32 octave); the midpoint stands for the level.
-    bins.iter().map(|&(lo, hi, t)| (lo + hi) as f64 / 2.0 * t as f64).sum::<f64>() / total as f64
+/// The pooled time-weighted histogram of the chosen ports of a `qlen_hist.csv`.
+fn read_pooled(path: &Path, ports: &[(u32, u32)]) -> Result<PooledBacklog, CliError> {
+    crate::queues::read_backlog(path, |sw, port| ports.contains(&(sw, port)))
 }
 
 /// One row of `buffer.csv`.
@@ -299,7 +258,7 @@ struct Row {
     ports: usize,
     utilisation: f64,
     counters: BTreeMap<String, String>,
-    bins: Vec<(u64, u64, u64)>,
+    bins: PooledBacklog,
     by_size: Vec<(u64, usize, f64, f64)>,
 }
 
@@ -435,9 +394,9 @@ pub fn write_report(
             scheme,
             cell: c.name.clone(),
             victim: victim_stats(&mut q.victim),
-            queue_p50: pooled_percentile(&bins, 0.5),
-            queue_p99: pooled_percentile(&bins, 0.99),
-            queue_mean: pooled_mean(&bins),
+            queue_p50: bins.percentile(0.5),
+            queue_p99: bins.percentile(0.99),
+            queue_mean: bins.mean(),
             queue_max: chosen.iter().map(|p| p.max).max().unwrap_or(0),
             ports: chosen.len(),
             utilisation,
@@ -578,32 +537,12 @@ fn figures(
         written.extend(draw(dir, "buffer_qct", &qct)?);
     }
     // Queue-length CDF of the pooled ports (the seed's Fig. 2 and 5).
-    let lines: Vec<Line> = rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| !r.bins.is_empty())
-        .map(|(i, r)| {
-            let total: u64 = r.bins.iter().map(|b| b.2).sum();
-            let mut acc = 0u64;
-            let mut pts = Vec::new();
-            for &(_, hi, t) in &r.bins {
-                acc += t;
-                // Levels below 1 KB show at 1 KB on the log axis.
-                pts.push(((hi as f64 / 1e3).max(1.0), acc as f64 / total.max(1) as f64));
-            }
-            Line::new(&r.scheme, pts, i, Dash::Solid)
-        })
-        .collect();
-    if lines.is_empty() {
+    let runs: Vec<(&str, &PooledBacklog)> =
+        rows.iter().map(|r| (r.scheme.as_str(), &r.bins)).collect();
+    let chart = qlen_cdf_chart(&format!("Queue length CDF ({} ports)", spec.queues), &runs);
+    if chart.panels[0].lines.is_empty() {
         let _ = writeln!(notes, "note: no queue-length histogram to plot");
     } else {
-        let chart = LineChart {
-            title: format!("Queue length CDF ({} ports)", spec.queues),
-            x: Axis::log("queue length (KB)"),
-            y: Axis::linear("CDF (time-weighted)"),
-            legend,
-            panels: vec![Panel { title: String::new(), lines }],
-        };
         written.extend(draw(dir, "buffer_queue_cdf", &chart)?);
     }
     // Slowdown by query size (the seed's Fig. 4).
@@ -646,19 +585,6 @@ mod tests {
         assert_eq!(ps_of("0.001"), Some(1));
         assert_eq!(ps_of("1.0001"), None);
         assert_eq!(ps_of("x"), None);
-    }
-
-    #[test]
-    fn pooled_percentiles_walk_the_time_weighted_bins() {
-        // 50% of the time at 0, 30% in [100, 104), 20% in [1000, 1032).
-        let bins = [(0, 1, 50), (100, 104, 30), (1000, 1032, 20)];
-        assert_eq!(pooled_percentile(&bins, 0.5), 0);
-        assert_eq!(pooled_percentile(&bins, 0.51), 100);
-        assert_eq!(pooled_percentile(&bins, 0.8), 100);
-        assert_eq!(pooled_percentile(&bins, 0.99), 1000);
-        assert_eq!(pooled_percentile(&[], 0.5), 0);
-        let mean = pooled_mean(&bins);
-        assert!((mean - (0.5 * 0.5 + 102.0 * 0.3 + 1016.0 * 0.2)).abs() < 1e-9, "{mean}");
     }
 
     #[test]

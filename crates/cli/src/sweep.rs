@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Instant;
 
-use dcsim_analysis::{read_fct_csv, AnalysisError, Bucket, FctRow, Summary};
+use dcsim_analysis::{read_fct_csv, AnalysisError, Bucket, FctRow, PooledBacklog, Summary};
 use dcsim_workload::Cdf;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -1223,6 +1223,40 @@ fn write_combined(
     }
     written.push(output::write_atomic_bytes(dir, "cells.csv", &csv_bytes(&rows))?);
 
+    // qlen_summary.csv: each cell's queue lengths pooled over its monitored ports.
+    let backlogs: Vec<Option<PooledBacklog>> = data
+        .iter()
+        .map(|d| {
+            let path = d.dir.join("qlen_hist.csv");
+            path.exists().then(|| crate::queues::read_backlog(&path, |_, _| true)).transpose()
+        })
+        .collect::<Result<_, _>>()?;
+    if backlogs.iter().any(Option::is_some) {
+        let mut header: Vec<String> = vec!["index".into(), "cell".into()];
+        header.extend(axis_cols.iter().cloned());
+        let runs: Vec<(&str, &PooledBacklog)> = m
+            .cells
+            .iter()
+            .zip(&backlogs)
+            .filter_map(|(c, b)| Some((c.name.as_str(), b.as_ref()?)))
+            .collect();
+        // The per-run columns after `run` of the analyze command's qlen_summary.csv.
+        let per_run = crate::queues::qlen_summary_csv(&runs);
+        let mut reader = csv::Reader::from_reader(per_run.as_slice());
+        let hdr = reader.headers().expect("in-memory CSV").clone();
+        header.extend(hdr.iter().skip(1).map(String::from));
+        let mut rows = vec![header];
+        let with_queues = m.cells.iter().zip(&backlogs).filter(|(_, b)| b.is_some());
+        for ((c, _), rec) in with_queues.zip(reader.records()) {
+            let rec = rec.expect("in-memory CSV");
+            let mut r = vec![c.index.to_string(), c.name.clone()];
+            r.extend(labels(c));
+            r.extend(rec.iter().skip(1).map(String::from));
+            rows.push(r);
+        }
+        written.push(output::write_atomic_bytes(dir, "qlen_summary.csv", &csv_bytes(&rows))?);
+    }
+
     // Figures: one per combination of the non-line axes, one line per cell in it.
     let mut figures: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     for (i, c) in m.cells.iter().enumerate() {
@@ -1277,6 +1311,13 @@ fn write_combined(
             }
             Err(e) => return Err(e),
         }
+        // The queue-length CDF of the cells that monitored queues, one line per cell.
+        let q: Vec<(&str, &PooledBacklog)> = members
+            .iter()
+            .zip(&names)
+            .filter_map(|(&i, n)| Some((n.as_str(), backlogs[i].as_ref()?)))
+            .collect();
+        written.extend(crate::queues::plot_qlen_cdf(&plots, &prefix, &title, &q)?);
     }
     Ok(written)
 }
@@ -1290,7 +1331,7 @@ type CellFiles = Vec<(&'static str, Option<Vec<u8>>)>;
 
 /// The files of a cell folder that a merge copies (those after the first three only when
 /// present).
-const CELL_FILES: [&str; 8] = [
+const CELL_FILES: [&str; 11] = [
     "fct.csv",
     "counters.csv",
     "scenario.toml",
@@ -1298,6 +1339,9 @@ const CELL_FILES: [&str; 8] = [
     "qct.csv",
     "qlen.csv",
     "qlen_hist.csv",
+    "qlen_class.csv",
+    "qlen_class_hist.csv",
+    "qlen_mon.csv",
     "pfc.csv",
 ];
 

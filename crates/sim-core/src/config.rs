@@ -389,7 +389,7 @@ pub struct SimConfig {
 }
 
 /// Optional recordings of a run. None changes the simulation itself.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct Monitor {
     /// Record every PFC frame switches send (`Simulation::pfc_log`).
     pub pfc_log: bool,
@@ -399,6 +399,19 @@ pub struct Monitor {
     /// Sample every switch egress port's backlog periodically, like the reference's
     /// `QLEN_MON_*` (`Simulation::queue_samples`).
     pub qlen_sampler: Option<crate::qmon::SamplerWindow>,
+    /// Also keep a time-weighted backlog histogram per priority class of each monitored port
+    /// (`Simulation::class_queue_stats`).
+    pub per_class: bool,
+    /// The switch egress ports the queue monitors above watch (each a switch and one of its
+    /// ports; order and repeats do not matter); `None`: every switch egress port.
+    pub ports: Option<Vec<(crate::ids::NodeId, crate::ids::PortNo)>>,
+}
+
+impl Monitor {
+    /// Whether any per-port queue monitor is asked for.
+    pub fn watches_queues(&self) -> bool {
+        self.queue_lengths || self.per_class || self.qlen_sampler.is_some()
+    }
 }
 
 /// Which transport carries a flow.

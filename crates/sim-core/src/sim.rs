@@ -44,7 +44,7 @@ use crate::network::{Network, NodeKind, RoutingTable};
 use crate::packet::{HeaderMode, DATA_BASE_HEADER};
 use crate::partition::Partition;
 use crate::paths::{self, Hop};
-use crate::qmon::{PortQueue, PortSamples, QueueSampler};
+use crate::qmon::{ClassQueue, PortMonitor, PortQueue, PortSamples, QueueSampler};
 use crate::results::{Counters, FlowResult, HopSample, PfcEvent, RunSummary};
 use crate::telemetry::PortUtil;
 use crate::units::{BitsPerSec, Duration, Time};
@@ -154,6 +154,14 @@ pub enum SimError {
         group: usize,
         /// What is wrong.
         error: crate::params::ParamError,
+    },
+    /// A monitored port ([`crate::config::Monitor::ports`]) that is not a switch egress port.
+    #[error("queue monitor: node {node} has no switch port {port}")]
+    MonitorPort {
+        /// The node.
+        node: NodeId,
+        /// The port.
+        port: PortNo,
     },
     /// A queue-discipline rule names a node that is not a switch, or a port it does not have.
     #[error("queue discipline {rule}: node {node} has no switch port {port}")]
@@ -333,6 +341,20 @@ impl<F: CcFactory> Simulation<F> {
                 return Err(SimError::Zero("monitor.qlen_sampler.bin"));
             }
         }
+        let watched: Option<std::collections::HashSet<(NodeId, PortNo)>> = match &cfg.monitor.ports
+        {
+            None => None,
+            Some(list) => {
+                for &(node, port) in list {
+                    let is_switch =
+                        net.kinds().get(node.idx()) == Some(&crate::network::NodeKind::Switch);
+                    if !is_switch || port.idx() >= net.ports(node).len() {
+                        return Err(SimError::MonitorPort { node, port });
+                    }
+                }
+                Some(list.iter().copied().collect())
+            }
+        };
         let faults = FaultPlan::new(&net, &cfg.faults, cfg.stop_time)?.map(Box::new);
         let header = factory.header_mode();
         let n = net.node_count();
@@ -414,8 +436,11 @@ impl<F: CcFactory> Simulation<F> {
                             rr_last: 0,
                             queued: 0,
                             util: PortUtil::default(),
-                            qmon: cfg.monitor.queue_lengths.then(Box::default),
-                            qsamp: cfg.monitor.qlen_sampler.map(|w| Box::new(QueueSampler::new(w))),
+                            mon: port_monitor(
+                                &cfg.monitor,
+                                watched.as_ref(),
+                                (NodeId(i as u32), PortNo(p as u16)),
+                            ),
                         });
                     }
                     let geometry: Vec<(BitsPerSec, u64)> =
@@ -785,14 +810,15 @@ impl<F: CcFactory> Simulation<F> {
         v
     }
 
-    /// The backlog statistics of every switch egress port, closed at `end` (the run's end
-    /// time), by switch and port; empty unless [`SimConfig::monitor`] asks for queue lengths.
+    /// The backlog statistics of every monitored switch egress port, closed at `end` (the
+    /// run's end time), by switch and port; empty unless [`SimConfig::monitor`] asks for
+    /// queue lengths.
     pub fn queue_stats(&mut self, end: Time) -> Vec<PortQueue> {
         let mut v = Vec::new();
         for shard in &mut self.shards {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
-                    if let Some(m) = &mut p.qmon {
+                    if let Some(m) = p.mon.as_mut().and_then(|m| m.hist.as_mut()) {
                         v.push(PortQueue {
                             node: NodeId(sw.node),
                             port: PortNo(i as u16),
@@ -809,7 +835,37 @@ impl<F: CcFactory> Simulation<F> {
         v
     }
 
-    /// The periodic samples of every switch egress port's backlog (when
+    /// The backlog statistics of each priority class of every monitored switch egress port,
+    /// closed at `end` (the run's end time), by switch, port and class; only the classes that
+    /// held bytes at some time. Empty unless [`SimConfig::monitor`] asks for per-class
+    /// histograms.
+    pub fn class_queue_stats(&mut self, end: Time) -> Vec<ClassQueue> {
+        let mut v = Vec::new();
+        for shard in &mut self.shards {
+            for sw in &mut shard.switches {
+                for (i, p) in sw.ports.iter_mut().enumerate() {
+                    if let Some(c) = p.mon.as_mut().and_then(|m| m.classes.as_mut()) {
+                        for (q, stats) in c.finish(end).into_iter().enumerate() {
+                            if stats.max > 0 {
+                                v.push(ClassQueue {
+                                    node: NodeId(sw.node),
+                                    port: PortNo(i as u16),
+                                    peer: NodeId(p.link.peer),
+                                    rate: p.link.rate,
+                                    class: q as u8,
+                                    stats,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        v.sort_by_key(|q| (q.node, q.port, q.class));
+        v
+    }
+
+    /// The periodic samples of every monitored switch egress port's backlog (when
     /// [`SimConfig::monitor`] asks for a sampler), by switch and port, taken up to the stop
     /// time (after the run's last event the backlog keeps its last level).
     pub fn queue_samples(&mut self) -> Vec<PortSamples> {
@@ -818,7 +874,7 @@ impl<F: CcFactory> Simulation<F> {
         for shard in &mut self.shards {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
-                    if let Some(s) = &mut p.qsamp {
+                    if let Some(s) = p.mon.as_mut().and_then(|m| m.sampler.as_mut()) {
                         v.push(PortSamples {
                             node: NodeId(sw.node),
                             port: PortNo(i as u16),
@@ -1276,6 +1332,23 @@ fn ref_ideal_fct(fwd: &[Hop], size: u64, mtu: u64) -> Duration {
     let rtt = delay_ns.saturating_mul(2).saturating_add(tx_ns);
     let ser = u64::try_from(wire * 8_000_000_000 / bw as u128).unwrap_or(u64::MAX);
     Duration::from_ps(rtt.saturating_add(ser).saturating_mul(crate::units::PS_PER_NS))
+}
+
+/// The monitors of switch port `at`, if `monitor` watches it (`watched`: the ports asked for;
+/// `None`: every port).
+fn port_monitor(
+    monitor: &crate::config::Monitor,
+    watched: Option<&std::collections::HashSet<(NodeId, PortNo)>>,
+    at: (NodeId, PortNo),
+) -> Option<Box<PortMonitor>> {
+    if !monitor.watches_queues() || watched.is_some_and(|w| !w.contains(&at)) {
+        return None;
+    }
+    Some(Box::new(PortMonitor {
+        hist: monitor.queue_lengths.then(crate::qmon::QueueHistogram::new),
+        sampler: monitor.qlen_sampler.map(QueueSampler::new),
+        classes: monitor.per_class.then(Default::default),
+    }))
 }
 
 #[cfg(test)]

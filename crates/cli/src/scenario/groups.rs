@@ -396,8 +396,8 @@ pub(super) fn queues(
     Ok(())
 }
 
-/// The switch egress ports a `[[queue]]` names.
-fn select_ports(
+/// The switch egress ports a `[[queue]]` (or `[output] qlen_ports`) names.
+pub(crate) fn select_ports(
     net: &Network,
     t: &toml::Table,
     table: &PluginTable<'_>,

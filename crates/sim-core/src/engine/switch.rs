@@ -8,7 +8,7 @@ use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
 use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, PFC_FRAME};
-use crate::qmon::{QueueHistogram, QueueSampler};
+use crate::qmon::PortMonitor;
 use crate::results::{HopSample, PfcEvent};
 use crate::sim::murmur3_32;
 use crate::telemetry::PortUtil;
@@ -30,10 +30,8 @@ pub(crate) struct SwitchPort {
     pub(crate) queued: u64,
     /// PINT utilisation EWMA (HPCC-PINT only).
     pub(crate) util: PortUtil,
-    /// The backlog histogram, when queue lengths are monitored.
-    pub(crate) qmon: Option<Box<QueueHistogram>>,
-    /// The periodic backlog sampler, when asked for.
-    pub(crate) qsamp: Option<Box<QueueSampler>>,
+    /// The backlog monitors of the port (histograms, sampler), when it is monitored.
+    pub(crate) mon: Option<Box<PortMonitor>>,
 }
 
 impl SwitchPort {
@@ -42,11 +40,8 @@ impl SwitchPort {
     #[inline]
     pub(crate) fn grow(&mut self, now: Time, bytes: u64, q: usize) {
         self.queued += bytes;
-        self.note_backlog(now);
-        if let Some(s) = &mut self.qsamp {
-            if q != 0 {
-                s.grow(now, bytes);
-            }
+        if let Some(m) = &mut self.mon {
+            m.grow(now, self.queued, bytes, q);
         }
     }
 
@@ -55,18 +50,8 @@ impl SwitchPort {
     #[inline]
     pub(crate) fn shrink(&mut self, now: Time, bytes: u64, q: usize) {
         self.queued -= bytes;
-        self.note_backlog(now);
-        if let Some(s) = &mut self.qsamp {
-            if q != 0 {
-                s.shrink(now, bytes);
-            }
-        }
-    }
-
-    #[inline]
-    fn note_backlog(&mut self, now: Time) {
-        if let Some(m) = &mut self.qmon {
-            m.set(now, self.queued);
+        if let Some(m) = &mut self.mon {
+            m.shrink(now, self.queued, bytes, q);
         }
     }
 

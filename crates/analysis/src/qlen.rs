@@ -1,0 +1,154 @@
+//! Queue lengths: time-weighted backlog histograms pooled over switch ports (the bins of
+//! `qlen_hist.csv`), their percentiles and mean, and the CDF figure (one line per run).
+//!
+//! A run's `qlen_hist.csv` has, per switch egress port, the time the port's backlog spent in
+//! each log-spaced bin `[lower, upper)`. Pooling adds the ports' times bin by bin, so the pooled
+//! distribution is that of the backlog of a port picked uniformly at random at a uniformly
+//! random instant. Percentiles are reported as the lower edge of the bin where the cumulative
+//! time reaches the fraction: at most one bin width (1/32 of the level) below the exact value.
+
+use std::collections::BTreeMap;
+
+use crate::chart::{Axis, Dash, Legend, Line, LineChart, Panel};
+
+/// A backlog distribution pooled over ports: non-empty bins `(lower, upper, time)` in
+/// ascending order (bytes, bytes, picoseconds), and how many ports went into it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PooledBacklog {
+    /// Non-empty bins, ascending: `(lower bytes, upper bytes, time ps)`.
+    pub bins: Vec<(u64, u64, u64)>,
+    /// Ports pooled.
+    pub ports: usize,
+}
+
+impl PooledBacklog {
+    /// Pools `(port, lower, upper, time ps)` rows (`port` identifies the port; rows of one bin
+    /// are added).
+    pub fn pool<P: Ord>(rows: impl IntoIterator<Item = (P, u64, u64, u64)>) -> PooledBacklog {
+        let mut bins: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+        let mut ports = std::collections::BTreeSet::new();
+        for (p, lo, hi, t) in rows {
+            ports.insert(p);
+            *bins.entry((lo, hi)).or_default() += t;
+        }
+        PooledBacklog {
+            bins: bins.into_iter().map(|((lo, hi), t)| (lo, hi, t)).collect(),
+            ports: ports.len(),
+        }
+    }
+
+    /// The pooled time (the run's length times the ports).
+    pub fn total(&self) -> u64 {
+        self.bins.iter().map(|b| b.2).sum()
+    }
+
+    /// The level below which a fraction `p` of the pooled time lies: the lower edge of the bin
+    /// where the cumulative time reaches it (0 for an empty distribution).
+    pub fn percentile(&self, p: f64) -> u64 {
+        let total = self.total();
+        if total == 0 {
+            return 0;
+        }
+        let target = p * total as f64;
+        let mut acc = 0u64;
+        for &(lo, _, t) in &self.bins {
+            acc += t;
+            if acc as f64 >= target {
+                return lo;
+            }
+        }
+        self.bins.last().map_or(0, |b| b.0)
+    }
+
+    /// The time-weighted mean backlog, bytes (each bin's midpoint standing for its levels;
+    /// bins are at most 1/32 of their level wide).
+    pub fn mean(&self) -> f64 {
+        let total = self.total();
+        if total == 0 {
+            return 0.0;
+        }
+        let sum: f64 = self.bins.iter().map(|&(lo, hi, t)| (lo + hi) as f64 / 2.0 * t as f64).sum();
+        sum / total as f64
+    }
+
+    /// The fraction of the pooled time with a non-empty queue.
+    pub fn busy(&self) -> f64 {
+        let total = self.total();
+        if total == 0 {
+            return 0.0;
+        }
+        let idle: u64 = self.bins.iter().filter(|b| b.0 == 0).map(|b| b.2).sum();
+        1.0 - idle as f64 / total as f64
+    }
+
+    /// The CDF as points `(KB, fraction of time at or below)`, one per bin at its upper edge;
+    /// levels below 1 KB show at 1 KB (for a log axis).
+    pub fn cdf_points(&self) -> Vec<(f64, f64)> {
+        let total = self.total().max(1) as f64;
+        let mut acc = 0u64;
+        self.bins
+            .iter()
+            .map(|&(_, hi, t)| {
+                acc += t;
+                ((hi as f64 / 1e3).max(1.0), acc as f64 / total)
+            })
+            .collect()
+    }
+}
+
+/// The queue-length CDF figure: one line per `(name, distribution)`, x in KB on a log axis,
+/// y the time-weighted CDF. Distributions without time are left out.
+pub fn qlen_cdf_chart(title: &str, runs: &[(&str, &PooledBacklog)]) -> LineChart {
+    let lines = runs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, b))| b.total() > 0)
+        .map(|(i, (name, b))| Line::new(*name, b.cdf_points(), i, Dash::Solid))
+        .collect();
+    LineChart {
+        title: title.to_string(),
+        x: Axis::log("queue length (KB)"),
+        y: Axis::linear("CDF (time-weighted)"),
+        legend: Legend::Right,
+        panels: vec![Panel { title: String::new(), lines }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pooled_percentiles_walk_the_time_weighted_bins() {
+        // 50% of the time at 0, 30% in [100, 104), 20% in [1000, 1032), over two ports.
+        let b = PooledBacklog::pool([
+            (1, 0, 1, 30),
+            (2, 0, 1, 20),
+            (1, 100, 104, 30),
+            (2, 1000, 1032, 20),
+        ]);
+        assert_eq!(b.ports, 2);
+        assert_eq!(b.bins, vec![(0, 1, 50), (100, 104, 30), (1000, 1032, 20)]);
+        assert_eq!(b.percentile(0.5), 0);
+        assert_eq!(b.percentile(0.51), 100);
+        assert_eq!(b.percentile(0.8), 100);
+        assert_eq!(b.percentile(0.99), 1000);
+        assert_eq!(PooledBacklog::default().percentile(0.5), 0);
+        let mean = b.mean();
+        assert!((mean - (0.5 * 0.5 + 102.0 * 0.3 + 1016.0 * 0.2)).abs() < 1e-9, "{mean}");
+        assert!((b.busy() - 0.5).abs() < 1e-12);
+        let cdf = b.cdf_points();
+        assert_eq!(cdf.len(), 3);
+        assert_eq!(cdf[2], (1.032, 1.0));
+        assert!((cdf[0].1 - 0.5).abs() < 1e-12 && cdf[0].0 == 1.0);
+    }
+
+    #[test]
+    fn the_chart_has_a_line_per_run_with_time() {
+        let a = PooledBacklog::pool([(0, 0, 1, 10), (0, 2000, 2064, 10)]);
+        let empty = PooledBacklog::default();
+        let c = qlen_cdf_chart("t", &[("a", &a), ("empty", &empty)]);
+        assert_eq!(c.panels[0].lines.len(), 1);
+        assert_eq!(c.panels[0].lines[0].label.as_deref(), Some("a"));
+    }
+}
