@@ -5,13 +5,22 @@
 
 use dcsim::core::cc::NoCcFactory;
 use dcsim::core::config::{FlowSpec, SimConfig};
-use dcsim::core::ids::{FlowId, NodeId};
+use dcsim::core::ids::{FlowId, NodeId, PortNo};
 use dcsim::core::qmon::SamplerWindow;
 use dcsim::core::units::{BitsPerSec, Duration, Time};
 use dcsim::core::{Partition, Simulation};
 use dcsim::topology;
 
 fn run(threads: usize, window: SamplerWindow) -> Simulation<NoCcFactory> {
+    run_with(threads, window, |_| {})
+}
+
+/// [`run`] with the monitor settings changed by `tweak`.
+fn run_with(
+    threads: usize,
+    window: SamplerWindow,
+    tweak: impl FnOnce(&mut dcsim::core::config::Monitor),
+) -> Simulation<NoCcFactory> {
     // 4 leaves x 2 spines x 8 hosts; a 16-to-1 incast of 500 KB to host 0 over 400 Gb/s links.
     let t = topology::leaf_spine(
         4,
@@ -38,6 +47,7 @@ fn run(threads: usize, window: SamplerWindow) -> Simulation<NoCcFactory> {
     let mut cfg = SimConfig::default();
     cfg.monitor.queue_lengths = true;
     cfg.monitor.qlen_sampler = Some(window);
+    tweak(&mut cfg.monitor);
     cfg.stop_time = Time::from_ns(2_000_000);
     let part = if threads > 1 {
         Partition::by_rack(&net, threads)
@@ -100,5 +110,62 @@ fn samples_do_not_depend_on_the_thread_count() {
     let one = run(1, w).queue_samples();
     for threads in 2..=3 {
         assert_eq!(run(threads, w).queue_samples(), one, "{threads} threads");
+    }
+}
+
+#[test]
+fn monitoring_some_ports_gives_their_figures_unchanged_and_nothing_else() {
+    let w = SamplerWindow {
+        start: Time::ZERO,
+        end: Time::from_ns(1_000_000),
+        interval: Duration::from_ns(100),
+        bin: 1000,
+    };
+    let mut all = run(1, w);
+    let all_stats = all.queue_stats(all.summary().end_time);
+    let all_samples = all.queue_samples();
+    // Leaf 32 (the receiver's ToR) port 0 (towards host 0) and a spine port; listed twice and
+    // out of order.
+    let (tor, spine) = (NodeId(32), NodeId(36));
+    let chosen = vec![(spine, PortNo(0)), (tor, PortNo(0)), (spine, PortNo(0))];
+    let mut some = run_with(2, w, |m| {
+        m.ports = Some(chosen.clone());
+        m.per_class = true;
+    });
+    let stats = some.queue_stats(some.summary().end_time);
+    let samples = some.queue_samples();
+    let classes = some.class_queue_stats(some.summary().end_time);
+    let keys: Vec<(NodeId, PortNo)> = stats.iter().map(|q| (q.node, q.port)).collect();
+    assert_eq!(keys, vec![(tor, PortNo(0)), (spine, PortNo(0))]);
+    for (q, s) in stats.iter().zip(&samples) {
+        let a = all_stats.iter().find(|a| (a.node, a.port) == (q.node, q.port)).unwrap();
+        assert_eq!(a, q, "the same figures as when every port is monitored");
+        let b = all_samples.iter().find(|b| (b.node, b.port) == (s.node, s.port)).unwrap();
+        assert_eq!(b, s);
+    }
+    assert!(stats[0].stats.max > 1_000_000, "the incast fills the receiver's port");
+    // All the data is in class 3 (the flows' priority group): its histogram is the port's.
+    let c3 = classes.iter().find(|c| (c.node, c.port, c.class) == (tor, PortNo(0), 3)).unwrap();
+    assert_eq!(c3.stats, stats[0].stats);
+    assert!(classes.iter().all(|c| keys.contains(&(c.node, c.port))));
+
+    // A port that is not a switch egress port is refused.
+    for bad in [(NodeId(0), PortNo(0)), (tor, PortNo(99))] {
+        let t = topology::leaf_spine(
+            4,
+            2,
+            8,
+            BitsPerSec::gbps(100),
+            BitsPerSec::gbps(400),
+            Duration::from_us(1),
+        )
+        .unwrap();
+        let net = t.validate().unwrap();
+        let routes = topology::compute_routes(&net);
+        let mut cfg = SimConfig::default();
+        cfg.monitor.queue_lengths = true;
+        cfg.monitor.ports = Some(vec![bad]);
+        let e = Simulation::new(net, routes, cfg, Vec::new(), NoCcFactory).err().unwrap();
+        assert!(matches!(e, dcsim::core::SimError::MonitorPort { .. }), "{e}");
     }
 }

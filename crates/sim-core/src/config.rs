@@ -328,8 +328,10 @@ pub enum Serialization {
     Exact,
     /// As the reference ns-3 simulator: the time in seconds as an IEEE double, truncated to
     /// whole nanoseconds by ns-3's 64.64 conversion (spec §0; often 1 ns short of an integer
-    /// number of ns). Only frame serialization and the ideal FCT follow it; NIC pacing stays
-    /// exact.
+    /// number of ns). Frame serialization, the RoCE NIC's pacing gap (`nextAvail`, and
+    /// HPCC's re-timing of it on a rate change) and the ideal FCT follow it, as the
+    /// reference computes all three with `CalculateBytesTxTime`; TCP pacing (not in the
+    /// reference) stays exact.
     Ns3,
 }
 

@@ -346,8 +346,7 @@ impl<F: CcFactory> Simulation<F> {
             None => None,
             Some(list) => {
                 for &(node, port) in list {
-                    let is_switch =
-                        net.kinds().get(node.idx()) == Some(&crate::network::NodeKind::Switch);
+                    let is_switch = net.kinds().get(node.idx()) == Some(&NodeKind::Switch);
                     if !is_switch || port.idx() >= net.ports(node).len() {
                         return Err(SimError::MonitorPort { node, port });
                     }

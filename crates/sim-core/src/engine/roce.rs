@@ -134,7 +134,9 @@ impl<F: CcFactory> Shard<F> {
         let wire = sh.header.data_wire(payload);
         qp.last_pkt_size = wire;
         let pace = if sh.cfg.nic.rate_bound { qp.rate } else { qp.max_rate };
-        qp.next_avail = self.now + pace.tx_time(wire as u64);
+        // The pacing gap, truncated to whole ns in `ns3` mode as the reference's
+        // `CalculateBytesTxTime` (spec §0).
+        qp.next_avail = self.now + sh.cfg.serialization.tx_time(pace, wire as u64);
         self.counters.data_packets_sent += 1;
         self.counters.data_bytes_sent += payload as u64;
         let pkt = self.alloc(Packet {
@@ -361,8 +363,9 @@ impl<F: CcFactory> Shard<F> {
         if let Some((r, retime)) = ctx.rate_set {
             let r = BitsPerSec(r.0.clamp(1, qp.max_rate.0));
             if retime && qp.last_pkt_size > 0 {
-                let old = qp.rate.tx_time(qp.last_pkt_size as u64).as_ps() as i128;
-                let new = r.tx_time(qp.last_pkt_size as u64).as_ps() as i128;
+                let gap = |rate| sh.cfg.serialization.tx_time(rate, qp.last_pkt_size as u64);
+                let old = gap(qp.rate).as_ps() as i128;
+                let new = gap(r).as_ps() as i128;
                 let na = (qp.next_avail.0 as i128 + new - old).max(0) as u64;
                 qp.next_avail = Time(na);
                 let src = sh.flows[flow].src;
