@@ -160,6 +160,29 @@ fn serialization_modes_set_link_timing_and_the_ideal_fct() {
 }
 
 #[test]
+fn ns3_mode_paces_a_flow_with_the_truncated_serialization_time() {
+    // 100 frames of 1048 B at 100 Gb/s: 83.84 ns each exactly, 83 ns as the reference computes
+    // both the link's serialization and the NIC's pacing gap (spec §0). A lone flow keeps its
+    // link busy back to back and finishes in exactly its ideal FCT in both modes; with the
+    // pacing gap left exact in ns3 mode it would idle 0.84 ns after every frame.
+    let dir = tempfile::tempdir().unwrap();
+    for mode in ["exact", "ns3"] {
+        let s = format!(
+            "[simulation]\nstop_time = \"1ms\"\nserialization = \"{mode}\"\n\n[topology]\n\
+             kind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n\n\
+             [cc]\nname = \"dcqcn\"\n\n[[flows.list]]\nsrc = 0\ndst = 1\nsize = 100000\n"
+        );
+        let file = format!("{mode}.toml");
+        fs::write(dir.path().join(&file), s).unwrap();
+        let out = format!("out-{mode}");
+        ok(&dcsim(dir.path(), &["run", &file, "--out", &out]));
+        let fct = fs::read_to_string(dir.path().join(&out).join("fct.csv")).unwrap();
+        let row: Vec<String> = fct.lines().nth(1).unwrap().split(',').map(String::from).collect();
+        assert_eq!(row[5], row[6], "{mode}: a lone flow completes in its ideal FCT");
+    }
+}
+
+#[test]
 fn bad_observation_and_timing_settings_are_located_errors() {
     let dir = tempfile::tempdir().unwrap();
     let base = "[topology]\nkind = \"leaf-spine\"\nleaves = 1\nspines = 1\nhosts_per_leaf = 2\n\n\

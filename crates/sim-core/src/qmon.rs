@@ -44,10 +44,12 @@ pub fn bin_lower(i: usize) -> u64 {
 /// The time-weighted backlog histogram of one port.
 #[derive(Clone, Debug)]
 pub struct QueueHistogram {
-    /// Time spent in each bin.
-    time: Vec<u64>,
-    /// The largest level seen with positive time in each bin.
-    top: Vec<u64>,
+    /// Per bin: the time spent in it and the largest level seen in it with positive time (one
+    /// vector, so that an update touches one cache line).
+    bins: Vec<(u64, u64)>,
+    /// Time at level 0, kept here rather than in `bins[0]` (merged at `finish`): an idle port
+    /// is the common case and this field shares a cache line with the others.
+    idle: u64,
     /// The level since `since`.
     level: u64,
     since: Time,
@@ -70,8 +72,8 @@ impl QueueHistogram {
     /// An empty histogram, level 0 from time 0.
     pub fn new() -> QueueHistogram {
         QueueHistogram {
-            time: vec![0],
-            top: vec![0],
+            bins: vec![(0, 0)],
+            idle: 0,
             level: 0,
             since: Time::ZERO,
             area: 0,
@@ -80,7 +82,7 @@ impl QueueHistogram {
     }
 
     /// The backlog is `bytes` from `now` on (`now` never decreases).
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, now: Time, bytes: u64) {
         if bytes != self.level {
             self.advance(now);
@@ -89,50 +91,53 @@ impl QueueHistogram {
     }
 
     /// Accounts the time from the last change to `now` at the current level.
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, now: Time) {
         let dt = now.0 - self.since.0;
         self.since = now;
         if self.level == 0 {
-            // The common case (an idle port): bin 0 always exists; nothing is above 0 B.
-            self.time[0] += dt;
-            return;
+            // The common case (an idle port): nothing is above 0 B.
+            self.idle += dt;
+        } else if dt != 0 {
+            self.add_busy(dt);
         }
-        if dt == 0 {
-            return;
-        }
+    }
+
+    /// Accounts `dt` at the current, non-zero level.
+    #[inline(never)]
+    fn add_busy(&mut self, dt: u64) {
         let b = bin_of(self.level);
-        if b >= self.time.len() {
-            self.time.resize(b + 1, 0);
-            self.top.resize(b + 1, 0);
+        if b >= self.bins.len() {
+            self.bins.resize(b + 1, (0, 0));
         }
-        self.time[b] += dt;
-        self.top[b] = self.top[b].max(self.level);
+        let bin = &mut self.bins[b];
+        bin.0 += dt;
+        bin.1 = bin.1.max(self.level);
         self.area += u128::from(self.level) * u128::from(dt);
         for (a, &t) in self.above.iter_mut().zip(&THRESHOLDS) {
-            if self.level > t {
-                *a += dt;
-            }
+            // Branch-free: adds dt where the level is above the threshold.
+            *a += dt * u64::from(self.level > t);
         }
     }
 
     /// Closes the histogram at `end` (the run's end time) and summarises it.
     pub fn finish(&mut self, end: Time) -> QueueStats {
         self.advance(end.max(self.since));
-        let total: u64 = self.time.iter().sum();
+        self.bins[0].0 += std::mem::take(&mut self.idle);
+        let total: u64 = self.bins.iter().map(|b| b.0).sum();
         let pct = |num: u128, den: u128| -> u64 {
             if total == 0 {
                 return 0;
             }
             let target = u128::from(total) * num; // cum * den >= total * num
             let mut cum = 0u128;
-            for (i, &t) in self.time.iter().enumerate() {
+            for &(t, top) in &self.bins {
                 cum += u128::from(t);
                 if t > 0 && cum * den >= target {
-                    return self.top[i];
+                    return top;
                 }
             }
-            self.top.iter().rev().find(|&&x| x > 0).copied().unwrap_or(0)
+            self.bins.iter().rev().map(|b| b.1).find(|&x| x > 0).unwrap_or(0)
         };
         QueueStats {
             time: Duration(total),
@@ -141,14 +146,14 @@ impl QueueHistogram {
             p90: pct(90, 100),
             p99: pct(99, 100),
             p999: pct(999, 1000),
-            max: self.top.iter().copied().max().unwrap_or(0),
+            max: self.bins.iter().map(|b| b.1).max().unwrap_or(0),
             above: self.above.map(Duration),
             bins: self
-                .time
+                .bins
                 .iter()
                 .enumerate()
-                .filter(|(_, &t)| t > 0)
-                .map(|(i, &t)| (bin_lower(i), bin_lower(i + 1), Duration(t)))
+                .filter(|(_, b)| b.0 > 0)
+                .map(|(i, b)| (bin_lower(i), bin_lower(i + 1), Duration(b.0)))
                 .collect(),
         }
     }
@@ -244,7 +249,12 @@ impl SamplerWindow {
 /// a sample at the time of a change sees the level after every change at that time.
 #[derive(Clone, Debug)]
 pub struct QueueSampler {
-    w: SamplerWindow,
+    /// The window's last sample time (`SamplerWindow::last`).
+    last: Time,
+    /// The window's interval in picoseconds (at least 1).
+    step: u64,
+    /// The window's bin width (at least 1).
+    bin: u64,
     /// The next sample time not yet counted.
     next: Time,
     /// The backlog of classes 1–7.
@@ -256,40 +266,57 @@ pub struct QueueSampler {
 impl QueueSampler {
     /// A sampler over `w`, level 0.
     pub fn new(w: SamplerWindow) -> QueueSampler {
-        QueueSampler { w, next: w.start, level: 0, counts: Vec::new() }
+        QueueSampler {
+            last: w.last(),
+            step: w.interval.as_ps().max(1),
+            bin: w.bin.max(1),
+            next: w.start,
+            level: 0,
+            counts: Vec::new(),
+        }
     }
 
-    /// Counts the samples before `now` at the current level.
-    #[inline]
+    /// Counts the samples before `now` at the current level. Runs at every backlog change,
+    /// so it divides only when it must: one sample due (the common case at a 100 ns
+    /// interval) and an empty queue need no division.
+    #[inline(always)]
     fn advance(&mut self, now: Time) {
-        let last = self.w.last();
-        if now <= self.next || self.next > last {
-            return;
+        if now > self.next && self.next <= self.last {
+            self.count_due(now);
         }
-        let i = self.w.interval.as_ps().max(1);
-        // Samples next, next + i, ... that are < now and <= last.
-        let upto = (now.0 - 1).min(last.0);
+    }
+
+    /// Counts the samples due before `now` (some are).
+    #[inline(never)]
+    fn count_due(&mut self, now: Time) {
+        // Samples next, next + step, ... that are < now and <= last.
+        let upto = (now.0 - 1).min(self.last.0);
         if upto < self.next.0 {
             return;
         }
-        let n = (upto - self.next.0) / i + 1;
-        let b = usize::try_from(self.level / self.w.bin.max(1)).unwrap_or(usize::MAX);
+        let d = upto - self.next.0;
+        let n = if d < self.step { 1 } else { d / self.step + 1 };
+        let b = if self.level < self.bin {
+            0
+        } else {
+            usize::try_from(self.level / self.bin).unwrap_or(usize::MAX)
+        };
         if b >= self.counts.len() {
             self.counts.resize(b + 1, 0);
         }
         self.counts[b] += n;
-        self.next = Time(self.next.0.saturating_add(n.saturating_mul(i)));
+        self.next = Time(self.next.0.saturating_add(n.saturating_mul(self.step)));
     }
 
     /// `bytes` more of classes 1–7 are queued from `now`.
-    #[inline]
+    #[inline(always)]
     pub fn grow(&mut self, now: Time, bytes: u64) {
         self.advance(now);
         self.level += bytes;
     }
 
     /// `bytes` fewer of classes 1–7 are queued from `now`.
-    #[inline]
+    #[inline(always)]
     pub fn shrink(&mut self, now: Time, bytes: u64) {
         self.advance(now);
         self.level -= bytes;
@@ -364,7 +391,7 @@ pub struct PortMonitor {
 impl PortMonitor {
     /// The port's backlog over all classes became `total` from `now`, after `bytes` more were
     /// queued in class `q`.
-    #[inline]
+    #[inline(always)]
     pub fn grow(&mut self, now: Time, total: u64, bytes: u64, q: usize) {
         if let Some(h) = &mut self.hist {
             h.set(now, total);
@@ -381,7 +408,7 @@ impl PortMonitor {
 
     /// The port's backlog over all classes became `total` from `now`, after `bytes` fewer
     /// were queued in class `q`.
-    #[inline]
+    #[inline(always)]
     pub fn shrink(&mut self, now: Time, total: u64, bytes: u64, q: usize) {
         if let Some(h) = &mut self.hist {
             h.set(now, total);
