@@ -11,17 +11,9 @@ use dcsim::core::units::{BitsPerSec, Duration, Time};
 use dcsim::core::{Partition, Simulation};
 use dcsim::topology;
 
-fn run(threads: usize, window: SamplerWindow) -> Simulation<NoCcFactory> {
-    run_with(threads, window, |_| {})
-}
-
-/// [`run`] with the monitor settings changed by `tweak`.
-fn run_with(
-    threads: usize,
-    window: SamplerWindow,
-    tweak: impl FnOnce(&mut dcsim::core::config::Monitor),
-) -> Simulation<NoCcFactory> {
-    // 4 leaves x 2 spines x 8 hosts; a 16-to-1 incast of 500 KB to host 0 over 400 Gb/s links.
+/// 4 leaves x 2 spines x 8 hosts (hosts 0..32, leaves 32..36, spines 36 and 37), 100 Gb/s
+/// host links and 400 Gb/s fabric links, and its routes.
+fn fabric() -> (dcsim::core::network::Network, dcsim::core::network::RoutingTable) {
     let t = topology::leaf_spine(
         4,
         2,
@@ -33,6 +25,21 @@ fn run_with(
     .unwrap();
     let net = t.validate().unwrap();
     let routes = topology::compute_routes(&net);
+    (net, routes)
+}
+
+fn run(threads: usize, window: SamplerWindow) -> Simulation<NoCcFactory> {
+    run_with(threads, window, |_| {})
+}
+
+/// [`run`] with the monitor settings changed by `tweak`.
+fn run_with(
+    threads: usize,
+    window: SamplerWindow,
+    tweak: impl FnOnce(&mut dcsim::core::config::Monitor),
+) -> Simulation<NoCcFactory> {
+    // A 16-to-1 incast of 500 KB to host 0.
+    let (net, routes) = fabric();
     let flows: Vec<FlowSpec> = (0..16)
         .map(|i| FlowSpec {
             id: FlowId(i),
@@ -151,17 +158,7 @@ fn monitoring_some_ports_gives_their_figures_unchanged_and_nothing_else() {
 
     // A port that is not a switch egress port is refused.
     for bad in [(NodeId(0), PortNo(0)), (tor, PortNo(99))] {
-        let t = topology::leaf_spine(
-            4,
-            2,
-            8,
-            BitsPerSec::gbps(100),
-            BitsPerSec::gbps(400),
-            Duration::from_us(1),
-        )
-        .unwrap();
-        let net = t.validate().unwrap();
-        let routes = topology::compute_routes(&net);
+        let (net, routes) = fabric();
         let mut cfg = SimConfig::default();
         cfg.monitor.queue_lengths = true;
         cfg.monitor.ports = Some(vec![bad]);

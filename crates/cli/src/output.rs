@@ -45,12 +45,15 @@ pub const UNFINISHED_HEADER: [&str; 10] = [
     "gave_up_ns",
 ];
 
-fn csv_text<const N: usize>(header: [&str; N], rows: impl Iterator<Item = [String; N]>) -> String {
+fn csv_text<'a, R: AsRef<[String]>>(
+    header: impl AsRef<[&'a str]>,
+    rows: impl Iterator<Item = R>,
+) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     // Writing to a Vec cannot fail, and every record has the header's length.
-    w.write_record(header).expect("in-memory CSV");
+    w.write_record(header.as_ref()).expect("in-memory CSV");
     for r in rows {
-        w.write_record(&r).expect("in-memory CSV");
+        w.write_record(r.as_ref()).expect("in-memory CSV");
     }
     let bytes = w.into_inner().expect("in-memory CSV");
     String::from_utf8(bytes).expect("CSV of ASCII fields")
@@ -174,58 +177,74 @@ pub fn pfc_csv(events: &[PfcEvent]) -> String {
     csv_text(["time_ns", "switch", "port", "peer", "priority", "event"], rows)
 }
 
+/// The statistics columns of `qlen.csv` and `qlen_class.csv`, after their identifying ones.
+const QLEN_STATS_HEADER: [&str; 10] = [
+    "mean_bytes",
+    "p50_bytes",
+    "p90_bytes",
+    "p99_bytes",
+    "p999_bytes",
+    "max_bytes",
+    "frac_above_0B",
+    "frac_above_10KB",
+    "frac_above_100KB",
+    "frac_above_1MB",
+];
+
+/// A backlog's [`QLEN_STATS_HEADER`] columns.
+fn qlen_stats_cols(s: &dcsim_core::qmon::QueueStats) -> [String; 10] {
+    let frac = |d: dcsim_core::units::Duration| {
+        if s.time.as_ps() == 0 {
+            "0".to_string()
+        } else {
+            format!("{:.6}", d.as_ps() as f64 / s.time.as_ps() as f64)
+        }
+    };
+    [
+        format!("{:.3}", s.mean),
+        s.p50.to_string(),
+        s.p90.to_string(),
+        s.p99.to_string(),
+        s.p999.to_string(),
+        s.max.to_string(),
+        frac(s.above[0]),
+        frac(s.above[1]),
+        frac(s.above[2]),
+        frac(s.above[3]),
+    ]
+}
+
 /// `qlen.csv`: one row per switch egress port, by switch and port: the backlog (bytes queued
 /// over all classes, time-weighted over the run) — mean, p50, p90, p99, p99.9, max — and the
 /// fraction of the run's time it was above 0 B, 10 KB, 100 KB and 1 MB; and the fraction of
 /// the run's time the port was transmitting (`utilisation`).
 pub fn qlen_csv(queues: &[PortQueue]) -> String {
-    let frac = |d: dcsim_core::units::Duration, t: dcsim_core::units::Duration| {
-        if t.as_ps() == 0 {
-            "0".to_string()
-        } else {
-            format!("{:.6}", d.as_ps() as f64 / t.as_ps() as f64)
-        }
-    };
     let rows = queues.iter().map(|q| {
-        let s = &q.stats;
-        [
-            q.node.0.to_string(),
-            q.port.0.to_string(),
-            q.peer.0.to_string(),
-            q.rate.0.to_string(),
-            format!("{:.3}", s.mean),
-            s.p50.to_string(),
-            s.p90.to_string(),
-            s.p99.to_string(),
-            s.p999.to_string(),
-            s.max.to_string(),
-            frac(s.above[0], s.time),
-            frac(s.above[1], s.time),
-            frac(s.above[2], s.time),
-            frac(s.above[3], s.time),
-            format!("{:.6}", q.utilisation()),
-        ]
+        let mut r = vec![q.node.0.to_string(), q.port.0.to_string(), q.peer.0.to_string()];
+        r.push(q.rate.0.to_string());
+        r.extend(qlen_stats_cols(&q.stats));
+        r.push(format!("{:.6}", q.utilisation()));
+        r
     });
-    csv_text(
-        [
-            "switch",
-            "port",
-            "peer",
-            "rate_bps",
-            "mean_bytes",
-            "p50_bytes",
-            "p90_bytes",
-            "p99_bytes",
-            "p999_bytes",
-            "max_bytes",
-            "frac_above_0B",
-            "frac_above_10KB",
-            "frac_above_100KB",
-            "frac_above_1MB",
-            "utilisation",
-        ],
-        rows,
-    )
+    let mut header = vec!["switch", "port", "peer", "rate_bps"];
+    header.extend(QLEN_STATS_HEADER);
+    header.push("utilisation");
+    csv_text(header, rows)
+}
+
+/// `qlen_class.csv`: one row per (switch egress port, priority class) that held bytes at some
+/// time, by switch, port and class: the class's backlog (bytes of that class queued at the
+/// port, time-weighted over the run), with `qlen.csv`'s statistics columns.
+pub fn qlen_class_csv(queues: &[dcsim_core::qmon::ClassQueue]) -> String {
+    let rows = queues.iter().map(|q| {
+        let mut r = vec![q.node.0.to_string(), q.port.0.to_string(), q.peer.0.to_string()];
+        r.extend([q.rate.0.to_string(), q.class.to_string()]);
+        r.extend(qlen_stats_cols(&q.stats));
+        r
+    });
+    let mut header = vec!["switch", "port", "peer", "rate_bps", "class"];
+    header.extend(QLEN_STATS_HEADER);
+    csv_text(header, rows)
 }
 
 // The `frac_above_*` column names of `qlen.csv` spell out the monitor's thresholds.
@@ -252,60 +271,6 @@ pub fn qlen_hist_csv(queues: &[PortQueue]) -> String {
         })
     });
     csv_text(["switch", "port", "lower_bytes", "upper_bytes", "time_ns"], rows)
-}
-
-/// `qlen_class.csv`: one row per (switch egress port, priority class) that held bytes at some
-/// time, by switch, port and class: the class's backlog (bytes of that class queued at the
-/// port, time-weighted over the run) — mean, p50, p90, p99, p99.9, max — and the fraction of
-/// the run's time it was above 0 B, 10 KB, 100 KB and 1 MB.
-pub fn qlen_class_csv(queues: &[dcsim_core::qmon::ClassQueue]) -> String {
-    let frac = |d: dcsim_core::units::Duration, t: dcsim_core::units::Duration| {
-        if t.as_ps() == 0 {
-            "0".to_string()
-        } else {
-            format!("{:.6}", d.as_ps() as f64 / t.as_ps() as f64)
-        }
-    };
-    let rows = queues.iter().map(|q| {
-        let s = &q.stats;
-        [
-            q.node.0.to_string(),
-            q.port.0.to_string(),
-            q.peer.0.to_string(),
-            q.rate.0.to_string(),
-            q.class.to_string(),
-            format!("{:.3}", s.mean),
-            s.p50.to_string(),
-            s.p90.to_string(),
-            s.p99.to_string(),
-            s.p999.to_string(),
-            s.max.to_string(),
-            frac(s.above[0], s.time),
-            frac(s.above[1], s.time),
-            frac(s.above[2], s.time),
-            frac(s.above[3], s.time),
-        ]
-    });
-    csv_text(
-        [
-            "switch",
-            "port",
-            "peer",
-            "rate_bps",
-            "class",
-            "mean_bytes",
-            "p50_bytes",
-            "p90_bytes",
-            "p99_bytes",
-            "p999_bytes",
-            "max_bytes",
-            "frac_above_0B",
-            "frac_above_10KB",
-            "frac_above_100KB",
-            "frac_above_1MB",
-        ],
-        rows,
-    )
 }
 
 /// `qlen_class_hist.csv`: the non-empty bins of every (port, class) backlog histogram of
