@@ -50,7 +50,10 @@ pub use harm::{
     FctStats, HarmRow, HarmStatistic, HarmSummary, MeanCi, CI_LEVEL, HARM_CSV_COLUMNS, SOLO_CCA,
 };
 pub use plot::{plot_all, plot_cdf, plot_slowdown_by_size, CdfMetric, SlowdownPercentile};
-pub use qlen::{qlen_cdf_chart, PooledBacklog};
+pub use qlen::{
+    qlen_cdf_chart, qlen_summary_csv, qlen_summary_row, qlen_table, PooledBacklog,
+    QLEN_SUMMARY_COLUMNS,
+};
 pub use report::{buckets_csv, buckets_table, reference_table, summary_csv, summary_table};
 pub use stats::{
     buckets_by_quantile, buckets_by_size, percentile, size_label, summarize, Bucket, GroupStats,

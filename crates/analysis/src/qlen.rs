@@ -96,6 +96,57 @@ impl PooledBacklog {
     }
 }
 
+/// The per-run columns of `qlen_summary.csv` (after its run-identifying ones): ports pooled,
+/// fraction of time with a queue, mean and percentiles in bytes.
+pub const QLEN_SUMMARY_COLUMNS: [&str; 8] = [
+    "ports",
+    "busy_frac",
+    "mean_bytes",
+    "p50_bytes",
+    "p90_bytes",
+    "p99_bytes",
+    "p999_bytes",
+    "p9999_bytes",
+];
+
+/// The percentiles of [`QLEN_SUMMARY_COLUMNS`].
+const PCTS: [f64; 5] = [0.5, 0.9, 0.99, 0.999, 0.9999];
+
+/// One run's [`QLEN_SUMMARY_COLUMNS`] values.
+pub fn qlen_summary_row(b: &PooledBacklog) -> Vec<String> {
+    let mut r = vec![b.ports.to_string(), format!("{:.6}", b.busy()), format!("{:.3}", b.mean())];
+    r.extend(PCTS.iter().map(|&p| b.percentile(p).to_string()));
+    r
+}
+
+/// `qlen_summary.csv` of `dcsim analyze`: `run` and [`QLEN_SUMMARY_COLUMNS`], one row per run.
+pub fn qlen_summary_csv(runs: &[(&str, &PooledBacklog)]) -> Vec<u8> {
+    let mut header = vec!["run"];
+    header.extend(QLEN_SUMMARY_COLUMNS);
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(n, b)| std::iter::once(n.to_string()).chain(qlen_summary_row(b)).collect())
+        .collect();
+    crate::report::csv_bytes(&header, &rows)
+}
+
+/// The same as a text table for a terminal (bytes; busy as a percentage).
+pub fn qlen_table(runs: &[(&str, &PooledBacklog)]) -> String {
+    let mut header = vec!["run"];
+    header.extend(QLEN_SUMMARY_COLUMNS);
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(n, b)| {
+            let mut r = vec![n.to_string()];
+            r.extend(qlen_summary_row(b));
+            r[2] = format!("{:.1}%", b.busy() * 100.0);
+            r[3] = format!("{:.0}", b.mean());
+            r
+        })
+        .collect();
+    crate::report::text_table(&header, &rows)
+}
+
 /// The queue-length CDF figure: one line per `(name, distribution)`, x in KB on a log axis,
 /// y the time-weighted CDF. Distributions without time are left out.
 pub fn qlen_cdf_chart(title: &str, runs: &[(&str, &PooledBacklog)]) -> LineChart {
@@ -141,6 +192,25 @@ mod tests {
         assert_eq!(cdf.len(), 3);
         assert_eq!(cdf[2], (1.032, 1.0));
         assert!((cdf[0].1 - 0.5).abs() < 1e-12 && cdf[0].0 == 1.0);
+    }
+
+    #[test]
+    fn the_table_and_csv_list_each_run() {
+        // 90% of the time idle, 10% in [10 000, 10 240).
+        let b = PooledBacklog::pool([(0, 0, 1, 90), (0, 10_000, 10_240, 10)]);
+        let t = qlen_table(&[("hpcc", &b)]);
+        assert!(t.lines().next().unwrap().starts_with("run"), "{t}");
+        let row = t.lines().nth(2).unwrap();
+        assert!(row.starts_with("hpcc") && row.contains("10.0%") && row.ends_with("10000"), "{t}");
+        let csv = String::from_utf8(qlen_summary_csv(&[("hpcc", &b)])).unwrap();
+        assert_eq!(
+            csv.lines().next(),
+            Some(
+                "run,ports,busy_frac,mean_bytes,p50_bytes,p90_bytes,p99_bytes,p999_bytes,\
+                 p9999_bytes"
+            )
+        );
+        assert_eq!(csv.lines().nth(1), Some("hpcc,1,0.100000,1012.450,0,0,10000,10000,10000"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ fn fixed(v: f64, decimals: usize) -> String {
 
 /// Renders rows as an aligned text table: first column left-aligned, the others
 /// right-aligned, two spaces between columns, a dashed rule under the header.
-fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in rows {
         for (w, c) in width.iter_mut().zip(r) {
@@ -41,7 +41,7 @@ fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-fn csv_bytes(header: &[&str], rows: &[Vec<String>]) -> Vec<u8> {
+pub(crate) fn csv_bytes(header: &[&str], rows: &[Vec<String>]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     // Writing to a Vec cannot fail and every record has the header's length.
     w.write_record(header).expect("in-memory CSV");

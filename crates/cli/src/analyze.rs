@@ -323,7 +323,7 @@ pub fn analyze_command(
             written.push(output::write_atomic_bytes(dir, "summary.csv", &summary_csv(&s))?);
         }
         if !runs.is_empty() {
-            let q = queues::qlen_summary_csv(&runs);
+            let q = dcsim_analysis::qlen_summary_csv(&runs);
             written.push(output::write_atomic_bytes(dir, "qlen_summary.csv", &q)?);
         }
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();

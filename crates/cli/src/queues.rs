@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use dcsim_analysis::{plot_lines, qlen_cdf_chart, PooledBacklog};
+use dcsim_analysis::{plot_lines, qlen_cdf_chart, qlen_table, PooledBacklog};
 
 use crate::error::CliError;
 use crate::study::{input_error, open_csv, ps_of};
@@ -62,64 +62,6 @@ pub fn read_backlog(
     Ok(PooledBacklog::pool(rows))
 }
 
-/// Percentile columns of the table and of `qlen_summary.csv`.
-const PCTS: [(f64, &str); 5] =
-    [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p999"), (0.9999, "p9999")];
-
-/// The terminal table: per run, ports, the fraction of time a queue was non-empty, the mean
-/// and percentiles (bytes).
-pub fn qlen_table(runs: &[(&str, &PooledBacklog)]) -> String {
-    let mut rows: Vec<Vec<String>> = vec![["run", "ports", "busy", "mean"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(PCTS.iter().map(|p| p.1.to_string()))
-        .collect()];
-    for (name, b) in runs {
-        let mut r = vec![
-            name.to_string(),
-            b.ports.to_string(),
-            format!("{:.1}%", b.busy() * 100.0),
-            format!("{:.0}", b.mean()),
-        ];
-        r.extend(PCTS.iter().map(|&(p, _)| b.percentile(p).to_string()));
-        rows.push(r);
-    }
-    let widths: Vec<usize> =
-        (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for r in &rows {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (v, w))| if c == 0 { format!("{v:<w$}") } else { format!("{v:>w$}") })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// `qlen_summary.csv`: `run,ports,busy_frac,mean_bytes,p50_bytes,...,p9999_bytes`.
-pub fn qlen_summary_csv(runs: &[(&str, &PooledBacklog)]) -> Vec<u8> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header =
-        vec!["run".to_string(), "ports".into(), "busy_frac".into(), "mean_bytes".into()];
-    header.extend(PCTS.iter().map(|p| format!("{}_bytes", p.1)));
-    w.write_record(&header).expect("in-memory CSV");
-    for (name, b) in runs {
-        let mut r = vec![
-            name.to_string(),
-            b.ports.to_string(),
-            format!("{:.6}", b.busy()),
-            format!("{:.3}", b.mean()),
-        ];
-        r.extend(PCTS.iter().map(|&(p, _)| b.percentile(p).to_string()));
-        w.write_record(&r).expect("in-memory CSV");
-    }
-    w.into_inner().expect("in-memory CSV")
-}
-
 /// Draws the CDF figure of `runs` as `dir/PREFIX_qlen_cdf.png` and `.svg` (each written to a
 /// hidden temporary file first, then renamed). Returns the files written, none if no run has
 /// a histogram.
@@ -163,27 +105,4 @@ pub(crate) fn print_section(out: &mut dyn Write, runs: &[(&str, &PooledBacklog)]
          within a bin, <= 1/32, below):"
     );
     let _ = write!(out, "{}", qlen_table(runs));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_and_csv_list_each_run() {
-        let b = PooledBacklog::pool([(0, 0, 1, 90), (0, 10_000, 10_240, 10)]);
-        let t = qlen_table(&[("hpcc", &b)]);
-        assert!(t.lines().next().unwrap().starts_with("run"), "{t}");
-        let row = t.lines().nth(1).unwrap();
-        assert!(row.starts_with("hpcc") && row.contains("10.0%") && row.ends_with("10000"), "{t}");
-        let csv = String::from_utf8(qlen_summary_csv(&[("hpcc", &b)])).unwrap();
-        assert_eq!(
-            csv.lines().next(),
-            Some(
-                "run,ports,busy_frac,mean_bytes,p50_bytes,p90_bytes,p99_bytes,p999_bytes,\
-                 p9999_bytes"
-            )
-        );
-        assert_eq!(csv.lines().nth(1), Some("hpcc,1,0.100000,1012.450,0,0,10000,10000,10000"));
-    }
 }

@@ -1234,25 +1234,15 @@ fn write_combined(
     if backlogs.iter().any(Option::is_some) {
         let mut header: Vec<String> = vec!["index".into(), "cell".into()];
         header.extend(axis_cols.iter().cloned());
-        let runs: Vec<(&str, &PooledBacklog)> = m
-            .cells
-            .iter()
-            .zip(&backlogs)
-            .filter_map(|(c, b)| Some((c.name.as_str(), b.as_ref()?)))
-            .collect();
-        // The per-run columns after `run` of the analyze command's qlen_summary.csv.
-        let per_run = crate::queues::qlen_summary_csv(&runs);
-        let mut reader = csv::Reader::from_reader(per_run.as_slice());
-        let hdr = reader.headers().expect("in-memory CSV").clone();
-        header.extend(hdr.iter().skip(1).map(String::from));
+        header.extend(dcsim_analysis::QLEN_SUMMARY_COLUMNS.map(String::from));
         let mut rows = vec![header];
-        let with_queues = m.cells.iter().zip(&backlogs).filter(|(_, b)| b.is_some());
-        for ((c, _), rec) in with_queues.zip(reader.records()) {
-            let rec = rec.expect("in-memory CSV");
-            let mut r = vec![c.index.to_string(), c.name.clone()];
-            r.extend(labels(c));
-            r.extend(rec.iter().skip(1).map(String::from));
-            rows.push(r);
+        for (c, b) in m.cells.iter().zip(&backlogs) {
+            if let Some(b) = b {
+                let mut r = vec![c.index.to_string(), c.name.clone()];
+                r.extend(labels(c));
+                r.extend(dcsim_analysis::qlen_summary_row(b));
+                rows.push(r);
+            }
         }
         written.push(output::write_atomic_bytes(dir, "qlen_summary.csv", &csv_bytes(&rows))?);
     }
