@@ -1,6 +1,7 @@
 //! The parallel engine gives exactly the sequential results: for 1–4 threads and several
 //! partitionings, every flow's FCT and every counter equal those of the one-shard run, on an
-//! incast, web-search traffic on a leaf-spine, and web-search traffic on the paper fat tree.
+//! incast, web-search traffic on a leaf-spine, web-search traffic on the paper fat tree, and
+//! (with up to 16 threads) on a k = 8 fat tree.
 
 use dcsim::core::cc::CcFactory;
 use dcsim::core::config::{FlowSpec, SimConfig, WindowMode};
@@ -39,6 +40,18 @@ fn check_all<F: CcFactory + Clone>(
     cfg: SimConfig,
     f: F,
 ) {
+    check_threads(name, t, flows, cfg, f, &[1, 2, 3, 4]);
+}
+
+/// [`check_all`] with the given thread counts (each run partitioned into at least two shards).
+fn check_threads<F: CcFactory + Clone>(
+    name: &str,
+    t: Topology,
+    flows: Vec<FlowSpec>,
+    cfg: SimConfig,
+    f: F,
+    thread_counts: &[usize],
+) {
     let seq = run(&t, &flows, &cfg, &f, |net| Partition::single(net.node_count()), 1);
     assert!(seq.summary().flows_done > 0, "{name}: nothing completed");
     let trace = seq.hop_trace();
@@ -49,7 +62,7 @@ fn check_all<F: CcFactory + Clone>(
         ("round robin", |net, n| Partition::round_robin(net.node_count(), n)),
     ];
     for (pname, part) in parts {
-        for threads in 1..=4 {
+        for &threads in thread_counts {
             let par = run(&t, &flows, &cfg, &f, |net| part(net, threads.max(2)), threads);
             assert!(par.shards() > 1, "{name}/{pname}: expected several shards");
             assert_eq!(par.flow_results(), seq.flow_results(), "{name}/{pname}/{threads} threads");
@@ -81,9 +94,13 @@ fn hpcc_cfg() -> SimConfig {
 }
 
 fn websearch(hosts: usize, duration_us: u64, seed: u64) -> Vec<FlowSpec> {
+    websearch_on((0..hosts as u32).map(NodeId).collect(), duration_us, seed)
+}
+
+fn websearch_on(hosts: Vec<NodeId>, duration_us: u64, seed: u64) -> Vec<FlowSpec> {
     PoissonWorkload {
         cdf: Cdf::builtin("websearch").unwrap(),
-        hosts: (0..hosts as u32).map(NodeId).collect(),
+        hosts,
         host_rate: BitsPerSec::gbps(100),
         load: 0.3,
         start: Time::ZERO,
@@ -129,6 +146,21 @@ fn websearch_on_leaf_spine_is_partition_independent() {
 fn websearch_on_paper_fat_tree_is_partition_independent() {
     let t = topology::paper_fat_tree();
     check_all("fat tree", t, websearch(320, 60, 9), hpcc_cfg(), HpccFactory::default());
+}
+
+/// A k = 8 fat tree (128 hosts, 80 switches) at 1, 2, 4, 8 and 16 threads, both partitioners.
+#[test]
+fn websearch_on_k8_fat_tree_is_partition_independent() {
+    let t = topology::fat_tree(8, &topology::FatTreeParams::default()).unwrap();
+    let flows = websearch_on(t.hosts().collect(), 400, 11);
+    check_threads(
+        "k = 8 fat tree",
+        t,
+        flows,
+        hpcc_cfg(),
+        HpccFactory::default(),
+        &[1, 2, 4, 8, 16],
+    );
 }
 
 #[test]

@@ -703,9 +703,10 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
             span,
             field,
             format!(
-                "routing this network needs more than {max_hops} equal-cost next hops (gave up \
-                 at {n}: every switch's ports toward every host), more than the limit; \
-                 simulate a smaller network or one with less fan-out"
+                "routing this network needs more than {max_hops} entries (gave up at {n}: \
+                 one per switch and destination switch, plus each distinct set of \
+                 equal-cost next hops), more than the limit; simulate a smaller network or \
+                 one with less fan-out"
             ),
         )
     })?;

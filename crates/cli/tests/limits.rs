@@ -387,8 +387,8 @@ fn topologies_too_large_to_route() {
     let e = rejected(&scenario("", ONE_FLOW).replace("leaves = 2", "leaves = 100000"));
     assert_has(
         &e,
-        &["error: s.toml:5:8: field `topology.kind`: the topology's 500001 nodes and 400000 hosts \
-           would need 200000400000 routing entries (one per node and destination host), more \
+        &["error: s.toml:5:8: field `topology.kind`: the topology's 100001 switches would need \
+           10000200001 routing entries (one per switch and switch that hosts hang from), more \
            than the limit of 268435456"],
     );
 }

@@ -299,7 +299,7 @@ pub struct Faults {
 
 impl Faults {
     /// The most distinct times at which links may change state in one run: routing keeps a
-    /// table (hosts × nodes entries) for each.
+    /// table (switches × destination switches entries) for each.
     pub const MAX_ROUTE_CHANGES: usize = 1024;
 }
 

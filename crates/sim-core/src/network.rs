@@ -229,36 +229,120 @@ impl Network {
 
 /// Equal-cost next hops from every node towards every host.
 ///
-/// Built by `dcsim-topology`'s routing (BFS per destination) or by hand; the simulator only
-/// looks entries up. An empty entry means "no route" (the packet is dropped and counted).
+/// Built by `dcsim-topology`'s routing (a BFS per destination switch) or by hand; the
+/// simulator only looks entries up. An empty entry means "no route" (the packet is dropped and
+/// counted).
+///
+/// # Layout
+/// Entries live in a matrix of *rows* (nodes that forward) by *columns* (groups of destination
+/// hosts routed alike), each cell naming an interned set of ports. A table built by hand
+/// ([`RoutingTable::from_fn`]) has a row for every node and a column for every host. A table
+/// built by [`RoutingTable::shortest_paths`] has a row per switch and a column per *root*: the
+/// switch a host hangs from (hosts on one switch are routed alike everywhere except at that
+/// switch, where each has its own port, kept beside the host) or, for a host linked to another
+/// host, the host itself. Its hosts' own entries are derived (a host's one port, when the
+/// destination is reachable). So its memory grows with switches × destination switches
+/// rather than nodes × hosts: a k = 48 fat tree (2,880 switches, 1,152 ToRs) needs 13 MiB
+/// (it needed 3.4 GiB of table and as much again of distances while routing, one per host).
 #[derive(Clone, Debug, Default)]
 pub struct RoutingTable {
     hosts: usize,
-    /// `start[node * hosts + host] .. start[... + 1]` indexes `ports`.
+    /// Per node: its row in `cells`, or [`DERIVED`] for a host whose entries are derived.
+    row: Vec<u32>,
+    /// Columns per row.
+    cols: usize,
+    /// Per destination host (dense index): its column, root and own entry at the root.
+    dest: Vec<Dest>,
+    /// `cells[row * cols + col]`: a set index.
+    cells: Vec<u32>,
+    /// Set `s` is `set_ports[set_start[s]..set_start[s + 1]]`; set 0 is the empty set.
+    set_start: Vec<u32>,
+    set_ports: Vec<PortNo>,
+    /// Per node with a derived row: the node at the far end of its link and whether that
+    /// link is up.
+    host_link: Vec<(u32, bool)>,
+    /// Whether the columns are roots ([`RoutingTable::shortest_paths`]).
+    grouped: bool,
+    /// Per column of a grouped table: its root switch ([`NO_NODE`] for a host root).
+    roots: Vec<u32>,
+}
+
+/// The routing of one destination host.
+#[derive(Clone, Copy, Debug, Default)]
+struct Dest {
+    /// Its column.
+    col: u32,
+    /// The switch it hangs from, where `own` applies ([`NO_NODE`] for none).
+    root: u32,
+    /// Its entry at `root`: a set index.
+    own: u32,
+    /// The host's node id ([`NO_NODE`] in a table built by hand).
+    node: u32,
+}
+
+/// `RoutingTable::row` of a host whose entries are derived.
+const DERIVED: u32 = u32::MAX;
+/// No node.
+const NO_NODE: u32 = u32::MAX;
+/// The empty set.
+const EMPTY: u32 = 0;
+
+/// Interns sets of ports for a [`RoutingTable`] under construction.
+#[derive(Default)]
+struct Interner {
+    ids: std::collections::HashMap<Vec<PortNo>, u32>,
     start: Vec<u32>,
     ports: Vec<PortNo>,
 }
 
+impl Interner {
+    fn new() -> Interner {
+        let mut i = Interner { start: vec![0, 0], ..Interner::default() };
+        i.ids.insert(Vec::new(), EMPTY);
+        i
+    }
+
+    /// The index of the set `ports` (in order), adding it if new.
+    fn intern(&mut self, ports: &[PortNo]) -> u32 {
+        if let Some(&i) = self.ids.get(ports) {
+            return i;
+        }
+        let i = (self.start.len() - 1) as u32;
+        self.ports.extend_from_slice(ports);
+        self.start.push(self.ports.len() as u32);
+        self.ids.insert(ports.to_vec(), i);
+        i
+    }
+}
+
+/// The routing of the hosts of one column of a [`RoutingTable`] built by
+/// [`RoutingTable::shortest_paths`] (see [`RoutingTable::column`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Column {
+    /// The switch the column's hosts hang from, or `None` for a host linked to a host.
+    pub root: Option<NodeId>,
+}
+
 impl RoutingTable {
-    /// The most next hops [`RoutingTable::shortest_paths_within`] callers use by default
-    /// (2^28: 512 MiB of ports; a k = 32 fat tree needs about 2 · 10^8).
+    /// The most entries [`RoutingTable::shortest_paths_within`] callers use by default
+    /// (2^28 cells and set ports: 1 GiB; a k = 48 fat tree needs about 3.3 · 10^6).
     pub const MAX_NEXT_HOPS: usize = 1 << 28;
 
     /// Builds the table by asking `next_hops(node, host_index)` for every node and host.
     ///
     /// # Panics
-    /// If the table would hold more than `u32::MAX` next hops in all.
+    /// If the table would hold more than `u32::MAX` entries in all.
     pub fn from_fn(
         nodes: usize,
         hosts: usize,
         next_hops: impl FnMut(NodeId, usize) -> Vec<PortNo>,
     ) -> RoutingTable {
         Self::try_from_fn(nodes, hosts, u32::MAX as usize, next_hops)
-            .expect("at most u32::MAX next hops")
+            .expect("at most u32::MAX entries")
     }
 
     /// [`RoutingTable::from_fn`], giving up with the count reached as soon as the table would
-    /// hold more than `max` next hops in all (at most `u32::MAX`).
+    /// hold more than `max` entries (cells plus distinct next hops; at most `u32::MAX`).
     pub fn try_from_fn(
         nodes: usize,
         hosts: usize,
@@ -266,32 +350,147 @@ impl RoutingTable {
         mut next_hops: impl FnMut(NodeId, usize) -> Vec<PortNo>,
     ) -> Result<RoutingTable, usize> {
         let max = max.min(u32::MAX as usize);
-        let mut start = Vec::with_capacity(nodes * hosts + 1);
-        let mut ports = Vec::new();
+        let cells_len = nodes.saturating_mul(hosts);
+        if cells_len > max {
+            return Err(cells_len);
+        }
+        let mut sets = Interner::new();
+        let mut cells = Vec::with_capacity(cells_len);
         for n in 0..nodes {
             for h in 0..hosts {
-                start.push(ports.len() as u32);
-                ports.extend(next_hops(NodeId::from_idx(n), h));
-                if ports.len() > max {
-                    return Err(ports.len());
+                cells.push(sets.intern(&next_hops(NodeId::from_idx(n), h)));
+                if cells_len + sets.ports.len() > max {
+                    return Err(cells_len + sets.ports.len());
                 }
             }
         }
-        start.push(ports.len() as u32);
-        Ok(RoutingTable { hosts, start, ports })
+        Ok(RoutingTable {
+            hosts,
+            row: (0..nodes as u32).collect(),
+            cols: hosts,
+            dest: (0..hosts as u32)
+                .map(|h| Dest { col: h, root: NO_NODE, own: EMPTY, node: NO_NODE })
+                .collect(),
+            cells,
+            set_start: sets.start,
+            set_ports: sets.ports,
+            host_link: Vec::new(),
+            grouped: false,
+            roots: Vec::new(),
+        })
     }
 
     /// Next hops (egress ports) at `node` towards the host with dense index `host`, in
     /// ascending order of the neighbour's node id.
     #[inline]
     pub fn next_hops(&self, node: NodeId, host: usize) -> &[PortNo] {
-        let i = node.idx() * self.hosts + host;
-        &self.ports[self.start[i] as usize..self.start[i + 1] as usize]
+        let d = self.dest[host];
+        let set = if node.0 == d.root {
+            d.own
+        } else {
+            match self.row[node.idx()] {
+                DERIVED => return self.host_entry(node, d),
+                r => self.cells[r as usize * self.cols + d.col as usize],
+            }
+        };
+        self.set(set)
+    }
+
+    /// The ports of set `s`.
+    #[inline]
+    fn set(&self, s: u32) -> &[PortNo] {
+        let s = s as usize;
+        &self.set_ports[self.set_start[s] as usize..self.set_start[s + 1] as usize]
+    }
+
+    /// The entry of host `x` (a derived row) toward `d`: its one port when the BFS from the
+    /// destination reaches it, i.e. its link is up and the node at the far end is the
+    /// destination or a switch the destination is reachable from.
+    #[cold]
+    fn host_entry(&self, x: NodeId, d: Dest) -> &[PortNo] {
+        const HOST_PORT: [PortNo; 1] = [PortNo(0)];
+        let (peer, up) = self.host_link[x.idx()];
+        if !up || x.0 == d.node {
+            return &[];
+        }
+        let reached = if peer == d.node {
+            true
+        } else if peer == d.root {
+            d.own != EMPTY
+        } else {
+            match self.row[peer as usize] {
+                DERIVED => false,
+                r => self.cells[r as usize * self.cols + d.col as usize] != EMPTY,
+            }
+        };
+        if reached {
+            &HOST_PORT
+        } else {
+            &[]
+        }
     }
 
     /// Number of hosts the table was built for.
     pub fn host_count(&self) -> usize {
         self.hosts
+    }
+
+    /// Cells plus distinct next hops held: what [`RoutingTable::shortest_paths_within`]'s
+    /// budget counts (memory is about 4 bytes per cell and 2 per next hop).
+    pub fn size(&self) -> usize {
+        self.cells.len() + self.set_ports.len()
+    }
+
+    /// Whether the table was built by [`RoutingTable::shortest_paths`], so that
+    /// [`RoutingTable::column`], [`RoutingTable::column_of`] and
+    /// [`RoutingTable::column_next_hops`] describe it.
+    pub fn is_grouped(&self) -> bool {
+        self.grouped
+    }
+
+    /// Number of columns of a grouped table (destination roots).
+    pub fn column_count(&self) -> usize {
+        if self.grouped {
+            self.cols - 1
+        } else {
+            self.cols
+        }
+    }
+
+    /// The column of destination host `host` in a grouped table, or `None` when it is
+    /// unreachable from everywhere (its link is down).
+    pub fn column_of(&self, host: usize) -> Option<usize> {
+        let c = self.dest[host].col as usize;
+        (c < self.column_count()).then_some(c)
+    }
+
+    /// Column `col` of a grouped table.
+    pub fn column(&self, col: usize) -> Column {
+        let r = self.roots[col];
+        Column { root: (r != NO_NODE).then_some(NodeId(r)) }
+    }
+
+    /// Next hops of switch `node` toward the hosts of column `col` of a grouped table, `node`
+    /// not being the column's root (whose entries are per host).
+    pub fn column_next_hops(&self, node: NodeId, col: usize) -> &[PortNo] {
+        match self.row[node.idx()] {
+            DERIVED => &[],
+            r => self.set(self.cells[r as usize * self.cols + col]),
+        }
+    }
+
+    /// The cells [`RoutingTable::shortest_paths`] allocates for `net`: switches × (roots + 1),
+    /// a root being a switch that hosts hang from or a host linked to a host.
+    pub fn cells_needed(net: &Network) -> u128 {
+        let switches = (0..net.node_count())
+            .filter(|&i| net.kind(NodeId::from_idx(i)) == NodeKind::Switch)
+            .count() as u128;
+        let mut root = vec![false; net.node_count()];
+        for &h in net.hosts() {
+            let peer = net.ports(h)[0].peer;
+            root[if net.is_host(peer) { h.idx() } else { peer.idx() }] = true;
+        }
+        switches * (root.iter().filter(|&&r| r).count() as u128 + 1)
     }
 
     /// Shortest-path ECMP next hops of every node toward every host, over the links that are
@@ -309,19 +508,22 @@ impl RoutingTable {
     /// switch's entry toward an unreachable host is empty too (packets for it are dropped and
     /// counted as `no_route_drops`).
     ///
-    /// Cost: one BFS per host plus one pass over every node's ports per host, i.e.
-    /// O(hosts × (nodes + links)) time and a hosts × nodes distance matrix of `u32`.
+    /// Since a host's only link leads to one node, every shortest path toward it passes that
+    /// node: the BFS runs once per such root (a switch, or a host linked to a host) rather
+    /// than once per host, and the table holds a row per switch and a column per root (see
+    /// the type's doc). Cost: O(roots × (nodes + links)) time, O(switches × roots) memory.
     ///
     /// # Panics
     /// If `link_up` is neither empty nor one entry per link.
     pub fn shortest_paths(net: &Network, link_up: &[bool]) -> RoutingTable {
         Self::shortest_paths_within(net, link_up, u32::MAX as usize)
-            .expect("at most u32::MAX next hops")
+            .expect("at most u32::MAX entries")
     }
 
     /// [`RoutingTable::shortest_paths`], giving up (with the count reached) as soon as the
-    /// table would hold more than `max` next hops: for networks given by users, whose
-    /// equal-cost fan-out can make the table huge (e.g. [`RoutingTable::MAX_NEXT_HOPS`]).
+    /// table would hold more than `max` entries (cells and distinct next hops, see
+    /// [`RoutingTable::size`]): for networks given by users (e.g.
+    /// [`RoutingTable::MAX_NEXT_HOPS`]).
     ///
     /// # Panics
     /// If `link_up` is neither empty nor one entry per link.
@@ -331,15 +533,44 @@ impl RoutingTable {
         max: usize,
     ) -> Result<RoutingTable, usize> {
         assert!(link_up.is_empty() || link_up.len() == net.links().len(), "one state per link");
+        let max = max.min(u32::MAX as usize);
         let up = |l: LinkId| link_up.is_empty() || link_up[l.idx()];
         let n = net.node_count();
         let hosts = net.hosts();
-        // dist[host_index * n + node]: hop count from node to the host (through switches).
-        let mut dist = vec![UNREACHED; hosts.len() * n];
-        let mut queue: Vec<NodeId> = Vec::with_capacity(n);
-        for (hi, &dst) in hosts.iter().enumerate() {
-            let d = &mut dist[hi * n..(hi + 1) * n];
-            bfs_through_switches(net, dst, d, &mut queue, &up);
+        let is_switch = |x: NodeId| net.kind(x) == NodeKind::Switch;
+
+        let mut row = vec![DERIVED; n];
+        let mut rows = 0usize;
+        for (i, r) in row.iter_mut().enumerate() {
+            if is_switch(NodeId::from_idx(i)) {
+                *r = rows as u32;
+                rows += 1;
+            }
+        }
+        // Columns: one per root, in the order of their first host.
+        let mut col_of_root = vec![u32::MAX; n];
+        let mut roots: Vec<NodeId> = Vec::new();
+        let mut host_link = vec![(NO_NODE, false); n];
+        let mut dest = Vec::with_capacity(hosts.len());
+        for &h in hosts {
+            let port = &net.ports(h)[0];
+            host_link[h.idx()] = (port.peer.0, up(port.link));
+            let root = if is_switch(port.peer) { port.peer } else { h };
+            if col_of_root[root.idx()] == u32::MAX {
+                col_of_root[root.idx()] = roots.len() as u32;
+                roots.push(root);
+            }
+            dest.push(Dest {
+                col: col_of_root[root.idx()],
+                root: if root == h { NO_NODE } else { root.0 },
+                own: EMPTY,
+                node: h.0,
+            });
+        }
+        let cols = roots.len() + 1; // the last column: hosts whose link is down
+        let cells_len = rows.saturating_mul(cols);
+        if cells_len > max {
+            return Err(cells_len);
         }
 
         // Every node's ports on up links, in ascending (neighbour id, port number).
@@ -358,24 +589,61 @@ impl RoutingTable {
             })
             .collect();
 
-        RoutingTable::try_from_fn(n, hosts.len(), max, |node, hi| {
-            let d = &dist[hi * n..(hi + 1) * n];
-            let dst = hosts[hi];
-            let here = d[node.idx()];
-            if node == dst || here == UNREACHED {
-                return Vec::new();
+        let mut sets = Interner::new();
+        let mut cells = vec![EMPTY; cells_len];
+        let mut dist = vec![UNREACHED; n];
+        let mut queue: Vec<NodeId> = Vec::with_capacity(n);
+        let mut scratch: Vec<PortNo> = Vec::new();
+        for (c, &root) in roots.iter().enumerate() {
+            dist.fill(UNREACHED);
+            bfs_through_switches(net, root, &mut dist, &mut queue, &up);
+            for &v in &queue {
+                if v == root || !is_switch(v) {
+                    continue;
+                }
+                let here = dist[v.idx()];
+                scratch.clear();
+                scratch.extend(
+                    by_peer[v.idx()]
+                        .iter()
+                        .filter(|(peer, _)| {
+                            dist[peer.idx()].wrapping_add(1) == here
+                                && (*peer == root || is_switch(*peer))
+                        })
+                        .map(|&(_, p)| p),
+                );
+                cells[row[v.idx()] as usize * cols + c] = sets.intern(&scratch);
+                if cells_len + sets.ports.len() > max {
+                    return Err(cells_len + sets.ports.len());
+                }
             }
-            if net.kind(node) == NodeKind::Host {
-                return vec![PortNo(0)];
+        }
+        for (d, &h) in dest.iter_mut().zip(hosts) {
+            if !host_link[h.idx()].1 {
+                // Unreachable from everywhere: the empty column, no entry at its switch.
+                d.col = roots.len() as u32;
+                continue;
             }
-            by_peer[node.idx()]
-                .iter()
-                .filter(|(peer, _)| {
-                    d[peer.idx()].wrapping_add(1) == here
-                        && (*peer == dst || net.kind(*peer) == NodeKind::Switch)
-                })
-                .map(|&(_, p)| p)
-                .collect()
+            if d.root != NO_NODE {
+                let at = &by_peer[d.root as usize];
+                let i = at.partition_point(|&(peer, _)| peer < h);
+                d.own = sets.intern(&[at[i].1]);
+                if cells_len + sets.ports.len() > max {
+                    return Err(cells_len + sets.ports.len());
+                }
+            }
+        }
+        Ok(RoutingTable {
+            hosts: hosts.len(),
+            row,
+            cols,
+            dest,
+            cells,
+            set_start: sets.start,
+            set_ports: sets.ports,
+            host_link,
+            grouped: true,
+            roots: roots.iter().map(|&r| if is_switch(r) { r.0 } else { NO_NODE }).collect(),
         })
     }
 }
@@ -434,11 +702,14 @@ mod tests {
     fn routing_gives_up_past_its_next_hop_budget() {
         let net = star(10);
         // Every host reaches 9 others (1 hop each) and the switch reaches 10: 100 next hops.
+        // One switch row and one column (plus the column of unreachable hosts): 2 cells,
+        // and the ten one-port sets of the hosts' own entries.
         let full = RoutingTable::shortest_paths(&net, &[]);
-        assert_eq!(full.ports.len(), 100);
-        assert!(RoutingTable::shortest_paths_within(&net, &[], 100).is_ok());
-        let err = RoutingTable::shortest_paths_within(&net, &[], 99).unwrap_err();
-        assert!(err > 99 && err <= 100 + 10, "{err}");
+        assert_eq!(full.size(), 2 + 10);
+        assert!(RoutingTable::shortest_paths_within(&net, &[], 12).is_ok());
+        let err = RoutingTable::shortest_paths_within(&net, &[], 11).unwrap_err();
+        assert!(err > 11 && err <= 12, "{err}");
+        assert_eq!(RoutingTable::shortest_paths_within(&net, &[], 1).unwrap_err(), 2);
         // A failed host link leaves that host unreachable (empty entries).
         let mut up = vec![true; 10];
         up[3] = false;

@@ -107,9 +107,25 @@ enum State {
 /// with the same integer arithmetic (the two maxima may come from different pairs).
 ///
 /// Rather than walking every pair's path, it walks each destination's first-next-hop tree once,
-/// memoizing each node's remaining delay, serialization time and bottleneck: O(hosts × nodes).
-/// Pairs without a route are skipped; with no routed pair the result is zero.
+/// memoizing each node's remaining delay, serialization time and bottleneck. On a table built
+/// by [`RoutingTable::shortest_paths`] with every host on a switch, the walk is once per
+/// destination *switch* and the hosts enter through their link classes (delay and rate):
+/// O(roots × (nodes + switches with hosts × classes²)); otherwise once per destination host,
+/// O(hosts × nodes). Pairs without a route are skipped; with no routed pair the result is
+/// zero.
 pub fn max_pair_metrics(net: &Network, routes: &RoutingTable, mtu: u64) -> (Duration, u64) {
+    match Attached::of(net, routes) {
+        Some(at) => max_pair_metrics_grouped(net, routes, mtu, &at),
+        None => max_pair_metrics_per_destination(net, routes, mtu),
+    }
+}
+
+/// [`max_pair_metrics`] one destination at a time: O(hosts × nodes) time, for any table.
+fn max_pair_metrics_per_destination(
+    net: &Network,
+    routes: &RoutingTable,
+    mtu: u64,
+) -> (Duration, u64) {
     let n = net.node_count();
     let hosts = net.hosts();
     let (mut max_rtt, mut max_bdp) = (Duration::ZERO, 0u64);
@@ -249,9 +265,19 @@ pub struct PathExtremes {
 }
 
 /// [`PathExtremes`] of the routed network: one memoized walk of each destination's
-/// equal-cost next-hop graph (a DAG, since every next hop is one step closer), O(hosts × ports)
-/// like the routing itself. Pairs without a route are skipped.
+/// equal-cost next-hop graph (a DAG, since every next hop is one step closer); like
+/// [`max_pair_metrics`], once per destination switch on a table built by
+/// [`RoutingTable::shortest_paths`] with every host on a switch, otherwise once per
+/// destination host. Pairs without a route are skipped.
 pub fn path_extremes(net: &Network, routes: &RoutingTable) -> PathExtremes {
+    match Attached::of(net, routes) {
+        Some(at) => path_extremes_grouped(net, routes, &at),
+        None => path_extremes_per_destination(net, routes),
+    }
+}
+
+/// [`path_extremes`] one destination host at a time, for any table.
+fn path_extremes_per_destination(net: &Network, routes: &RoutingTable) -> PathExtremes {
     const HOST_PORT: [PortNo; 1] = [PortNo(0)];
     #[derive(Clone, Copy, PartialEq)]
     enum S {
@@ -346,6 +372,250 @@ pub fn path_extremes(net: &Network, routes: &RoutingTable) -> PathExtremes {
     out
 }
 
+/// The hosts hanging from each switch, by the class of their link (delay and rate): what the
+/// grouped path algorithms need of them.
+struct Attached {
+    /// The switches with hosts, ascending.
+    switches: Vec<NodeId>,
+    /// Per node: its classes, `(class, hosts, hosts whose link is up)` (empty for a node
+    /// without hosts).
+    classes: Vec<Vec<(LinkClass, u32, u32)>>,
+}
+
+/// A host link's delay and rate.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct LinkClass {
+    delay: Duration,
+    rate: BitsPerSec,
+}
+
+impl Attached {
+    /// The hosts of `net` by switch, when `routes` is grouped and every host hangs from a
+    /// switch (else the per-destination algorithms apply).
+    fn of(net: &Network, routes: &RoutingTable) -> Option<Attached> {
+        if !routes.is_grouped() || routes.host_count() != net.hosts().len() {
+            return None;
+        }
+        let mut classes: Vec<Vec<(LinkClass, u32, u32)>> = vec![Vec::new(); net.node_count()];
+        let mut switches = Vec::new();
+        for (hi, &h) in net.hosts().iter().enumerate() {
+            let p = &net.ports(h)[0];
+            if net.is_host(p.peer) {
+                return None;
+            }
+            let c = LinkClass { delay: p.delay, rate: p.rate };
+            let up = u32::from(routes.column_of(hi).is_some());
+            let at = &mut classes[p.peer.idx()];
+            if at.is_empty() {
+                switches.push(p.peer);
+            }
+            match at.iter_mut().find(|e| e.0 == c) {
+                Some(e) => {
+                    e.1 += 1;
+                    e.2 += up;
+                }
+                None => at.push((c, 1, up)),
+            }
+        }
+        switches.sort_unstable();
+        Some(Attached { switches, classes })
+    }
+
+    /// The destination classes of column `col`'s root `r`, each with a host whose link is up.
+    fn targets(&self, r: NodeId) -> impl Iterator<Item = &(LinkClass, u32, u32)> {
+        self.classes[r.idx()].iter().filter(|e| e.2 > 0)
+    }
+
+    /// Whether a pair of distinct hosts exists with the source in `src` and the destination
+    /// in `dst` (classes of the same switch, the destination's counted among the reachable).
+    fn pair_on_one_switch(src: &(LinkClass, u32, u32), dst: &(LinkClass, u32, u32)) -> bool {
+        dst.2 > 0 && (src.0 != dst.0 || src.1 >= 2)
+    }
+}
+
+/// [`max_pair_metrics`] on a grouped table: per column (destination switch `r`), the suffix
+/// from every switch to `r` along first next hops, then every (source switch, source class,
+/// destination class) combination, with the hosts' links added at both ends.
+fn max_pair_metrics_grouped(
+    net: &Network,
+    routes: &RoutingTable,
+    mtu: u64,
+    at: &Attached,
+) -> (Duration, u64) {
+    let n = net.node_count();
+    let zero =
+        Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
+    let (mut max_rtt, mut max_bdp) = (Duration::ZERO, 0u64);
+    let mut state = vec![State::Unknown; n];
+    let mut suffix = vec![zero; n];
+    let mut stack: Vec<(NodeId, PortNo)> = Vec::new();
+    for col in 0..routes.column_count() {
+        let Some(r) = routes.column(col).root else { continue };
+        if at.targets(r).next().is_none() {
+            continue;
+        }
+        state.fill(State::Unknown);
+        state[r.idx()] = State::Done;
+        suffix[r.idx()] = zero;
+        for &src_sw in &at.switches {
+            stack.clear();
+            let mut x = src_sw;
+            let end = loop {
+                match state[x.idx()] {
+                    State::Done => break State::Done,
+                    State::NoRoute | State::OnStack => break State::NoRoute,
+                    State::Unknown => {}
+                }
+                let port = routes.column_next_hops(x, col).first().copied();
+                let Some(port) = port.filter(|p| p.idx() < net.ports(x).len()) else {
+                    state[x.idx()] = State::NoRoute;
+                    break State::NoRoute;
+                };
+                state[x.idx()] = State::OnStack;
+                stack.push((x, port));
+                x = net.port(x, port).peer;
+            };
+            while let Some((node, port)) = stack.pop() {
+                if end == State::NoRoute {
+                    state[node.idx()] = State::NoRoute;
+                    continue;
+                }
+                let p = net.port(node, port);
+                let next = suffix[p.peer.idx()];
+                suffix[node.idx()] = Suffix {
+                    delay: next.delay.saturating_add(p.delay),
+                    tx: next.tx.saturating_add(p.rate.tx_time(mtu)),
+                    bottleneck: next.bottleneck.min(p.rate),
+                };
+                state[node.idx()] = State::Done;
+            }
+            if state[src_sw.idx()] != State::Done {
+                continue;
+            }
+            let mid = suffix[src_sw.idx()];
+            for s in &at.classes[src_sw.idx()] {
+                for d in at.targets(r) {
+                    if src_sw == r && !Attached::pair_on_one_switch(s, d) {
+                        continue;
+                    }
+                    let delay = s.0.delay.saturating_add(mid.delay).saturating_add(d.0.delay);
+                    let tx =
+                        s.0.rate
+                            .tx_time(mtu)
+                            .saturating_add(mid.tx)
+                            .saturating_add(d.0.rate.tx_time(mtu));
+                    let bottleneck = s.0.rate.min(mid.bottleneck).min(d.0.rate);
+                    let rtt = delay.saturating_mul(2).saturating_add(tx);
+                    max_rtt = max_rtt.max(rtt);
+                    max_bdp = max_bdp.max(bottleneck.bytes_in(rtt));
+                }
+            }
+        }
+    }
+    (max_rtt, max_bdp)
+}
+
+/// [`path_extremes`] on a grouped table: per column (destination switch `r`), the extremes of
+/// every equal-cost path from every switch to `r`, then the hosts' links at both ends.
+fn path_extremes_grouped(net: &Network, routes: &RoutingTable, at: &Attached) -> PathExtremes {
+    #[derive(Clone, Copy, PartialEq)]
+    enum S {
+        Unknown,
+        OnStack,
+        Done,
+        NoRoute,
+    }
+    #[derive(Clone, Copy)]
+    struct Acc {
+        routed: bool,
+        hops: usize,
+        delay: Duration,
+        slowest: BitsPerSec,
+    }
+    let fresh =
+        Acc { routed: false, hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
+    let n = net.node_count();
+    let mut out = PathExtremes { hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
+    let mut state = vec![S::Unknown; n];
+    let mut acc = vec![fresh; n];
+    let mut stack: Vec<(NodeId, usize)> = Vec::new();
+    let mut via: Vec<Option<(NodeId, PortNo)>> = vec![None; n];
+    let fold = |acc: &mut Vec<Acc>, state: &[S], parent: NodeId, port: PortNo, child: NodeId| {
+        if state[child.idx()] != S::Done {
+            return;
+        }
+        let p = net.port(parent, port);
+        let c = acc[child.idx()];
+        let a = &mut acc[parent.idx()];
+        a.routed = true;
+        a.hops = a.hops.max(c.hops + 1);
+        a.delay = a.delay.max(c.delay.saturating_add(p.delay));
+        a.slowest = a.slowest.min(c.slowest.min(p.rate));
+    };
+    for col in 0..routes.column_count() {
+        let Some(r) = routes.column(col).root else { continue };
+        if at.targets(r).next().is_none() {
+            continue;
+        }
+        state.fill(S::Unknown);
+        state[r.idx()] = S::Done;
+        acc[r.idx()] = Acc { routed: true, ..fresh };
+        for &src_sw in &at.switches {
+            if state[src_sw.idx()] == S::Unknown {
+                state[src_sw.idx()] = S::OnStack;
+                acc[src_sw.idx()] = fresh;
+                via[src_sw.idx()] = None;
+                stack.push((src_sw, 0));
+            }
+            while let Some(top) = stack.last_mut() {
+                let (x, i) = *top;
+                let cands = routes.column_next_hops(x, col);
+                if i < cands.len() {
+                    top.1 += 1;
+                    let port = cands[i];
+                    if port.idx() >= net.ports(x).len() {
+                        continue;
+                    }
+                    let y = net.port(x, port).peer;
+                    match state[y.idx()] {
+                        S::Unknown if net.is_host(y) => {}
+                        S::Unknown => {
+                            state[y.idx()] = S::OnStack;
+                            acc[y.idx()] = fresh;
+                            via[y.idx()] = Some((x, port));
+                            stack.push((y, 0));
+                        }
+                        S::Done => fold(&mut acc, &state, x, port, y),
+                        S::OnStack | S::NoRoute => {}
+                    }
+                    continue;
+                }
+                stack.pop();
+                state[x.idx()] = if acc[x.idx()].routed { S::Done } else { S::NoRoute };
+                if let Some((parent, port)) = via[x.idx()] {
+                    fold(&mut acc, &state, parent, port, x);
+                }
+            }
+            if state[src_sw.idx()] != S::Done {
+                continue;
+            }
+            let a = acc[src_sw.idx()];
+            for s in &at.classes[src_sw.idx()] {
+                for d in at.targets(r) {
+                    if src_sw == r && !Attached::pair_on_one_switch(s, d) {
+                        continue;
+                    }
+                    out.hops = out.hops.max(a.hops + 2);
+                    out.delay =
+                        out.delay.max(s.0.delay.saturating_add(a.delay).saturating_add(d.0.delay));
+                    out.slowest = out.slowest.min(s.0.rate.min(a.slowest).min(d.0.rate));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,6 +686,80 @@ mod tests {
         // No route at all: nothing to bound.
         let none = RoutingTable::from_fn(6, 2, |_, _| vec![]);
         assert_eq!(path_extremes(&net, &none).hops, 0);
+    }
+
+    /// A three-tier network: `leaves` leaves under `spines` spines, `per` hosts per leaf, one
+    /// host link class per host from `classes`, fabric links alternating in rate, a core
+    /// switch above the spines; links down where `mask` says so.
+    fn tiered(
+        leaves: u32,
+        spines: u32,
+        per: u32,
+        classes: &[(u64, u64)],
+        mask: &[bool],
+    ) -> (Network, RoutingTable) {
+        use crate::network::{LinkSpec, NodeKind};
+        let hosts = leaves * per;
+        let link = |a: u32, b: u32, gbps: u64, ns: u64| LinkSpec {
+            a: NodeId(a),
+            b: NodeId(b),
+            rate: BitsPerSec::gbps(gbps),
+            delay: Duration::from_ns(ns),
+            loss: 0.0,
+        };
+        let mut links = Vec::new();
+        for h in 0..hosts {
+            let (g, ns) = classes[h as usize % classes.len()];
+            links.push(link(h, hosts + h / per, g, ns));
+        }
+        let spine0 = hosts + leaves;
+        for l in 0..leaves {
+            for sp in 0..spines {
+                links.push(link(
+                    hosts + l,
+                    spine0 + sp,
+                    if (l + sp) % 2 == 0 { 400 } else { 100 },
+                    500 + 100 * u64::from(sp),
+                ));
+            }
+        }
+        let core = spine0 + spines;
+        for sp in 0..spines {
+            links.push(link(spine0 + sp, core, 100, 2000));
+        }
+        let mut kinds = vec![NodeKind::Host; hosts as usize];
+        kinds.extend(std::iter::repeat_n(NodeKind::Switch, (leaves + spines + 1) as usize));
+        let net = Network::new(kinds, links).unwrap();
+        let up: Vec<bool> =
+            (0..net.links().len()).map(|l| mask.get(l).copied().unwrap_or(true)).collect();
+        let routes = RoutingTable::shortest_paths(&net, &up);
+        (net, routes)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Per destination switch and per destination host, the path quantities agree exactly,
+        /// with mixed host link classes, several hosts per class or one, and failed links.
+        #[test]
+        fn grouped_path_quantities_equal_the_per_destination_walks(
+            leaves in 1u32..5,
+            spines in 1u32..4,
+            per in 1u32..4,
+            classes in proptest::collection::vec((proptest::sample::select(vec![25u64, 100, 400]), 100u64..3000), 1..4),
+            mask in proptest::collection::vec(proptest::bool::weighted(0.85), 0..40),
+            mtu in proptest::sample::select(vec![1000u64, 9000]),
+        ) {
+            let (net, routes) = tiered(leaves, spines, per, &classes, &mask);
+            let at = Attached::of(&net, &routes).expect("every host on a switch");
+            proptest::prop_assert_eq!(
+                max_pair_metrics_grouped(&net, &routes, mtu, &at),
+                max_pair_metrics_per_destination(&net, &routes, mtu)
+            );
+            proptest::prop_assert_eq!(
+                path_extremes_grouped(&net, &routes, &at),
+                path_extremes_per_destination(&net, &routes)
+            );
+        }
     }
 
     /// Sums beyond 64 bits of picoseconds saturate.

@@ -55,7 +55,7 @@ pub struct QueueHistogram {
     since: Time,
     /// Integral of the backlog over time, in byte-picoseconds.
     area: u128,
-    /// Time above each of [`THRESHOLDS`].
+    /// Time above each of [`THRESHOLDS`] (the first, the busy time, is only set by `finish`).
     above: [u64; THRESHOLDS.len()],
 }
 
@@ -67,6 +67,9 @@ impl Default for QueueHistogram {
 
 /// The thresholds (bytes) whose time above is kept: any backlog, 10 KB, 100 KB, 1 MB.
 pub const THRESHOLDS: [u64; 4] = [0, 10_000, 100_000, 1_000_000];
+// `add_busy` nests the threshold tests: they must be ascending, from 0.
+const _: () =
+    assert!(THRESHOLDS[0] == 0 && THRESHOLDS[1] < THRESHOLDS[2] && THRESHOLDS[2] < THRESHOLDS[3]);
 
 impl QueueHistogram {
     /// An empty histogram, level 0 from time 0.
@@ -85,9 +88,17 @@ impl QueueHistogram {
     #[inline(always)]
     pub fn set(&mut self, now: Time, bytes: u64) {
         if bytes != self.level {
-            self.advance(now);
-            self.level = bytes;
+            self.change(now, bytes);
         }
+    }
+
+    /// The backlog changes to `bytes` at `now` (the engine's growth and shrinkage always
+    /// change it; an unchanged level only splits an interval, which leaves every total as it
+    /// was).
+    #[inline(always)]
+    fn change(&mut self, now: Time, bytes: u64) {
+        self.advance(now);
+        self.level = bytes;
     }
 
     /// Accounts the time from the last change to `now` at the current level.
@@ -114,9 +125,16 @@ impl QueueHistogram {
         bin.0 += dt;
         bin.1 = bin.1.max(self.level);
         self.area += u128::from(self.level) * u128::from(dt);
-        for (a, &t) in self.above.iter_mut().zip(&THRESHOLDS) {
-            // Branch-free: adds dt where the level is above the threshold.
-            *a += dt * u64::from(self.level > t);
+        // The time above 0 B is the busy time, summed at `finish`; the higher thresholds are
+        // rarely passed, so their branches are predictable.
+        if self.level > THRESHOLDS[1] {
+            self.above[1] += dt;
+            if self.level > THRESHOLDS[2] {
+                self.above[2] += dt;
+                if self.level > THRESHOLDS[3] {
+                    self.above[3] += dt;
+                }
+            }
         }
     }
 
@@ -125,6 +143,8 @@ impl QueueHistogram {
         self.advance(end.max(self.since));
         self.bins[0].0 += std::mem::take(&mut self.idle);
         let total: u64 = self.bins.iter().map(|b| b.0).sum();
+        // Every non-zero level has a bin above bin 0.
+        self.above[0] = total - self.bins[0].0;
         let pct = |num: u128, den: u128| -> u64 {
             if total == 0 {
                 return 0;
@@ -259,7 +279,10 @@ pub struct QueueSampler {
     next: Time,
     /// The backlog of classes 1–7.
     level: u64,
-    /// Samples per bin.
+    /// Samples in bin 0 (the common case, kept beside the other hot fields; merged into
+    /// `counts` by `finish`).
+    low: u64,
+    /// Samples per bin (bin 0's in `low` until `finish`).
     counts: Vec<u64>,
 }
 
@@ -272,6 +295,7 @@ impl QueueSampler {
             bin: w.bin.max(1),
             next: w.start,
             level: 0,
+            low: 0,
             counts: Vec::new(),
         }
     }
@@ -282,7 +306,14 @@ impl QueueSampler {
     #[inline(always)]
     fn advance(&mut self, now: Time) {
         if now > self.next && self.next <= self.last {
-            self.count_due(now);
+            // The common case inline: one sample due (now <= next + step, so `now - 1` is
+            // the last time before now that could hold one) at a level in the first bin.
+            if now.0 - self.next.0 <= self.step && self.level < self.bin {
+                self.low += 1;
+                self.next = Time(self.next.0.saturating_add(self.step));
+            } else {
+                self.count_due(now);
+            }
         }
     }
 
@@ -296,16 +327,21 @@ impl QueueSampler {
         }
         let d = upto - self.next.0;
         let n = if d < self.step { 1 } else { d / self.step + 1 };
-        let b = if self.level < self.bin {
-            0
+        if self.level < self.bin {
+            self.low += n;
         } else {
-            usize::try_from(self.level / self.bin).unwrap_or(usize::MAX)
-        };
+            let b = usize::try_from(self.level / self.bin).unwrap_or(usize::MAX);
+            self.add(b, n);
+        }
+        self.next = Time(self.next.0.saturating_add(n.saturating_mul(self.step)));
+    }
+
+    /// Adds `n` samples to bin `b`.
+    fn add(&mut self, b: usize, n: u64) {
         if b >= self.counts.len() {
             self.counts.resize(b + 1, 0);
         }
         self.counts[b] += n;
-        self.next = Time(self.next.0.saturating_add(n.saturating_mul(self.step)));
     }
 
     /// `bytes` more of classes 1–7 are queued from `now`.
@@ -327,6 +363,10 @@ impl QueueSampler {
     /// samples saw a backlog in `[b · bin, (b + 1) · bin)`.
     pub fn finish(&mut self, until: Time) -> Vec<u64> {
         self.advance(Time(until.0.saturating_add(1)));
+        let low = std::mem::take(&mut self.low);
+        if low > 0 {
+            self.add(0, low);
+        }
         self.counts.clone()
     }
 }
@@ -384,8 +424,9 @@ pub struct PortMonitor {
     pub hist: Option<QueueHistogram>,
     /// The periodic sampler of classes 1–7.
     pub sampler: Option<QueueSampler>,
-    /// One histogram per class.
-    pub classes: Option<ClassHistograms>,
+    /// One histogram per class (boxed: eight histograms would push the others' hot fields
+    /// apart).
+    pub classes: Option<Box<ClassHistograms>>,
 }
 
 impl PortMonitor {
@@ -394,7 +435,7 @@ impl PortMonitor {
     #[inline(always)]
     pub fn grow(&mut self, now: Time, total: u64, bytes: u64, q: usize) {
         if let Some(h) = &mut self.hist {
-            h.set(now, total);
+            h.change(now, total);
         }
         if let Some(s) = &mut self.sampler {
             if q != 0 {
@@ -411,7 +452,7 @@ impl PortMonitor {
     #[inline(always)]
     pub fn shrink(&mut self, now: Time, total: u64, bytes: u64, q: usize) {
         if let Some(h) = &mut self.hist {
-            h.set(now, total);
+            h.change(now, total);
         }
         if let Some(s) = &mut self.sampler {
             if q != 0 {
@@ -547,7 +588,7 @@ mod tests {
         let mut m = PortMonitor {
             hist: Some(QueueHistogram::new()),
             sampler: None,
-            classes: Some(ClassHistograms::default()),
+            classes: Some(Box::default()),
         };
         m.grow(t(10), 1000, 1000, 3);
         m.grow(t(20), 1500, 500, 1);

@@ -1346,7 +1346,7 @@ fn port_monitor(
     Some(Box::new(PortMonitor {
         hist: monitor.queue_lengths.then(crate::qmon::QueueHistogram::new),
         sampler: monitor.qlen_sampler.map(QueueSampler::new),
-        classes: monitor.per_class.then(Default::default),
+        classes: monitor.per_class.then(Box::default),
     }))
 }
 

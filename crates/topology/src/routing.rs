@@ -7,8 +7,9 @@ use dcsim_core::units::Duration;
 /// [`RoutingTable::shortest_paths`] with no link down (see there for the rule: shortest
 /// hop-count paths through switches, next hops in ascending neighbour node id).
 ///
-/// Cost: one BFS per host plus one pass over every node's ports per host, i.e.
-/// O(hosts × (nodes + links)) time and a hosts × nodes distance matrix of `u32`.
+/// Cost: one BFS per destination switch (the switch hosts hang from) plus one pass over every
+/// switch's ports per destination switch, i.e. O(roots × (nodes + links)) time, and a table
+/// of switches × roots cells (see [`RoutingTable`]).
 pub fn compute_routes(net: &Network) -> RoutingTable {
     RoutingTable::shortest_paths(net, &[])
 }

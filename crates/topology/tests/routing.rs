@@ -232,3 +232,110 @@ fn alibaba_2pod_routes_and_base_rtts() {
     let m = network_metrics(&net, &routes, 1000);
     assert_eq!((m.max_rtt.as_ns(), m.max_bdp), (12_960, 40_500));
 }
+
+/// The routing rule written plainly, one BFS per destination host over nodes (the table's
+/// documented rule, and what it computed before it grouped destinations by their switch):
+/// the next hops of `node` toward `dst`.
+fn oracle_next_hops(net: &Network, up: &[bool], node: NodeId, dst: NodeId) -> Vec<PortNo> {
+    use dcsim_core::network::NodeKind;
+    let is_up = |l: dcsim_core::ids::LinkId| up.is_empty() || up[l.idx()];
+    let mut dist = vec![u32::MAX; net.node_count()];
+    dist[dst.idx()] = 0;
+    let mut queue = std::collections::VecDeque::from([dst]);
+    while let Some(u) = queue.pop_front() {
+        if u != dst && net.kind(u) == NodeKind::Host {
+            continue;
+        }
+        for port in net.ports(u) {
+            if dist[port.peer.idx()] == u32::MAX && is_up(port.link) {
+                dist[port.peer.idx()] = dist[u.idx()] + 1;
+                queue.push_back(port.peer);
+            }
+        }
+    }
+    let here = dist[node.idx()];
+    if node == dst || here == u32::MAX {
+        return Vec::new();
+    }
+    if net.kind(node) == NodeKind::Host {
+        return vec![PortNo(0)];
+    }
+    let mut v: Vec<(NodeId, PortNo)> = net
+        .ports(node)
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            is_up(p.link)
+                && dist[p.peer.idx()].wrapping_add(1) == here
+                && (p.peer == dst || net.kind(p.peer) == NodeKind::Switch)
+        })
+        .map(|(i, p)| (p.peer, PortNo(i as u16)))
+        .collect();
+    v.sort_unstable();
+    v.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Every entry of `RoutingTable::shortest_paths(net, up)` against the oracle.
+fn assert_table_matches_oracle(net: &Network, up: &[bool]) {
+    let routes = RoutingTable::shortest_paths(net, up);
+    assert!(routes.is_grouped());
+    for n in 0..net.node_count() {
+        for (hi, &dst) in net.hosts().iter().enumerate() {
+            let node = NodeId(n as u32);
+            assert_eq!(
+                routes.next_hops(node, hi),
+                oracle_next_hops(net, up, node, dst).as_slice(),
+                "node {n} toward host {dst:?}, links up {up:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn grouped_table_equals_the_per_destination_rule() {
+    let topologies = [
+        fat_tree(4, &FatTreeParams::default()).unwrap(),
+        leaf_spine(4, 3, 3, G100, G400, US).unwrap(),
+        dumbbell(3, 2, G100, G100, US).unwrap(),
+        star(5, G100, US).unwrap(),
+    ];
+    for t in &topologies {
+        let net = t.validate().unwrap();
+        assert_table_matches_oracle(&net, &[]);
+        // Every single link down, then every third link down.
+        for l in 0..net.links().len() {
+            let mut up = vec![true; net.links().len()];
+            up[l] = false;
+            assert_table_matches_oracle(&net, &up);
+        }
+        let up: Vec<bool> = (0..net.links().len()).map(|l| l % 3 != 0).collect();
+        assert_table_matches_oracle(&net, &up);
+    }
+    // Two hosts linked directly, and a host pair beside a switch.
+    use dcsim_core::network::{LinkSpec, NodeKind::*};
+    let link = |a, b| LinkSpec { a: NodeId(a), b: NodeId(b), rate: G100, delay: US, loss: 0.0 };
+    let direct = Network::new(vec![Host, Host], vec![link(0, 1)]).unwrap();
+    assert_table_matches_oracle(&direct, &[]);
+    assert_table_matches_oracle(&direct, &[false]);
+    let mixed = Network::new(vec![Host, Host, Host, Switch], vec![link(0, 1), link(2, 3)]).unwrap();
+    assert_table_matches_oracle(&mixed, &[]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Random failures on a k = 4 fat tree and a leaf-spine: the grouped table is the rule.
+    #[test]
+    fn grouped_table_equals_the_rule_under_random_failures(
+        mask in proptest::collection::vec(proptest::bool::weighted(0.8), 48),
+        which in 0usize..2,
+    ) {
+        let t = if which == 0 {
+            fat_tree(4, &FatTreeParams::default()).unwrap()
+        } else {
+            leaf_spine(4, 3, 3, G100, G400, US).unwrap()
+        };
+        let net = t.validate().unwrap();
+        let up: Vec<bool> = (0..net.links().len()).map(|l| mask[l % mask.len()]).collect();
+        assert_table_matches_oracle(&net, &up);
+    }
+}

@@ -279,7 +279,7 @@ pub(super) fn events(
             faults.events.iter().map(|e| e.at).filter(|&t| t <= cfg.stop_time).collect();
         times.sort_unstable();
         times.dedup();
-        let entries = (net.node_count() * net.hosts().len()) as u128;
+        let entries = dcsim_core::network::RoutingTable::cells_needed(net);
         let tables = times.len() as u128 + 1;
         if tables * entries > u128::from(super::limits::MAX_ROUTE_ENTRIES) {
             return Err(src.error(

@@ -8,7 +8,8 @@
 //! * Every flow's (and every query's) ideal completion time, bounded from above by
 //!   `Bounds::transfer_ps`, is at most [`TIME_LIMIT`], so that its start plus its FCT fits.
 //! * The PFC headroom and reserve of every switch fit in 64 bits of bytes.
-//! * Routing the topology takes at most [`MAX_ROUTE_ENTRIES`] entries (nodes × hosts).
+//! * Routing the topology takes at most [`MAX_ROUTE_ENTRIES`] entries (switches × the
+//!   switches hosts hang from, plus one column).
 //! * A scenario has at most `[flows] max_flows` flows ([`DEFAULT_MAX_FLOWS`] unless raised);
 //!   generators check their expected count before generating and stop at the limit.
 //!
@@ -31,10 +32,11 @@ use crate::units::HumanDuration;
 /// a simulated one a few hundred, so this is a few GB to generate and about 25 GB to run).
 pub const DEFAULT_MAX_FLOWS: u64 = 50_000_000;
 
-/// The most routing entries (nodes × hosts: the routing table has one per node and
-/// destination host) a topology may need: 2^28, about 1 GB of table, built by one
-/// breadth-first search per host. The paper's fat tree needs 120 320, a k = 32 fat tree 78
-/// million.
+/// The most routing entries a topology may need: its table has one per switch and
+/// destination switch (the switch a host hangs from; see
+/// `dcsim_core::network::RoutingTable`), plus one column, built by one breadth-first search
+/// per destination switch: 2^28, about 1 GB of table. The paper's fat tree needs 1 176
+/// (56 switches × 21), a k = 32 fat tree 656 640, a k = 48 fat tree 3.3 million.
 pub const MAX_ROUTE_ENTRIES: u64 = 1 << 28;
 
 /// Bytes added to the largest payload a packet carries to bound its frame on the wire
@@ -206,9 +208,8 @@ pub(super) fn check_topology_size(
     topo: &dcsim_topology::Topology,
     at: (&str, Option<Range<usize>>),
 ) -> Result<(), CliError> {
-    let (nodes, hosts) = (topo.node_count() as u64, topo.host_count() as u64);
-    let entries = u128::from(nodes) * u128::from(hosts);
-    // (The next hops are bounded while routing: RoutingTable::MAX_NEXT_HOPS.)
+    let (switches, entries) = (topo.switch_count(), topo.route_cells());
+    // (The distinct next hops are bounded while routing: RoutingTable::MAX_NEXT_HOPS.)
     if entries <= u128::from(MAX_ROUTE_ENTRIES) {
         return Ok(());
     }
@@ -216,9 +217,9 @@ pub(super) fn check_topology_size(
         at.1,
         at.0,
         format!(
-            "the topology's {nodes} nodes and {hosts} hosts would need {entries} routing entries \
-             (one per node and destination host), more than the limit of {MAX_ROUTE_ENTRIES}; \
-             simulate a smaller network"
+            "the topology's {switches} switches would need {entries} routing entries (one per \
+             switch and switch that hosts hang from), more than the limit of \
+             {MAX_ROUTE_ENTRIES}; simulate a smaller network"
         ),
     ))
 }
