@@ -253,10 +253,9 @@ pub struct RoutingTable {
     cols: usize,
     /// Per destination host (dense index): its column, root and own entry at the root.
     dest: Vec<Dest>,
-    /// `cells[row * cols + col]`: a set index.
-    cells: Vec<u32>,
-    /// Set `s` is `set_ports[set_start[s]..set_start[s + 1]]`; set 0 is the empty set.
-    set_start: Vec<u32>,
+    /// `cells[row * cols + col]`: a set, as its span of `set_ports` (one load per lookup).
+    cells: Vec<Span>,
+    /// The interned sets, back to back.
     set_ports: Vec<PortNo>,
     /// Per node with a derived row: the node at the far end of its link and whether that
     /// link is up.
@@ -274,8 +273,8 @@ struct Dest {
     col: u32,
     /// The switch it hangs from, where `own` applies ([`NO_NODE`] for none).
     root: u32,
-    /// Its entry at `root`: a set index.
-    own: u32,
+    /// Its entry at `root`.
+    own: Span,
     /// The host's node id ([`NO_NODE`] in a table built by hand).
     node: u32,
 }
@@ -284,34 +283,39 @@ struct Dest {
 const DERIVED: u32 = u32::MAX;
 /// No node.
 const NO_NODE: u32 = u32::MAX;
+/// A set of ports: `set_ports[start..start + len]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
 /// The empty set.
-const EMPTY: u32 = 0;
+const EMPTY: Span = Span { start: 0, len: 0 };
 
 /// Interns sets of ports for a [`RoutingTable`] under construction.
 #[derive(Default)]
 struct Interner {
-    ids: std::collections::HashMap<Vec<PortNo>, u32>,
-    start: Vec<u32>,
+    ids: std::collections::HashMap<Vec<PortNo>, Span>,
     ports: Vec<PortNo>,
 }
 
 impl Interner {
     fn new() -> Interner {
-        let mut i = Interner { start: vec![0, 0], ..Interner::default() };
+        let mut i = Interner::default();
         i.ids.insert(Vec::new(), EMPTY);
         i
     }
 
-    /// The index of the set `ports` (in order), adding it if new.
-    fn intern(&mut self, ports: &[PortNo]) -> u32 {
-        if let Some(&i) = self.ids.get(ports) {
-            return i;
+    /// The span of the set `ports` (in order), adding it if new.
+    fn intern(&mut self, ports: &[PortNo]) -> Span {
+        if let Some(&span) = self.ids.get(ports) {
+            return span;
         }
-        let i = (self.start.len() - 1) as u32;
+        let span = Span { start: self.ports.len() as u32, len: ports.len() as u32 };
         self.ports.extend_from_slice(ports);
-        self.start.push(self.ports.len() as u32);
-        self.ids.insert(ports.to_vec(), i);
-        i
+        self.ids.insert(ports.to_vec(), span);
+        span
     }
 }
 
@@ -372,7 +376,6 @@ impl RoutingTable {
                 .map(|h| Dest { col: h, root: NO_NODE, own: EMPTY, node: NO_NODE })
                 .collect(),
             cells,
-            set_start: sets.start,
             set_ports: sets.ports,
             host_link: Vec::new(),
             grouped: false,
@@ -382,10 +385,10 @@ impl RoutingTable {
 
     /// Next hops (egress ports) at `node` towards the host with dense index `host`, in
     /// ascending order of the neighbour's node id.
-    #[inline]
+    #[inline(always)]
     pub fn next_hops(&self, node: NodeId, host: usize) -> &[PortNo] {
         let d = self.dest[host];
-        let set = if node.0 == d.root {
+        let span = if node.0 == d.root {
             d.own
         } else {
             match self.row[node.idx()] {
@@ -393,20 +396,20 @@ impl RoutingTable {
                 r => self.cells[r as usize * self.cols + d.col as usize],
             }
         };
-        self.set(set)
+        self.set(span)
     }
 
-    /// The ports of set `s`.
-    #[inline]
-    fn set(&self, s: u32) -> &[PortNo] {
-        let s = s as usize;
-        &self.set_ports[self.set_start[s] as usize..self.set_start[s + 1] as usize]
+    /// The ports of a set.
+    #[inline(always)]
+    fn set(&self, s: Span) -> &[PortNo] {
+        &self.set_ports[s.start as usize..(s.start + s.len) as usize]
     }
 
     /// The entry of host `x` (a derived row) toward `d`: its one port when the BFS from the
     /// destination reaches it, i.e. its link is up and the node at the far end is the
     /// destination or a switch the destination is reachable from.
     #[cold]
+    #[inline(never)]
     fn host_entry(&self, x: NodeId, d: Dest) -> &[PortNo] {
         const HOST_PORT: [PortNo; 1] = [PortNo(0)];
         let (peer, up) = self.host_link[x.idx()];
@@ -639,7 +642,6 @@ impl RoutingTable {
             cols,
             dest,
             cells,
-            set_start: sets.start,
             set_ports: sets.ports,
             host_link,
             grouped: true,
