@@ -99,7 +99,6 @@ def main():
             for g in ["> 1 MB", "> 6 MB"]:
                 med = sorted(get(w, ld, o, g, 0) for o in others)[len(others) // 2]
                 row += [get(w, ld, "hpcc-int", g, 0) / med, get(w, ld, "hpcc-pint", g, 0) / med]
-            row = [row[0], row[1], row[2], row[3]]
             print(f"| {w} | {int(ld * 100)}% | " + " | ".join(f"{x:.2f}" for x in row) + " |")
     if "hpcc-int-eta0.95" in variants:
         print("\n#### Effect of eta: slowdown at eta 0.99 / at eta 0.95 (p50, p99)\n")

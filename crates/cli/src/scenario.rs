@@ -693,8 +693,8 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         None => events::RtoKeys::default(),
     };
 
-    let max_hops = RoutingTable::MAX_NEXT_HOPS;
-    let routes = dcsim_topology::compute_routes_within(&net, max_hops).map_err(|n| {
+    let max_work = RoutingTable::MAX_WORK;
+    let routes = dcsim_topology::compute_routes_within(&net, max_work).map_err(|n| {
         let (field, span) = match &topo_raw.path {
             Some(p) => ("topology.path", Some(p.span())),
             None => ("topology.kind", src.span_of(&["topology", "kind"])),
@@ -703,10 +703,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
             span,
             field,
             format!(
-                "routing this network needs more than {max_hops} entries (gave up at {n}: \
-                 one per switch and destination switch, plus each distinct set of \
-                 equal-cost next hops), more than the limit; simulate a smaller network or \
-                 one with less fan-out"
+                "routing this network takes {n} steps (one breadth-first search over every \
+                 node and both ends of every link per switch that hosts hang from), more \
+                 than the limit of {max_work}; simulate a smaller network"
             ),
         )
     })?;

@@ -384,12 +384,21 @@ fn sweep_prints_each_cells_warnings_once() {
 
 #[test]
 fn topologies_too_large_to_route() {
-    let e = rejected(&scenario("", ONE_FLOW).replace("leaves = 2", "leaves = 100000"));
+    // Within the size limit, but 15000 destination leaves × a BFS over 225001 nodes and link
+    // ends each: refused before routing.
+    let e = rejected(&scenario("", ONE_FLOW).replace("leaves = 2", "leaves = 15000"));
     assert_has(
         &e,
-        &["error: s.toml:5:8: field `topology.kind`: the topology's 100001 switches would need \
-           10000200001 routing entries (one per switch and switch that hosts hang from), more \
-           than the limit of 268435456"],
+        &["error: s.toml:5:8: field `topology.kind`: routing this network takes 3375015000 \
+           steps (one breadth-first search over every node and both ends of every link per \
+           switch that hosts hang from), more than the limit of 268435456"],
+    );
+    // Too large to build at all.
+    let e = rejected(&scenario("", ONE_FLOW).replace("leaves = 2", "leaves = 1000000"));
+    assert_has(
+        &e,
+        &["error: s.toml:5:8: field `topology.kind`: the topology has 5000001 nodes and 5000000 \
+           links, more than the limit of 4194304 in all"],
     );
 }
 

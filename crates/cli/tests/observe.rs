@@ -135,21 +135,10 @@ fn serialization_modes_set_link_timing_and_the_ideal_fct() {
     // One 1000-byte flow (a 1048-byte frame) across a 400 Gb/s leaf-spine: 20.96 ns per hop
     // exactly, 20 ns as the reference computes it. Alone on an idle path a flow completes in
     // exactly its ideal FCT, in either mode.
-    let dir = tempfile::tempdir().unwrap();
     let mut fcts = Vec::new();
     for mode in ["exact", "ns3"] {
-        let s = format!(
-            "[simulation]\nstop_time = \"1ms\"\nserialization = \"{mode}\"\n\n[topology]\n\
-             kind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n\
-             host_rate = \"400Gbps\"\nfabric_rate = \"400Gbps\"\n\n\
-             [[flows.list]]\nsrc = 0\ndst = 1\nsize = 1000\n"
-        );
-        let file = format!("{mode}.toml");
-        fs::write(dir.path().join(&file), s).unwrap();
-        let out = format!("out-{mode}");
-        ok(&dcsim(dir.path(), &["run", &file, "--out", &out]));
-        let fct = fs::read_to_string(dir.path().join(&out).join("fct.csv")).unwrap();
-        let row: Vec<String> = fct.lines().nth(1).unwrap().split(',').map(String::from).collect();
+        let rates = "host_rate = \"400Gbps\"\nfabric_rate = \"400Gbps\"\n";
+        let row = lone_flow_row(mode, rates, "", 1000);
         assert_eq!(row[5], row[6], "{mode}: fct equals the ideal FCT alone on the path");
         fcts.push(row[5].parse::<f64>().unwrap());
     }
@@ -165,21 +154,26 @@ fn ns3_mode_paces_a_flow_with_the_truncated_serialization_time() {
     // both the link's serialization and the NIC's pacing gap (spec §0). A lone flow keeps its
     // link busy back to back and finishes in exactly its ideal FCT in both modes; with the
     // pacing gap left exact in ns3 mode it would idle 0.84 ns after every frame.
-    let dir = tempfile::tempdir().unwrap();
     for mode in ["exact", "ns3"] {
-        let s = format!(
-            "[simulation]\nstop_time = \"1ms\"\nserialization = \"{mode}\"\n\n[topology]\n\
-             kind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n\n\
-             [cc]\nname = \"dcqcn\"\n\n[[flows.list]]\nsrc = 0\ndst = 1\nsize = 100000\n"
-        );
-        let file = format!("{mode}.toml");
-        fs::write(dir.path().join(&file), s).unwrap();
-        let out = format!("out-{mode}");
-        ok(&dcsim(dir.path(), &["run", &file, "--out", &out]));
-        let fct = fs::read_to_string(dir.path().join(&out).join("fct.csv")).unwrap();
-        let row: Vec<String> = fct.lines().nth(1).unwrap().split(',').map(String::from).collect();
+        let row = lone_flow_row(mode, "", "[cc]\nname = \"dcqcn\"\n", 100_000);
         assert_eq!(row[5], row[6], "{mode}: a lone flow completes in its ideal FCT");
     }
+}
+
+/// The `fct.csv` row of one flow of `size` bytes from host 0 to host 1 on a two-leaf,
+/// one-host-per-leaf leaf-spine (with `topology` keys added) in serialization `mode`, with
+/// `rest` (e.g. a `[cc]` table) added to the scenario.
+fn lone_flow_row(mode: &str, topology: &str, rest: &str, size: u64) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let s = format!(
+        "[simulation]\nstop_time = \"1ms\"\nserialization = \"{mode}\"\n\n[topology]\n\
+         kind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 1\n{topology}\n\
+         {rest}\n[[flows.list]]\nsrc = 0\ndst = 1\nsize = {size}\n"
+    );
+    fs::write(dir.path().join("s.toml"), s).unwrap();
+    ok(&dcsim(dir.path(), &["run", "s.toml", "--out", "out"]));
+    let fct = fs::read_to_string(dir.path().join("out").join("fct.csv")).unwrap();
+    fct.lines().nth(1).unwrap().split(',').map(String::from).collect()
 }
 
 #[test]

@@ -307,6 +307,11 @@ impl Interner {
         i
     }
 
+    /// The ports of an interned set.
+    fn get(&self, s: Span) -> &[PortNo] {
+        &self.ports[s.start as usize..(s.start + s.len) as usize]
+    }
+
     /// The span of the set `ports` (in order), adding it if new.
     fn intern(&mut self, ports: &[PortNo]) -> Span {
         if let Some(&span) = self.ids.get(ports) {
@@ -328,9 +333,10 @@ pub struct Column {
 }
 
 impl RoutingTable {
-    /// The most entries [`RoutingTable::shortest_paths_within`] callers use by default
-    /// (2^28 cells and set ports: 1 GiB; a k = 48 fat tree needs about 3.3 · 10^6).
-    pub const MAX_NEXT_HOPS: usize = 1 << 28;
+    /// The most routing work ([`RoutingTable::work`]) that callers of
+    /// [`RoutingTable::shortest_paths_within`] allow by default: 2^28 steps, a few seconds; a
+    /// k = 48 fat tree needs 2.3 · 10^8 (226 271 232).
+    pub const MAX_WORK: usize = 1 << 28;
 
     /// Builds the table by asking `next_hops(node, host_index)` for every node and host.
     ///
@@ -346,7 +352,8 @@ impl RoutingTable {
     }
 
     /// [`RoutingTable::from_fn`], giving up with the count reached as soon as the table would
-    /// hold more than `max` entries (cells plus distinct next hops; at most `u32::MAX`).
+    /// hold more than `max` entries (cells plus distinct next hops, [`RoutingTable::size`]; at
+    /// most `u32::MAX`).
     pub fn try_from_fn(
         nodes: usize,
         hosts: usize,
@@ -482,18 +489,29 @@ impl RoutingTable {
         }
     }
 
-    /// The cells [`RoutingTable::shortest_paths`] allocates for `net`: switches × (roots + 1),
-    /// a root being a switch that hosts hang from or a host linked to a host.
-    pub fn cells_needed(net: &Network) -> u128 {
-        let switches = (0..net.node_count())
-            .filter(|&i| net.kind(NodeId::from_idx(i)) == NodeKind::Switch)
-            .count() as u128;
-        let mut root = vec![false; net.node_count()];
+    /// The work of [`RoutingTable::shortest_paths`] on `net`: roots × (nodes + 2 × links), a
+    /// root being a switch that hosts hang from or a host linked to a host. Routing runs one
+    /// BFS (every node and both ends of every link) and one pass over the switches' ports per
+    /// root, so this bounds its time, and its table (switches × (roots + 1) cells and the
+    /// distinct sets of ports) is smaller.
+    pub fn work(net: &Network) -> u128 {
+        let roots = Self::roots(net).len() as u128;
+        roots * (net.node_count() as u128 + 2 * net.links().len() as u128)
+    }
+
+    /// The roots of `net`'s hosts in the order of their first host: for each host, the switch
+    /// at the far end of its link, or the host itself when that is a host.
+    fn roots(net: &Network) -> Vec<NodeId> {
+        let mut seen = vec![false; net.node_count()];
+        let mut roots = Vec::new();
         for &h in net.hosts() {
             let peer = net.ports(h)[0].peer;
-            root[if net.is_host(peer) { h.idx() } else { peer.idx() }] = true;
+            let root = if net.is_host(peer) { h } else { peer };
+            if !std::mem::replace(&mut seen[root.idx()], true) {
+                roots.push(root);
+            }
         }
-        switches * (root.iter().filter(|&&r| r).count() as u128 + 1)
+        roots
     }
 
     /// Shortest-path ECMP next hops of every node toward every host, over the links that are
@@ -523,10 +541,9 @@ impl RoutingTable {
             .expect("at most u32::MAX entries")
     }
 
-    /// [`RoutingTable::shortest_paths`], giving up (with the count reached) as soon as the
-    /// table would hold more than `max` entries (cells and distinct next hops, see
-    /// [`RoutingTable::size`]): for networks given by users (e.g.
-    /// [`RoutingTable::MAX_NEXT_HOPS`]).
+    /// [`RoutingTable::shortest_paths`], or, before any work, `Err` with the work it would
+    /// take ([`RoutingTable::work`], saturating) when that is more than `max`: for networks
+    /// given by users (e.g. [`RoutingTable::MAX_WORK`]).
     ///
     /// # Panics
     /// If `link_up` is neither empty nor one entry per link.
@@ -536,7 +553,10 @@ impl RoutingTable {
         max: usize,
     ) -> Result<RoutingTable, usize> {
         assert!(link_up.is_empty() || link_up.len() == net.links().len(), "one state per link");
-        let max = max.min(u32::MAX as usize);
+        let work = Self::work(net);
+        if work > max as u128 {
+            return Err(usize::try_from(work).unwrap_or(usize::MAX));
+        }
         let up = |l: LinkId| link_up.is_empty() || link_up[l.idx()];
         let n = net.node_count();
         let hosts = net.hosts();
@@ -550,19 +570,18 @@ impl RoutingTable {
                 rows += 1;
             }
         }
-        // Columns: one per root, in the order of their first host.
+        // Columns: one per root.
+        let roots = Self::roots(net);
         let mut col_of_root = vec![u32::MAX; n];
-        let mut roots: Vec<NodeId> = Vec::new();
+        for (c, r) in roots.iter().enumerate() {
+            col_of_root[r.idx()] = c as u32;
+        }
         let mut host_link = vec![(NO_NODE, false); n];
         let mut dest = Vec::with_capacity(hosts.len());
         for &h in hosts {
             let port = &net.ports(h)[0];
             host_link[h.idx()] = (port.peer.0, up(port.link));
             let root = if is_switch(port.peer) { port.peer } else { h };
-            if col_of_root[root.idx()] == u32::MAX {
-                col_of_root[root.idx()] = roots.len() as u32;
-                roots.push(root);
-            }
             dest.push(Dest {
                 col: col_of_root[root.idx()],
                 root: if root == h { NO_NODE } else { root.0 },
@@ -571,10 +590,6 @@ impl RoutingTable {
             });
         }
         let cols = roots.len() + 1; // the last column: hosts whose link is down
-        let cells_len = rows.saturating_mul(cols);
-        if cells_len > max {
-            return Err(cells_len);
-        }
 
         // Every node's ports on up links, in ascending (neighbour id, port number).
         let by_peer: Vec<Vec<(NodeId, PortNo)>> = (0..n)
@@ -593,7 +608,7 @@ impl RoutingTable {
             .collect();
 
         let mut sets = Interner::new();
-        let mut cells = vec![EMPTY; cells_len];
+        let mut cells = vec![EMPTY; rows * cols];
         let mut dist = vec![UNREACHED; n];
         let mut queue: Vec<NodeId> = Vec::with_capacity(n);
         let mut scratch: Vec<PortNo> = Vec::new();
@@ -615,10 +630,12 @@ impl RoutingTable {
                         })
                         .map(|&(_, p)| p),
                 );
-                cells[row[v.idx()] as usize * cols + c] = sets.intern(&scratch);
-                if cells_len + sets.ports.len() > max {
-                    return Err(cells_len + sets.ports.len());
-                }
+                let at = row[v.idx()] as usize * cols + c;
+                // A switch's next hops are often those toward the previous root: compare
+                // before hashing.
+                let prev = if c > 0 { cells[at - 1] } else { EMPTY };
+                cells[at] =
+                    if sets.get(prev) == scratch.as_slice() { prev } else { sets.intern(&scratch) };
             }
         }
         for (d, &h) in dest.iter_mut().zip(hosts) {
@@ -631,9 +648,6 @@ impl RoutingTable {
                 let at = &by_peer[d.root as usize];
                 let i = at.partition_point(|&(peer, _)| peer < h);
                 d.own = sets.intern(&[at[i].1]);
-                if cells_len + sets.ports.len() > max {
-                    return Err(cells_len + sets.ports.len());
-                }
             }
         }
         Ok(RoutingTable {
@@ -701,17 +715,17 @@ mod tests {
     }
 
     #[test]
-    fn routing_gives_up_past_its_next_hop_budget() {
+    fn routing_gives_up_past_its_work_budget() {
         let net = star(10);
         // Every host reaches 9 others (1 hop each) and the switch reaches 10: 100 next hops.
         // One switch row and one column (plus the column of unreachable hosts): 2 cells,
         // and the ten one-port sets of the hosts' own entries.
         let full = RoutingTable::shortest_paths(&net, &[]);
         assert_eq!(full.size(), 2 + 10);
-        assert!(RoutingTable::shortest_paths_within(&net, &[], 12).is_ok());
-        let err = RoutingTable::shortest_paths_within(&net, &[], 11).unwrap_err();
-        assert!(err > 11 && err <= 12, "{err}");
-        assert_eq!(RoutingTable::shortest_paths_within(&net, &[], 1).unwrap_err(), 2);
+        // One root: one BFS over 11 nodes and both ends of 10 links.
+        assert_eq!(RoutingTable::work(&net), 31);
+        assert!(RoutingTable::shortest_paths_within(&net, &[], 31).is_ok());
+        assert_eq!(RoutingTable::shortest_paths_within(&net, &[], 30).unwrap_err(), 31);
         // A failed host link leaves that host unreachable (empty entries).
         let mut up = vec![true; 10];
         up[3] = false;

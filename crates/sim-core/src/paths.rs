@@ -126,64 +126,22 @@ fn max_pair_metrics_per_destination(
     routes: &RoutingTable,
     mtu: u64,
 ) -> (Duration, u64) {
-    let n = net.node_count();
-    let hosts = net.hosts();
     let (mut max_rtt, mut max_bdp) = (Duration::ZERO, 0u64);
-    let mut state = vec![State::Unknown; n];
-    let mut suffix =
-        vec![
-            Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
-            n
-        ];
-    let mut stack: Vec<(NodeId, PortNo)> = Vec::new();
-    for (di, &dst) in hosts.iter().enumerate() {
-        state.fill(State::Unknown);
-        state[dst.idx()] = State::Done;
-        suffix[dst.idx()] =
-            Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
-        for &src in hosts {
+    let mut walk = SuffixWalk::new(net.node_count());
+    for (di, &dst) in net.hosts().iter().enumerate() {
+        walk.reset(dst);
+        let first = |x: NodeId| {
+            if net.is_host(x) {
+                Some(PortNo(0))
+            } else {
+                routes.next_hops(x, di).first().copied()
+            }
+        };
+        for &src in net.hosts() {
             if src == dst {
                 continue;
             }
-            // Walk forward until a node whose suffix is known (or known to have no route).
-            stack.clear();
-            let mut x = src;
-            let end = loop {
-                match state[x.idx()] {
-                    State::Done => break State::Done,
-                    State::NoRoute | State::OnStack => break State::NoRoute,
-                    State::Unknown => {}
-                }
-                let port = if net.is_host(x) {
-                    Some(PortNo(0))
-                } else {
-                    routes.next_hops(x, di).first().copied()
-                };
-                let Some(port) = port.filter(|p| p.idx() < net.ports(x).len()) else {
-                    state[x.idx()] = State::NoRoute;
-                    break State::NoRoute;
-                };
-                state[x.idx()] = State::OnStack;
-                stack.push((x, port));
-                x = net.port(x, port).peer;
-            };
-            // Unwind, filling in suffixes from the known end backwards.
-            while let Some((node, port)) = stack.pop() {
-                if end == State::NoRoute {
-                    state[node.idx()] = State::NoRoute;
-                    continue;
-                }
-                let p = net.port(node, port);
-                let next = suffix[p.peer.idx()];
-                suffix[node.idx()] = Suffix {
-                    delay: next.delay.saturating_add(p.delay),
-                    tx: next.tx.saturating_add(p.rate.tx_time(mtu)),
-                    bottleneck: next.bottleneck.min(p.rate),
-                };
-                state[node.idx()] = State::Done;
-            }
-            if state[src.idx()] == State::Done {
-                let s = suffix[src.idx()];
+            if let Some(s) = walk.resolve(net, src, mtu, first) {
                 let rtt = s.delay.saturating_mul(2).saturating_add(s.tx);
                 max_rtt = max_rtt.max(rtt);
                 max_bdp = max_bdp.max(s.bottleneck.bytes_in(rtt));
@@ -191,6 +149,77 @@ fn max_pair_metrics_per_destination(
         }
     }
     (max_rtt, max_bdp)
+}
+
+/// The memoized suffixes of one destination's first-next-hop tree (spec §6.1's path).
+struct SuffixWalk {
+    state: Vec<State>,
+    suffix: Vec<Suffix>,
+    stack: Vec<(NodeId, PortNo)>,
+}
+
+impl SuffixWalk {
+    /// The suffix at the destination itself.
+    const ZERO: Suffix =
+        Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
+
+    fn new(nodes: usize) -> SuffixWalk {
+        SuffixWalk {
+            state: vec![State::Unknown; nodes],
+            suffix: vec![Self::ZERO; nodes],
+            stack: Vec::new(),
+        }
+    }
+
+    /// Forgets everything; `dst` is the new destination.
+    fn reset(&mut self, dst: NodeId) {
+        self.state.fill(State::Unknown);
+        self.state[dst.idx()] = State::Done;
+        self.suffix[dst.idx()] = Self::ZERO;
+    }
+
+    /// The suffix from `start`, `first(x)` giving each node's first next hop: walks forward
+    /// until a node whose suffix is known (or known to have no route), then fills in the
+    /// suffixes backwards. `None` without a route (a missing next hop, or a loop).
+    fn resolve(
+        &mut self,
+        net: &Network,
+        start: NodeId,
+        mtu: u64,
+        first: impl Fn(NodeId) -> Option<PortNo>,
+    ) -> Option<Suffix> {
+        self.stack.clear();
+        let mut x = start;
+        let end = loop {
+            match self.state[x.idx()] {
+                State::Done => break State::Done,
+                State::NoRoute | State::OnStack => break State::NoRoute,
+                State::Unknown => {}
+            }
+            let Some(port) = first(x).filter(|p| p.idx() < net.ports(x).len()) else {
+                self.state[x.idx()] = State::NoRoute;
+                break State::NoRoute;
+            };
+            self.state[x.idx()] = State::OnStack;
+            self.stack.push((x, port));
+            x = net.port(x, port).peer;
+        };
+        while let Some((node, port)) = self.stack.pop() {
+            if end == State::NoRoute {
+                self.state[node.idx()] = State::NoRoute;
+                continue;
+            }
+            let p = net.port(node, port);
+            let next = self.suffix[p.peer.idx()];
+            self.suffix[node.idx()] = Suffix {
+                delay: next.delay.saturating_add(p.delay),
+                tx: next.tx.saturating_add(p.rate.tx_time(mtu)),
+                bottleneck: next.bottleneck.min(p.rate),
+            };
+            self.state[node.idx()] = State::Done;
+        }
+        (self.state[start.idx()] == State::Done).then(|| self.suffix[start.idx()])
+    }
 }
 
 /// [`PairMetrics`] of an explicit path.
@@ -279,90 +308,17 @@ pub fn path_extremes(net: &Network, routes: &RoutingTable) -> PathExtremes {
 /// [`path_extremes`] one destination host at a time, for any table.
 fn path_extremes_per_destination(net: &Network, routes: &RoutingTable) -> PathExtremes {
     const HOST_PORT: [PortNo; 1] = [PortNo(0)];
-    #[derive(Clone, Copy, PartialEq)]
-    enum S {
-        Unknown,
-        OnStack,
-        Done,
-        NoRoute,
-    }
-    #[derive(Clone, Copy)]
-    struct Acc {
-        routed: bool,
-        hops: usize,
-        delay: Duration,
-        slowest: BitsPerSec,
-    }
-    let fresh =
-        Acc { routed: false, hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
-    let n = net.node_count();
     let mut out = PathExtremes { hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
-    let mut state = vec![S::Unknown; n];
-    let mut acc = vec![fresh; n];
-    // (node, next candidate to look at); `via[node]`: the parent and port that led there.
-    let mut stack: Vec<(NodeId, usize)> = Vec::new();
-    let mut via: Vec<Option<(NodeId, PortNo)>> = vec![None; n];
+    let mut walk = ExtremesWalk::new(net.node_count());
     for (di, &dst) in net.hosts().iter().enumerate() {
-        state.fill(S::Unknown);
-        state[dst.idx()] = S::Done;
-        acc[dst.idx()] = Acc { routed: true, ..fresh };
-        // Folds the finished `child`, reached from `parent` through `port`, into the parent.
-        let fold =
-            |acc: &mut Vec<Acc>, state: &[S], parent: NodeId, port: PortNo, child: NodeId| {
-                if state[child.idx()] != S::Done {
-                    return;
-                }
-                let p = net.port(parent, port);
-                let c = acc[child.idx()];
-                let a = &mut acc[parent.idx()];
-                a.routed = true;
-                a.hops = a.hops.max(c.hops + 1);
-                a.delay = a.delay.max(c.delay.saturating_add(p.delay));
-                a.slowest = a.slowest.min(c.slowest.min(p.rate));
-            };
+        walk.reset(dst);
+        let cands =
+            |x: NodeId| if net.is_host(x) { &HOST_PORT[..] } else { routes.next_hops(x, di) };
         for &src in net.hosts() {
-            if state[src.idx()] != S::Unknown {
+            if src == dst {
                 continue;
             }
-            state[src.idx()] = S::OnStack;
-            acc[src.idx()] = fresh;
-            via[src.idx()] = None;
-            stack.push((src, 0));
-            while let Some(top) = stack.last_mut() {
-                let (x, i) = *top;
-                let cands: &[PortNo] =
-                    if net.is_host(x) { &HOST_PORT } else { routes.next_hops(x, di) };
-                if i < cands.len() {
-                    top.1 += 1;
-                    let port = cands[i];
-                    if port.idx() >= net.ports(x).len() {
-                        continue;
-                    }
-                    let y = net.port(x, port).peer;
-                    match state[y.idx()] {
-                        // A host other than the destination is never a transit node.
-                        S::Unknown if net.is_host(y) => {}
-                        S::Unknown => {
-                            state[y.idx()] = S::OnStack;
-                            acc[y.idx()] = fresh;
-                            via[y.idx()] = Some((x, port));
-                            stack.push((y, 0));
-                        }
-                        S::Done => fold(&mut acc, &state, x, port, y),
-                        S::OnStack | S::NoRoute => {}
-                    }
-                    continue;
-                }
-                stack.pop();
-                state[x.idx()] = if acc[x.idx()].routed { S::Done } else { S::NoRoute };
-                if let Some((parent, port)) = via[x.idx()] {
-                    fold(&mut acc, &state, parent, port, x);
-                }
-            }
-        }
-        for &src in net.hosts() {
-            if src != dst && state[src.idx()] == S::Done {
-                let a = acc[src.idx()];
+            if let Some(a) = walk.resolve(net, src, cands) {
                 out.hops = out.hops.max(a.hops);
                 out.delay = out.delay.max(a.delay);
                 out.slowest = out.slowest.min(a.slowest);
@@ -370,6 +326,108 @@ fn path_extremes_per_destination(net: &Network, routes: &RoutingTable) -> PathEx
         }
     }
     out
+}
+
+/// The extremes over every path from a node to the current destination.
+#[derive(Clone, Copy)]
+struct Acc {
+    routed: bool,
+    hops: usize,
+    delay: Duration,
+    slowest: BitsPerSec,
+}
+
+/// The memoized extremes of one destination's equal-cost next-hop graph (a DAG, since every
+/// next hop is one step closer), explored depth first.
+struct ExtremesWalk {
+    state: Vec<State>,
+    acc: Vec<Acc>,
+    /// (node, next candidate to look at).
+    stack: Vec<(NodeId, usize)>,
+    /// The parent and port that led to a node.
+    via: Vec<Option<(NodeId, PortNo)>>,
+}
+
+impl ExtremesWalk {
+    const FRESH: Acc =
+        Acc { routed: false, hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
+
+    fn new(nodes: usize) -> ExtremesWalk {
+        ExtremesWalk {
+            state: vec![State::Unknown; nodes],
+            acc: vec![Self::FRESH; nodes],
+            stack: Vec::new(),
+            via: vec![None; nodes],
+        }
+    }
+
+    /// Forgets everything; `dst` is the new destination.
+    fn reset(&mut self, dst: NodeId) {
+        self.state.fill(State::Unknown);
+        self.state[dst.idx()] = State::Done;
+        self.acc[dst.idx()] = Acc { routed: true, ..Self::FRESH };
+    }
+
+    /// Folds the finished `child`, reached from `parent` through `port`, into the parent.
+    fn fold(&mut self, net: &Network, parent: NodeId, port: PortNo, child: NodeId) {
+        if self.state[child.idx()] != State::Done {
+            return;
+        }
+        let p = net.port(parent, port);
+        let c = self.acc[child.idx()];
+        let a = &mut self.acc[parent.idx()];
+        a.routed = true;
+        a.hops = a.hops.max(c.hops + 1);
+        a.delay = a.delay.max(c.delay.saturating_add(p.delay));
+        a.slowest = a.slowest.min(c.slowest.min(p.rate));
+    }
+
+    /// The extremes from `start` over every path, `cands(x)` giving each node's next hops
+    /// (a host other than the destination is never a transit node). `None` without a route.
+    fn resolve<'a>(
+        &mut self,
+        net: &Network,
+        start: NodeId,
+        cands: impl Fn(NodeId) -> &'a [PortNo],
+    ) -> Option<Acc> {
+        if self.state[start.idx()] == State::Unknown {
+            self.state[start.idx()] = State::OnStack;
+            self.acc[start.idx()] = Self::FRESH;
+            self.via[start.idx()] = None;
+            self.stack.push((start, 0));
+        }
+        while let Some(top) = self.stack.last_mut() {
+            let (x, i) = *top;
+            let cands = cands(x);
+            if i < cands.len() {
+                top.1 += 1;
+                let port = cands[i];
+                if port.idx() >= net.ports(x).len() {
+                    continue;
+                }
+                let y = net.port(x, port).peer;
+                match self.state[y.idx()] {
+                    State::Unknown if net.is_host(y) => {}
+                    State::Unknown => {
+                        self.state[y.idx()] = State::OnStack;
+                        self.acc[y.idx()] = Self::FRESH;
+                        self.via[y.idx()] = Some((x, port));
+                        self.stack.push((y, 0));
+                    }
+                    State::Done => self.fold(net, x, port, y),
+                    State::OnStack | State::NoRoute => {}
+                }
+                continue;
+            }
+            self.stack.pop();
+            self.state[x.idx()] =
+                if self.acc[x.idx()].routed { State::Done } else { State::NoRoute };
+            if let Some((parent, port)) = self.via[x.idx()] {
+                self.fold(net, parent, port, x);
+            }
+        }
+        (self.state[start.idx()] == State::Done).then(|| self.acc[start.idx()])
+    }
 }
 
 /// The hosts hanging from each switch, by the class of their link (delay and rate): what the
@@ -442,57 +500,17 @@ fn max_pair_metrics_grouped(
     mtu: u64,
     at: &Attached,
 ) -> (Duration, u64) {
-    let n = net.node_count();
-    let zero =
-        Suffix { delay: Duration::ZERO, tx: Duration::ZERO, bottleneck: BitsPerSec(u64::MAX) };
     let (mut max_rtt, mut max_bdp) = (Duration::ZERO, 0u64);
-    let mut state = vec![State::Unknown; n];
-    let mut suffix = vec![zero; n];
-    let mut stack: Vec<(NodeId, PortNo)> = Vec::new();
+    let mut walk = SuffixWalk::new(net.node_count());
     for col in 0..routes.column_count() {
         let Some(r) = routes.column(col).root else { continue };
         if at.targets(r).next().is_none() {
             continue;
         }
-        state.fill(State::Unknown);
-        state[r.idx()] = State::Done;
-        suffix[r.idx()] = zero;
+        walk.reset(r);
         for &src_sw in &at.switches {
-            stack.clear();
-            let mut x = src_sw;
-            let end = loop {
-                match state[x.idx()] {
-                    State::Done => break State::Done,
-                    State::NoRoute | State::OnStack => break State::NoRoute,
-                    State::Unknown => {}
-                }
-                let port = routes.column_next_hops(x, col).first().copied();
-                let Some(port) = port.filter(|p| p.idx() < net.ports(x).len()) else {
-                    state[x.idx()] = State::NoRoute;
-                    break State::NoRoute;
-                };
-                state[x.idx()] = State::OnStack;
-                stack.push((x, port));
-                x = net.port(x, port).peer;
-            };
-            while let Some((node, port)) = stack.pop() {
-                if end == State::NoRoute {
-                    state[node.idx()] = State::NoRoute;
-                    continue;
-                }
-                let p = net.port(node, port);
-                let next = suffix[p.peer.idx()];
-                suffix[node.idx()] = Suffix {
-                    delay: next.delay.saturating_add(p.delay),
-                    tx: next.tx.saturating_add(p.rate.tx_time(mtu)),
-                    bottleneck: next.bottleneck.min(p.rate),
-                };
-                state[node.idx()] = State::Done;
-            }
-            if state[src_sw.idx()] != State::Done {
-                continue;
-            }
-            let mid = suffix[src_sw.idx()];
+            let first = |x: NodeId| routes.column_next_hops(x, col).first().copied();
+            let Some(mid) = walk.resolve(net, src_sw, mtu, first) else { continue };
             for s in &at.classes[src_sw.idx()] {
                 for d in at.targets(r) {
                     if src_sw == r && !Attached::pair_on_one_switch(s, d) {
@@ -518,88 +536,17 @@ fn max_pair_metrics_grouped(
 /// [`path_extremes`] on a grouped table: per column (destination switch `r`), the extremes of
 /// every equal-cost path from every switch to `r`, then the hosts' links at both ends.
 fn path_extremes_grouped(net: &Network, routes: &RoutingTable, at: &Attached) -> PathExtremes {
-    #[derive(Clone, Copy, PartialEq)]
-    enum S {
-        Unknown,
-        OnStack,
-        Done,
-        NoRoute,
-    }
-    #[derive(Clone, Copy)]
-    struct Acc {
-        routed: bool,
-        hops: usize,
-        delay: Duration,
-        slowest: BitsPerSec,
-    }
-    let fresh =
-        Acc { routed: false, hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
-    let n = net.node_count();
     let mut out = PathExtremes { hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
-    let mut state = vec![S::Unknown; n];
-    let mut acc = vec![fresh; n];
-    let mut stack: Vec<(NodeId, usize)> = Vec::new();
-    let mut via: Vec<Option<(NodeId, PortNo)>> = vec![None; n];
-    let fold = |acc: &mut Vec<Acc>, state: &[S], parent: NodeId, port: PortNo, child: NodeId| {
-        if state[child.idx()] != S::Done {
-            return;
-        }
-        let p = net.port(parent, port);
-        let c = acc[child.idx()];
-        let a = &mut acc[parent.idx()];
-        a.routed = true;
-        a.hops = a.hops.max(c.hops + 1);
-        a.delay = a.delay.max(c.delay.saturating_add(p.delay));
-        a.slowest = a.slowest.min(c.slowest.min(p.rate));
-    };
+    let mut walk = ExtremesWalk::new(net.node_count());
     for col in 0..routes.column_count() {
         let Some(r) = routes.column(col).root else { continue };
         if at.targets(r).next().is_none() {
             continue;
         }
-        state.fill(S::Unknown);
-        state[r.idx()] = S::Done;
-        acc[r.idx()] = Acc { routed: true, ..fresh };
+        walk.reset(r);
         for &src_sw in &at.switches {
-            if state[src_sw.idx()] == S::Unknown {
-                state[src_sw.idx()] = S::OnStack;
-                acc[src_sw.idx()] = fresh;
-                via[src_sw.idx()] = None;
-                stack.push((src_sw, 0));
-            }
-            while let Some(top) = stack.last_mut() {
-                let (x, i) = *top;
-                let cands = routes.column_next_hops(x, col);
-                if i < cands.len() {
-                    top.1 += 1;
-                    let port = cands[i];
-                    if port.idx() >= net.ports(x).len() {
-                        continue;
-                    }
-                    let y = net.port(x, port).peer;
-                    match state[y.idx()] {
-                        S::Unknown if net.is_host(y) => {}
-                        S::Unknown => {
-                            state[y.idx()] = S::OnStack;
-                            acc[y.idx()] = fresh;
-                            via[y.idx()] = Some((x, port));
-                            stack.push((y, 0));
-                        }
-                        S::Done => fold(&mut acc, &state, x, port, y),
-                        S::OnStack | S::NoRoute => {}
-                    }
-                    continue;
-                }
-                stack.pop();
-                state[x.idx()] = if acc[x.idx()].routed { S::Done } else { S::NoRoute };
-                if let Some((parent, port)) = via[x.idx()] {
-                    fold(&mut acc, &state, parent, port, x);
-                }
-            }
-            if state[src_sw.idx()] != S::Done {
-                continue;
-            }
-            let a = acc[src_sw.idx()];
+            let cands = |x: NodeId| routes.column_next_hops(x, col);
+            let Some(a) = walk.resolve(net, src_sw, cands) else { continue };
             for s in &at.classes[src_sw.idx()] {
                 for d in at.targets(r) {
                     if src_sw == r && !Attached::pair_on_one_switch(s, d) {

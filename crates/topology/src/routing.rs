@@ -14,11 +14,11 @@ pub fn compute_routes(net: &Network) -> RoutingTable {
     RoutingTable::shortest_paths(net, &[])
 }
 
-/// [`compute_routes`], giving up with the count reached as soon as the table would hold more
-/// than `max` next hops (see [`RoutingTable::shortest_paths_within`]).
+/// [`compute_routes`], or, before routing, the work it would take when that is more than
+/// `max` steps (see [`RoutingTable::work`] and [`RoutingTable::shortest_paths_within`]).
 ///
 /// # Errors
-/// The number of next hops reached when it passed `max`.
+/// The work routing would take, when it is more than `max`.
 pub fn compute_routes_within(net: &Network, max: usize) -> Result<RoutingTable, usize> {
     RoutingTable::shortest_paths_within(net, &[], max)
 }

@@ -47,27 +47,6 @@ impl Topology {
         self.kinds.iter().filter(|k| **k == NodeKind::Switch).count()
     }
 
-    /// The cells of this topology's routing table once validated
-    /// ([`dcsim_core::network::RoutingTable::shortest_paths`]): switches × (roots + 1), a root
-    /// being a switch that hosts hang from or a host linked to a host. Counted on the
-    /// unvalidated links (links naming nodes that do not exist are skipped), so that a
-    /// front end can refuse a topology before routing it.
-    pub fn route_cells(&self) -> u128 {
-        let kind = |n: NodeId| self.kinds.get(n.idx()).copied();
-        let mut root = vec![false; self.kinds.len()];
-        for l in &self.links {
-            for (h, other) in [(l.a, l.b), (l.b, l.a)] {
-                match (kind(h), kind(other)) {
-                    (Some(NodeKind::Host), Some(NodeKind::Switch)) => root[other.idx()] = true,
-                    (Some(NodeKind::Host), Some(NodeKind::Host)) => root[h.idx()] = true,
-                    _ => {}
-                }
-            }
-        }
-        let roots = root.iter().filter(|&&r| r).count() as u128;
-        self.switch_count() as u128 * (roots + 1)
-    }
-
     /// Number of links.
     pub fn link_count(&self) -> usize {
         self.links.len()

@@ -279,18 +279,18 @@ pub(super) fn events(
             faults.events.iter().map(|e| e.at).filter(|&t| t <= cfg.stop_time).collect();
         times.sort_unstable();
         times.dedup();
-        let entries = dcsim_core::network::RoutingTable::cells_needed(net);
+        let max = dcsim_core::network::RoutingTable::MAX_WORK;
+        let work = dcsim_core::network::RoutingTable::work(net);
         let tables = times.len() as u128 + 1;
-        if tables * entries > u128::from(super::limits::MAX_ROUTE_ENTRIES) {
+        if tables * work > max as u128 {
             return Err(src.error(
                 whole,
                 format!("events[{i}]"),
                 format!(
-                    "{} distinct event times would keep {tables} routing tables of {entries} \
-                     entries, more than the limit of {} entries in all; use fewer distinct \
-                     times (events at the same time share a table)",
+                    "{} distinct event times would keep {tables} routing tables of {work} steps \
+                     each to compute, more than the limit of {max} steps in all; use fewer \
+                     distinct times (events at the same time share a table)",
                     times.len(),
-                    super::limits::MAX_ROUTE_ENTRIES
                 ),
             ));
         }

@@ -8,8 +8,9 @@
 //! * Every flow's (and every query's) ideal completion time, bounded from above by
 //!   `Bounds::transfer_ps`, is at most [`TIME_LIMIT`], so that its start plus its FCT fits.
 //! * The PFC headroom and reserve of every switch fit in 64 bits of bytes.
-//! * Routing the topology takes at most [`MAX_ROUTE_ENTRIES`] entries (switches × the
-//!   switches hosts hang from, plus one column).
+//! * A topology has at most [`MAX_TOPOLOGY_SIZE`] nodes and links, and routing it at most
+//!   `RoutingTable::MAX_WORK` steps (destination switches × (nodes + 2 × links)), checked
+//!   before routing.
 //! * A scenario has at most `[flows] max_flows` flows ([`DEFAULT_MAX_FLOWS`] unless raised);
 //!   generators check their expected count before generating and stop at the limit.
 //!
@@ -32,12 +33,10 @@ use crate::units::HumanDuration;
 /// a simulated one a few hundred, so this is a few GB to generate and about 25 GB to run).
 pub const DEFAULT_MAX_FLOWS: u64 = 50_000_000;
 
-/// The most routing entries a topology may need: its table has one per switch and
-/// destination switch (the switch a host hangs from; see
-/// `dcsim_core::network::RoutingTable`), plus one column, built by one breadth-first search
-/// per destination switch: 2^28, about 1 GB of table. The paper's fat tree needs 1 176
-/// (56 switches × 21), a k = 32 fat tree 656 640, a k = 48 fat tree 3.3 million.
-pub const MAX_ROUTE_ENTRIES: u64 = 1 << 28;
+/// The most nodes plus links a topology may have: 2^22 (about 4.2 million; a k = 48 fat tree
+/// has 113 472), so that building and validating the network stays within seconds and a few
+/// hundred MiB. Routing is bounded separately, by `RoutingTable::MAX_WORK`.
+pub const MAX_TOPOLOGY_SIZE: u64 = 1 << 22;
 
 /// Bytes added to the largest payload a packet carries to bound its frame on the wire
 /// (Ethernet, IP, transport and telemetry headers are all well below this).
@@ -201,25 +200,23 @@ pub(super) fn check_headroom(src: &Source, net: &Network, cfg: &SimConfig) -> Re
     Ok(())
 }
 
-/// Checks that routing `topo` stays within [`MAX_ROUTE_ENTRIES`]; the error points at `at`
-/// (the topology's kind or file).
+/// Checks that `topo` has at most [`MAX_TOPOLOGY_SIZE`] nodes and links; the error points at
+/// `at` (the topology's kind or file).
 pub(super) fn check_topology_size(
     src: &Source,
     topo: &dcsim_topology::Topology,
     at: (&str, Option<Range<usize>>),
 ) -> Result<(), CliError> {
-    let (switches, entries) = (topo.switch_count(), topo.route_cells());
-    // (The distinct next hops are bounded while routing: RoutingTable::MAX_NEXT_HOPS.)
-    if entries <= u128::from(MAX_ROUTE_ENTRIES) {
+    let (nodes, links) = (topo.node_count() as u64, topo.link_count() as u64);
+    if nodes + links <= MAX_TOPOLOGY_SIZE {
         return Ok(());
     }
     Err(src.error_at(
         at.1,
         at.0,
         format!(
-            "the topology's {switches} switches would need {entries} routing entries (one per \
-             switch and switch that hosts hang from), more than the limit of \
-             {MAX_ROUTE_ENTRIES}; simulate a smaller network"
+            "the topology has {nodes} nodes and {links} links, more than the limit of \
+             {MAX_TOPOLOGY_SIZE} in all; simulate a smaller network"
         ),
     ))
 }

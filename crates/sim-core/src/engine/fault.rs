@@ -92,15 +92,14 @@ impl FaultPlan {
                 if epochs.last().is_some_and(|(t, _)| *t == from) {
                     epochs.pop();
                 }
-                let table =
-                    RoutingTable::shortest_paths_within(net, &up, RoutingTable::MAX_NEXT_HOPS)
-                        .map_err(|n| {
-                            SimError::Fault(format!(
-                                "the routes after the change at {at:?} need {n} or more next \
-                                 hops, more than the limit of {}",
-                                RoutingTable::MAX_NEXT_HOPS
-                            ))
-                        })?;
+                let table = RoutingTable::shortest_paths_within(net, &up, RoutingTable::MAX_WORK)
+                    .map_err(|n| {
+                    SimError::Fault(format!(
+                        "the routes after the change at {at:?} take {n} steps to compute, \
+                             more than the limit of {}",
+                        RoutingTable::MAX_WORK
+                    ))
+                })?;
                 epochs.push((from, table));
             }
         }
