@@ -253,6 +253,10 @@ pub struct RoutingTable {
     cols: usize,
     /// Per destination host (dense index): its column, root and own entry at the root.
     dest: Vec<Dest>,
+    /// `dest` by the host's node id (other nodes: [`NO_DEST`]), for the engine's lookup by a
+    /// packet's destination; empty in a table built by hand until the engine binds it
+    /// ([`RoutingTable::bind_hosts`]).
+    by_node: Vec<Dest>,
     /// `cells[row * cols + col]`: a set, as its span of `set_ports` (one load per lookup).
     cells: Vec<Span>,
     /// The interned sets, back to back.
@@ -278,6 +282,9 @@ struct Dest {
     /// The host's node id ([`NO_NODE`] in a table built by hand).
     node: u32,
 }
+
+/// `RoutingTable::by_node` of a node that is not a host.
+const NO_DEST: Dest = Dest { col: 0, root: NO_NODE, own: EMPTY, node: NO_NODE };
 
 /// `RoutingTable::row` of a host whose entries are derived.
 const DERIVED: u32 = u32::MAX;
@@ -382,6 +389,7 @@ impl RoutingTable {
             dest: (0..hosts as u32)
                 .map(|h| Dest { col: h, root: NO_NODE, own: EMPTY, node: NO_NODE })
                 .collect(),
+            by_node: Vec::new(),
             cells,
             set_ports: sets.ports,
             host_link: Vec::new(),
@@ -404,6 +412,37 @@ impl RoutingTable {
             }
         };
         self.set(span)
+    }
+
+    /// [`RoutingTable::next_hops`] at a node with a row (a switch; any node of a table built
+    /// by [`RoutingTable::from_fn`]): the engine's per-hop lookup. The destination's own entry
+    /// and the column's cell are both loaded and one is selected without a branch: whether a
+    /// packet leaves toward one of the switch's own hosts is data-dependent, and a mispredicted
+    /// branch costs more than the second (cached) load.
+    ///
+    /// The destination is the host's node id (no dense index to look up first); the table
+    /// must be bound to the network's hosts ([`RoutingTable::bind_hosts`]).
+    #[inline(always)]
+    pub(crate) fn switch_next_hops(&self, node: NodeId, dst: NodeId) -> &[PortNo] {
+        let d = self.by_node[dst.idx()];
+        debug_assert!(d.node == dst.0 || !self.grouped, "{dst:?} is a host");
+        let r = self.row[node.idx()];
+        debug_assert!(r != DERIVED, "{node:?} has a row");
+        let cell = self.cells[r as usize * self.cols + d.col as usize];
+        self.set(std::hint::select_unpredictable(node.0 == d.root, d.own, cell))
+    }
+
+    /// Lets [`RoutingTable::switch_next_hops`] look destinations up by node id: `hosts[i]` is
+    /// the node of dense host index `i` (the network's host list) and `nodes` the network's
+    /// node count. A table built by [`RoutingTable::shortest_paths`] is bound already.
+    pub(crate) fn bind_hosts(&mut self, hosts: &[NodeId], nodes: usize) {
+        if self.by_node.len() == nodes {
+            return;
+        }
+        self.by_node = vec![NO_DEST; nodes];
+        for (d, &h) in self.dest.iter().zip(hosts) {
+            self.by_node[h.idx()] = *d;
+        }
     }
 
     /// The ports of a set.
@@ -650,11 +689,16 @@ impl RoutingTable {
                 d.own = sets.intern(&[at[i].1]);
             }
         }
+        let mut by_node = vec![NO_DEST; n];
+        for (d, &h) in dest.iter().zip(hosts) {
+            by_node[h.idx()] = *d;
+        }
         Ok(RoutingTable {
             hosts: hosts.len(),
             row,
             cols,
             dest,
+            by_node,
             cells,
             set_ports: sets.ports,
             host_link,
@@ -732,5 +776,69 @@ mod tests {
         let cut = RoutingTable::shortest_paths(&net, &up);
         assert!(cut.next_hops(NodeId(10), 3).is_empty());
         assert_eq!(cut.next_hops(NodeId(10), 4), &[PortNo(4)]);
+    }
+
+    /// A leaf-spine (leaves 0–2, spines 3–4, two hosts per leaf: 5–10) plus two hosts linked
+    /// to each other (11–12).
+    fn leaf_spine() -> Network {
+        let l = |a, b| LinkSpec {
+            a: NodeId(a),
+            b: NodeId(b),
+            rate: BitsPerSec::gbps(100),
+            delay: Duration::from_us(1),
+            loss: 0.0,
+        };
+        let mut links = Vec::new();
+        for leaf in 0..3 {
+            for spine in 3..5 {
+                links.push(l(leaf, spine));
+            }
+            links.push(l(5 + 2 * leaf, leaf));
+            links.push(l(6 + 2 * leaf, leaf));
+        }
+        links.push(l(11, 12));
+        let mut kinds = vec![NodeKind::Switch; 5];
+        kinds.extend([NodeKind::Host; 8]);
+        Network::new(kinds, links).unwrap()
+    }
+
+    /// The engine's lookup by destination node, at every switch toward every host, equals
+    /// `next_hops`: on grouped tables with every single link down, and on a hand-made table
+    /// once bound to the hosts.
+    #[test]
+    fn switch_lookup_by_node_equals_next_hops() {
+        let net = leaf_spine();
+        let check = |t: &RoutingTable| {
+            for (i, &h) in net.hosts().iter().enumerate() {
+                for sw in 0..5 {
+                    assert_eq!(
+                        t.switch_next_hops(NodeId(sw), h),
+                        t.next_hops(NodeId(sw), i),
+                        "switch {sw} toward {h:?}"
+                    );
+                }
+            }
+        };
+        let mut tables = vec![RoutingTable::shortest_paths(&net, &[])];
+        for down in 0..net.links().len() {
+            let mut up = vec![true; net.links().len()];
+            up[down] = false;
+            tables.push(RoutingTable::shortest_paths(&net, &up));
+        }
+        for t in &tables {
+            check(t);
+        }
+        // Down links leave some entries empty: the check above saw both kinds.
+        assert!(tables[1..].iter().any(|t| t.next_hops(NodeId(0), 0).is_empty()));
+        // By hand: switch `sw` sends toward host `h` through port `(sw + h) % 3`.
+        let mut by_hand = RoutingTable::from_fn(net.node_count(), net.hosts().len(), |n, h| {
+            if n.idx() < 5 {
+                vec![PortNo(((n.idx() + h) % 3) as u16)]
+            } else {
+                vec![PortNo(0)]
+            }
+        });
+        by_hand.bind_hosts(net.hosts(), net.node_count());
+        check(&by_hand);
     }
 }

@@ -34,8 +34,8 @@ use crate::config::{
     EcnParams, FlowSpec, PortQdisc, Serialization, SimConfig, TcpConfig, Transport, WindowMode,
 };
 use crate::engine::{
-    initial_state, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTx, Framing, Host, Link,
-    Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
+    initial_state, Backlog, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTx, Framing, Host,
+    Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
 };
 use crate::event::{EventQueue, TwoHeapQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
@@ -330,6 +330,8 @@ impl<F: CcFactory> Simulation<F> {
                 network: net.hosts().len(),
             });
         }
+        let mut routes = routes;
+        routes.bind_hosts(net.hosts(), net.node_count());
         if let Some(rto) = &cfg.nic.rto {
             rto.check().map_err(SimError::Fault)?;
         }
@@ -433,13 +435,12 @@ impl<F: CcFactory> Simulation<F> {
                             classes,
                             backlogged: 0,
                             rr_last: 0,
-                            queued: 0,
-                            util: PortUtil::default(),
-                            mon: port_monitor(
+                            backlog: Backlog::new(port_monitor(
                                 &cfg.monitor,
                                 watched.as_ref(),
                                 (NodeId(i as u32), PortNo(p as u16)),
-                            ),
+                            )),
+                            util: PortUtil::default(),
                         });
                     }
                     let geometry: Vec<(BitsPerSec, u64)> =
@@ -817,7 +818,8 @@ impl<F: CcFactory> Simulation<F> {
         for shard in &mut self.shards {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
-                    if let Some(m) = p.mon.as_mut().and_then(|m| m.hist.as_mut()) {
+                    debug_assert!(p.backlog.settled(), "every growth is settled in its event");
+                    if let Some(m) = p.backlog.mon.as_mut().and_then(|m| m.hist.as_mut()) {
                         v.push(PortQueue {
                             node: NodeId(sw.node),
                             port: PortNo(i as u16),
@@ -843,7 +845,7 @@ impl<F: CcFactory> Simulation<F> {
         for shard in &mut self.shards {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
-                    if let Some(c) = p.mon.as_mut().and_then(|m| m.classes.as_mut()) {
+                    if let Some(c) = p.backlog.mon.as_mut().and_then(|m| m.classes.as_mut()) {
                         for (q, stats) in c.finish(end).into_iter().enumerate() {
                             if stats.max > 0 {
                                 v.push(ClassQueue {
@@ -873,7 +875,7 @@ impl<F: CcFactory> Simulation<F> {
         for shard in &mut self.shards {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
-                    if let Some(s) = p.mon.as_mut().and_then(|m| m.sampler.as_mut()) {
+                    if let Some(s) = p.backlog.mon.as_mut().and_then(|m| m.sampler.as_mut()) {
                         v.push(PortSamples {
                             node: NodeId(sw.node),
                             port: PortNo(i as u16),
@@ -995,7 +997,7 @@ impl<F: CcFactory> Simulation<F> {
     pub fn queue_bytes(&self, node: NodeId, port: PortNo) -> u64 {
         match self.shard_of(node) {
             (_, Slot::Host(_)) => 0,
-            (s, Slot::Switch(i)) => s.switches[i as usize].ports[port.idx()].queued,
+            (s, Slot::Switch(i)) => s.switches[i as usize].ports[port.idx()].backlog.queued,
         }
     }
 
@@ -1156,7 +1158,7 @@ impl<F: CcFactory> Simulation<F> {
                 s.switches.iter().all(|sw| {
                     sw.mmu.is_idle()
                         && sw.ports.iter().all(|p| {
-                            p.queued == 0
+                            p.backlog.queued == 0
                                 && p.backlogged == 0
                                 && p.classes.iter().all(|q| q.is_empty())
                                 && (p.link.busy_until <= now || p.link.down)

@@ -21,7 +21,7 @@ pub(crate) use fault::FaultPlan;
 pub(crate) use host::Host;
 pub(crate) use link::Link;
 pub(crate) use roce::{Qp, Rx};
-pub(crate) use switch::{Switch, SwitchPort};
+pub(crate) use switch::{Backlog, Switch, SwitchPort};
 pub(crate) use tcp::{TcpRx, TcpTx};
 pub(crate) use transport::{FlowRx, FlowTx};
 

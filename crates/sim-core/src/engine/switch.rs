@@ -26,33 +26,115 @@ pub(crate) struct SwitchPort {
     /// Bit `q` is set while class `q` holds packets: the scheduler reads this, not the classes.
     pub(crate) backlogged: u8,
     pub(crate) rr_last: usize,
-    /// Bytes queued over all priorities (INT `qlen`).
-    pub(crate) queued: u64,
+    /// The bytes queued and their monitors.
+    pub(crate) backlog: Backlog,
     /// PINT utilisation EWMA (HPCC-PINT only).
     pub(crate) util: PortUtil,
+}
+
+/// A port's backlog and its monitors, in one block (32 bytes, aligned: one cache line) so
+/// that a change reads and writes one line unless the monitors must be told.
+#[repr(C, align(32))]
+pub(crate) struct Backlog {
+    /// Bytes queued over all priorities (INT `qlen`).
+    pub(crate) queued: u64,
+    /// A growth not yet told to the monitors, as `bytes << 8 | class` (0: none): see
+    /// [`Backlog::grow`].
+    pending: u64,
     /// The backlog monitors of the port (histograms, sampler), when it is monitored.
     pub(crate) mon: Option<Box<PortMonitor>>,
 }
 
-impl SwitchPort {
-    /// `bytes` more are queued in class `q` of the port from `now` (the backlog monitors, if
-    /// any, are told).
-    #[inline]
+impl Backlog {
+    /// An empty backlog, monitored by `mon` if any.
+    pub(crate) fn new(mon: Option<Box<PortMonitor>>) -> Backlog {
+        Backlog { queued: 0, pending: 0, mon }
+    }
+
+    /// `bytes` (> 0) more are queued in class `q` from `now`. The monitors, if any, are told
+    /// at the next [`Backlog::shrink`] or [`Backlog::settle`], which the caller runs before
+    /// the event ends: a frame that arrives at an idle port leaves at once, and a shrink of
+    /// the same size and class at the same instant cancels the growth for every monitor
+    /// (each sees the backlog as a function of time, and a level held for no time is not
+    /// seen). Most frames cross an idle port, so most never touch the monitors' memory.
+    #[inline(always)]
     pub(crate) fn grow(&mut self, now: Time, bytes: u64, q: usize) {
         self.queued += bytes;
-        if let Some(m) = &mut self.mon {
-            m.grow(now, self.queued, bytes, q);
+        if self.mon.is_some() {
+            if self.pending != 0 {
+                self.tell_pending(now, self.queued - bytes);
+            }
+            self.pending = bytes << 8 | q as u64;
         }
     }
 
-    /// `bytes` fewer are queued in class `q` of the port from `now` (the backlog monitors, if
-    /// any, are told).
-    #[inline]
+    /// `bytes` fewer are queued in class `q` from `now` (the monitors, if any, are told,
+    /// after a pending growth unless this cancels it).
+    #[inline(always)]
     pub(crate) fn shrink(&mut self, now: Time, bytes: u64, q: usize) {
         self.queued -= bytes;
+        if self.mon.is_some() {
+            if self.pending == bytes << 8 | q as u64 {
+                self.pending = 0;
+            } else {
+                self.tell_shrink(now, bytes, q);
+            }
+        }
+    }
+
+    /// Tells the monitors a growth [`Backlog::grow`] left pending, if any: at the end of the
+    /// handling of every frame that grew the backlog.
+    #[inline(always)]
+    pub(crate) fn settle(&mut self, now: Time) {
+        if self.pending != 0 {
+            self.tell_pending(now, self.queued);
+        }
+    }
+
+    /// Whether every growth has been told.
+    pub(crate) fn settled(&self) -> bool {
+        self.pending == 0
+    }
+
+    /// Tells the monitors the pending growth, after which the backlog was `total`.
+    #[inline(never)]
+    fn tell_pending(&mut self, now: Time, total: u64) {
+        let (bytes, q) = (self.pending >> 8, (self.pending & 0xff) as usize);
+        self.pending = 0;
+        if let Some(m) = &mut self.mon {
+            m.grow(now, total, bytes, q);
+        }
+    }
+
+    /// Tells the monitors a shrink by `bytes` in class `q` (the pending growth first).
+    #[inline(never)]
+    fn tell_shrink(&mut self, now: Time, bytes: u64, q: usize) {
+        if self.pending != 0 {
+            self.tell_pending(now, self.queued + bytes);
+        }
         if let Some(m) = &mut self.mon {
             m.shrink(now, self.queued, bytes, q);
         }
+    }
+}
+
+impl SwitchPort {
+    /// See [`Backlog::grow`].
+    #[inline(always)]
+    pub(crate) fn grow(&mut self, now: Time, bytes: u64, q: usize) {
+        self.backlog.grow(now, bytes, q);
+    }
+
+    /// See [`Backlog::shrink`].
+    #[inline(always)]
+    pub(crate) fn shrink(&mut self, now: Time, bytes: u64, q: usize) {
+        self.backlog.shrink(now, bytes, q);
+    }
+
+    /// See [`Backlog::settle`].
+    #[inline(always)]
+    pub(crate) fn settle(&mut self, now: Time) {
+        self.backlog.settle(now);
     }
 
     /// Records whether class `q` holds packets, after a call that may have changed it.
@@ -117,12 +199,11 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let node = NodeId(sw.node);
-        let dst = sh.net.host_index(dst).expect("packets are addressed to hosts");
         let routes = match &sh.faults {
             None => &sh.routes,
             Some(plan) => plan.routes(self.now, &sh.routes),
         };
-        let hops = routes.next_hops(node, dst);
+        let hops = routes.switch_next_hops(node, dst);
         if hops.is_empty() {
             self.counters.no_route_drops += 1;
             self.drop_packet(pkt);
@@ -187,6 +268,7 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         self.switch_send(sh, s, out);
+        self.switches[s].ports[out].settle(self.now);
     }
 
     /// Settles the packets a queue discipline of class `q` at port `out` of switch slot `s`
@@ -268,6 +350,7 @@ impl<F: CcFactory> Shard<F> {
         p.backlogged |= 1;
         debug_assert!(self.dropped.is_empty(), "class 0 holds control frames without limit");
         self.switch_send(sh, s, port);
+        self.switches[s].ports[port].settle(self.now);
     }
 
     pub(crate) fn switch_send(&mut self, sh: &Shared<F>, s: usize, out: usize) {
@@ -340,7 +423,7 @@ impl<F: CcFactory> Shard<F> {
                     rate: port.link.rate,
                     time: self.now,
                     tx_bytes: port.link.tx_bytes,
-                    qlen: port.queued,
+                    qlen: port.backlog.queued,
                 });
             }
         }
@@ -348,7 +431,7 @@ impl<F: CcFactory> Shard<F> {
             if data {
                 // Every data packet updates the port's utilisation estimate; those that carry a
                 // PINT area take the scheme's digest of it.
-                let u = port.util.update(self.now.0, port.link.rate.0, port.queued, t);
+                let u = port.util.update(self.now.0, port.link.rate.0, port.backlog.queued, t);
                 if pk.header == HeaderMode::Pint {
                     let p = sh.factory.pint_digest(u, &mut port.link.rng);
                     pk.pint = pk.pint.max(p);
@@ -363,7 +446,7 @@ impl<F: CcFactory> Shard<F> {
         port.link.tx_bytes += wire;
         port.link.tx_frames += 1;
         port.link.tx_data_frames += data as u64;
-        let backlog = port.queued > 0 && !port.link.txdone_pending;
+        let backlog = port.backlog.queued > 0 && !port.link.txdone_pending;
         let node = sw.node;
         let done = self.transmit(sh, node, out as u16, pkt);
         if let Some((flow, seq, origin, arrived)) = trace {
@@ -379,7 +462,73 @@ impl<F: CcFactory> Shard<F> {
 
 #[cfg(test)]
 mod tests {
-    use super::next_round_robin;
+    use super::{next_round_robin, Backlog};
+    use crate::qmon::{ClassHistograms, PortMonitor, QueueHistogram, QueueSampler, SamplerWindow};
+    use crate::units::{Duration, Time};
+    use proptest::prelude::*;
+
+    /// Every monitor on, with a 100 ns sampler over the whole test.
+    fn all_monitors() -> PortMonitor {
+        let w = SamplerWindow {
+            start: Time::ZERO,
+            end: Time::from_ns(1_000_000),
+            interval: Duration::from_ns(100),
+            bin: 1000,
+        };
+        PortMonitor {
+            hist: Some(QueueHistogram::new()),
+            sampler: Some(QueueSampler::new(w)),
+            classes: Some(Box::default()),
+        }
+    }
+
+    proptest! {
+        /// The deferred backlog (growths told at the next shrink or at the end of the event,
+        /// cancelled by a shrink of the same size and class at the same instant) leaves every
+        /// monitor as telling each change at once does. Each event: a time step (often 0),
+        /// maybe one frame in, some frames out (oldest first, of any class), then the settle.
+        #[test]
+        fn deferred_growth_equals_telling_every_change(
+            events in prop::collection::vec(
+                (0u64..4, prop::option::of((0usize..3, 0usize..3)), 0usize..3),
+                1..200,
+            ),
+        ) {
+            const SIZES: [u64; 3] = [64, 1000, 1048];
+            let (mut deferred, mut direct) = (Backlog::new(Some(Box::new(all_monitors()))), all_monitors());
+            let mut held: std::collections::VecDeque<(u64, usize)> = Default::default();
+            let (mut now, mut total) = (Time::ZERO, 0u64);
+            for (step, arrival, leaving) in events {
+                now = Time(now.0 + step * 70_000);
+                if let Some((size, q)) = arrival {
+                    let bytes = SIZES[size];
+                    deferred.grow(now, bytes, q);
+                    total += bytes;
+                    direct.grow(now, total, bytes, q);
+                    held.push_back((bytes, q));
+                }
+                for _ in 0..leaving {
+                    let Some((bytes, q)) = held.pop_front() else { break };
+                    deferred.shrink(now, bytes, q);
+                    total -= bytes;
+                    direct.shrink(now, total, bytes, q);
+                }
+                deferred.settle(now);
+                prop_assert!(deferred.settled());
+                prop_assert_eq!(deferred.queued, total);
+            }
+            let end = Time(now.0 + 1_000_000);
+            let mut d = deferred.mon.take().unwrap();
+            let m = &mut direct;
+            prop_assert_eq!(d.hist.as_mut().unwrap().finish(end), m.hist.as_mut().unwrap().finish(end));
+            prop_assert_eq!(
+                d.sampler.as_mut().unwrap().finish(end),
+                m.sampler.as_mut().unwrap().finish(end)
+            );
+            let classes = |c: &mut Option<Box<ClassHistograms>>| c.as_mut().unwrap().finish(end);
+            prop_assert_eq!(classes(&mut d.classes), classes(&mut m.classes));
+        }
+    }
 
     /// The scheduler's former loop: classes `last % 7 + 1`, … in cyclic order.
     fn by_loop(eligible: u8, last: usize) -> Option<usize> {
