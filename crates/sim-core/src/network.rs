@@ -400,7 +400,7 @@ impl RoutingTable {
 
     /// Next hops (egress ports) at `node` towards the host with dense index `host`, in
     /// ascending order of the neighbour's node id.
-    #[inline(always)]
+    #[inline]
     pub fn next_hops(&self, node: NodeId, host: usize) -> &[PortNo] {
         let d = self.dest[host];
         let span = if node.0 == d.root {
@@ -434,7 +434,8 @@ impl RoutingTable {
 
     /// Lets [`RoutingTable::switch_next_hops`] look destinations up by node id: `hosts[i]` is
     /// the node of dense host index `i` (the network's host list) and `nodes` the network's
-    /// node count. A table built by [`RoutingTable::shortest_paths`] is bound already.
+    /// node count. A table built by [`RoutingTable::shortest_paths`] is bound already (its
+    /// copy is kept as is).
     pub(crate) fn bind_hosts(&mut self, hosts: &[NodeId], nodes: usize) {
         if self.by_node.len() == nodes {
             return;
@@ -689,22 +690,20 @@ impl RoutingTable {
                 d.own = sets.intern(&[at[i].1]);
             }
         }
-        let mut by_node = vec![NO_DEST; n];
-        for (d, &h) in dest.iter().zip(hosts) {
-            by_node[h.idx()] = *d;
-        }
-        Ok(RoutingTable {
+        let mut table = RoutingTable {
             hosts: hosts.len(),
             row,
             cols,
             dest,
-            by_node,
+            by_node: Vec::new(),
             cells,
             set_ports: sets.ports,
             host_link,
             grouped: true,
             roots: roots.iter().map(|&r| if is_switch(r) { r.0 } else { NO_NODE }).collect(),
-        })
+        };
+        table.bind_hosts(hosts, n);
+        Ok(table)
     }
 }
 
@@ -740,22 +739,27 @@ fn bfs_through_switches(
     }
 }
 
+/// A 100 Gb/s, 1 µs, lossless link between nodes `a` and `b`: for tests' hand-made networks.
+#[cfg(test)]
+pub(crate) fn test_link(a: u32, b: u32) -> LinkSpec {
+    LinkSpec {
+        a: NodeId(a),
+        b: NodeId(b),
+        rate: BitsPerSec::gbps(100),
+        delay: Duration::from_us(1),
+        loss: 0.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// A star: hosts 0..n on switch n.
     fn star(n: u32) -> Network {
-        let l = |a| LinkSpec {
-            a: NodeId(a),
-            b: NodeId(n),
-            rate: BitsPerSec::gbps(100),
-            delay: Duration::from_us(1),
-            loss: 0.0,
-        };
         let mut kinds = vec![NodeKind::Host; n as usize];
         kinds.push(NodeKind::Switch);
-        Network::new(kinds, (0..n).map(l).collect()).unwrap()
+        Network::new(kinds, (0..n).map(|h| test_link(h, n)).collect()).unwrap()
     }
 
     #[test]
@@ -781,13 +785,7 @@ mod tests {
     /// A leaf-spine (leaves 0–2, spines 3–4, two hosts per leaf: 5–10) plus two hosts linked
     /// to each other (11–12).
     fn leaf_spine() -> Network {
-        let l = |a, b| LinkSpec {
-            a: NodeId(a),
-            b: NodeId(b),
-            rate: BitsPerSec::gbps(100),
-            delay: Duration::from_us(1),
-            loss: 0.0,
-        };
+        let l = test_link;
         let mut links = Vec::new();
         for leaf in 0..3 {
             for spine in 3..5 {

@@ -489,6 +489,37 @@ impl Attached {
     fn pair_on_one_switch(src: &(LinkClass, u32, u32), dst: &(LinkClass, u32, u32)) -> bool {
         dst.2 > 0 && (src.0 != dst.0 || src.1 >= 2)
     }
+
+    /// The grouped algorithms' common loop. For each column of `routes` whose root `r` has a
+    /// reachable host: `reset(walk, r)`, then for each switch with hosts its path to `r`,
+    /// `resolve(walk, column, switch)`, and where it has one, `visit(path, source class,
+    /// destination class)` for each pair of classes holding a pair of distinct hosts.
+    fn for_each_pair<W, P>(
+        &self,
+        routes: &RoutingTable,
+        walk: &mut W,
+        reset: impl Fn(&mut W, NodeId),
+        mut resolve: impl FnMut(&mut W, usize, NodeId) -> Option<P>,
+        mut visit: impl FnMut(&P, &LinkClass, &LinkClass),
+    ) {
+        for col in 0..routes.column_count() {
+            let Some(r) = routes.column(col).root else { continue };
+            if self.targets(r).next().is_none() {
+                continue;
+            }
+            reset(walk, r);
+            for &src_sw in &self.switches {
+                let Some(path) = resolve(walk, col, src_sw) else { continue };
+                for s in &self.classes[src_sw.idx()] {
+                    for d in self.targets(r) {
+                        if src_sw != r || Self::pair_on_one_switch(s, d) {
+                            visit(&path, &s.0, &d.0);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// [`max_pair_metrics`] on a grouped table: per column (destination switch `r`), the suffix
@@ -501,35 +532,23 @@ fn max_pair_metrics_grouped(
     at: &Attached,
 ) -> (Duration, u64) {
     let (mut max_rtt, mut max_bdp) = (Duration::ZERO, 0u64);
-    let mut walk = SuffixWalk::new(net.node_count());
-    for col in 0..routes.column_count() {
-        let Some(r) = routes.column(col).root else { continue };
-        if at.targets(r).next().is_none() {
-            continue;
-        }
-        walk.reset(r);
-        for &src_sw in &at.switches {
+    at.for_each_pair(
+        routes,
+        &mut SuffixWalk::new(net.node_count()),
+        SuffixWalk::reset,
+        |walk, col, src_sw| {
             let first = |x: NodeId| routes.column_next_hops(x, col).first().copied();
-            let Some(mid) = walk.resolve(net, src_sw, mtu, first) else { continue };
-            for s in &at.classes[src_sw.idx()] {
-                for d in at.targets(r) {
-                    if src_sw == r && !Attached::pair_on_one_switch(s, d) {
-                        continue;
-                    }
-                    let delay = s.0.delay.saturating_add(mid.delay).saturating_add(d.0.delay);
-                    let tx =
-                        s.0.rate
-                            .tx_time(mtu)
-                            .saturating_add(mid.tx)
-                            .saturating_add(d.0.rate.tx_time(mtu));
-                    let bottleneck = s.0.rate.min(mid.bottleneck).min(d.0.rate);
-                    let rtt = delay.saturating_mul(2).saturating_add(tx);
-                    max_rtt = max_rtt.max(rtt);
-                    max_bdp = max_bdp.max(bottleneck.bytes_in(rtt));
-                }
-            }
-        }
-    }
+            walk.resolve(net, src_sw, mtu, first)
+        },
+        |mid, s, d| {
+            let delay = s.delay.saturating_add(mid.delay).saturating_add(d.delay);
+            let tx = s.rate.tx_time(mtu).saturating_add(mid.tx).saturating_add(d.rate.tx_time(mtu));
+            let bottleneck = s.rate.min(mid.bottleneck).min(d.rate);
+            let rtt = delay.saturating_mul(2).saturating_add(tx);
+            max_rtt = max_rtt.max(rtt);
+            max_bdp = max_bdp.max(bottleneck.bytes_in(rtt));
+        },
+    );
     (max_rtt, max_bdp)
 }
 
@@ -537,29 +556,17 @@ fn max_pair_metrics_grouped(
 /// every equal-cost path from every switch to `r`, then the hosts' links at both ends.
 fn path_extremes_grouped(net: &Network, routes: &RoutingTable, at: &Attached) -> PathExtremes {
     let mut out = PathExtremes { hops: 0, delay: Duration::ZERO, slowest: BitsPerSec(u64::MAX) };
-    let mut walk = ExtremesWalk::new(net.node_count());
-    for col in 0..routes.column_count() {
-        let Some(r) = routes.column(col).root else { continue };
-        if at.targets(r).next().is_none() {
-            continue;
-        }
-        walk.reset(r);
-        for &src_sw in &at.switches {
-            let cands = |x: NodeId| routes.column_next_hops(x, col);
-            let Some(a) = walk.resolve(net, src_sw, cands) else { continue };
-            for s in &at.classes[src_sw.idx()] {
-                for d in at.targets(r) {
-                    if src_sw == r && !Attached::pair_on_one_switch(s, d) {
-                        continue;
-                    }
-                    out.hops = out.hops.max(a.hops + 2);
-                    out.delay =
-                        out.delay.max(s.0.delay.saturating_add(a.delay).saturating_add(d.0.delay));
-                    out.slowest = out.slowest.min(s.0.rate.min(a.slowest).min(d.0.rate));
-                }
-            }
-        }
-    }
+    at.for_each_pair(
+        routes,
+        &mut ExtremesWalk::new(net.node_count()),
+        ExtremesWalk::reset,
+        |walk, col, src_sw| walk.resolve(net, src_sw, |x| routes.column_next_hops(x, col)),
+        |a, s, d| {
+            out.hops = out.hops.max(a.hops + 2);
+            out.delay = out.delay.max(s.delay.saturating_add(a.delay).saturating_add(d.delay));
+            out.slowest = out.slowest.min(s.rate.min(a.slowest).min(d.rate));
+        },
+    );
     out
 }
 

@@ -186,7 +186,7 @@ impl<F: CcFactory> Shard<F> {
                     (p.wire as u64, p.in_port.idx())
                 };
                 let sw = &mut self.switches[s];
-                sw.ports[out].shrink(self.now, wire, q);
+                sw.ports[out].backlog.shrink(self.now, wire, q);
                 self.counters.drops_link_down += 1;
                 if q != 0 && sw.mmu.release(inp, out, q, wire) {
                     self.counters.pfc_resumes += 1;
@@ -216,19 +216,13 @@ mod tests {
     use super::FaultPlan;
     use crate::config::{Faults, LinkEvent};
     use crate::ids::{LinkId, NodeId, PortNo};
-    use crate::network::{LinkSpec, Network, NodeKind, RoutingTable};
-    use crate::units::{BitsPerSec, Duration, Time};
+    use crate::network::{test_link, Network, NodeKind, RoutingTable};
+    use crate::units::{Duration, Time};
 
     /// Host 0 and host 1 on switches 2 and 3, joined by two parallel paths through switches 4
     /// and 5: links 0 (0-2), 1 (1-3), 2 (2-4), 3 (4-3), 4 (2-5), 5 (5-3).
     fn diamond() -> Network {
-        let l = |a, b| LinkSpec {
-            a: NodeId(a),
-            b: NodeId(b),
-            rate: BitsPerSec::gbps(100),
-            delay: Duration::from_us(1),
-            loss: 0.0,
-        };
+        let l = test_link;
         use NodeKind::{Host, Switch};
         Network::new(
             vec![Host, Host, Switch, Switch, Switch, Switch],

@@ -119,24 +119,6 @@ impl Backlog {
 }
 
 impl SwitchPort {
-    /// See [`Backlog::grow`].
-    #[inline(always)]
-    pub(crate) fn grow(&mut self, now: Time, bytes: u64, q: usize) {
-        self.backlog.grow(now, bytes, q);
-    }
-
-    /// See [`Backlog::shrink`].
-    #[inline(always)]
-    pub(crate) fn shrink(&mut self, now: Time, bytes: u64, q: usize) {
-        self.backlog.shrink(now, bytes, q);
-    }
-
-    /// See [`Backlog::settle`].
-    #[inline(always)]
-    pub(crate) fn settle(&mut self, now: Time) {
-        self.backlog.settle(now);
-    }
-
     /// Records whether class `q` holds packets, after a call that may have changed it.
     #[inline]
     pub(crate) fn mark_backlog(&mut self, q: usize) {
@@ -240,7 +222,7 @@ impl<F: CcFactory> Shard<F> {
         p.arrived = self.now;
         let (ecn, hash_seed) = (p.ecn, self.switches[s].hash_seed);
         let port = &mut self.switches[s].ports[out];
-        port.grow(self.now, wire as u64, q);
+        port.backlog.grow(self.now, wire as u64, q);
         let mut entry = Entry { pkt, wire, ecn, flow: 0, enq: self.now };
         match &mut port.classes[q] {
             // RED keeps every packet it is offered (the MMU alone admits): nothing to settle.
@@ -268,7 +250,7 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         self.switch_send(sh, s, out);
-        self.switches[s].ports[out].settle(self.now);
+        self.switches[s].ports[out].backlog.settle(self.now);
     }
 
     /// Settles the packets a queue discipline of class `q` at port `out` of switch slot `s`
@@ -279,7 +261,7 @@ impl<F: CcFactory> Shard<F> {
         for d in dropped.drain(..) {
             let wire = d.entry.wire as u64;
             let sw = &mut self.switches[s];
-            sw.ports[out].shrink(self.now, wire, q);
+            sw.ports[out].backlog.shrink(self.now, wire, q);
             match d.cause {
                 DropCause::Overflow => self.counters.qdisc_overflow_drops += 1,
                 DropCause::Aqm => self.counters.aqm_drops += 1,
@@ -344,13 +326,13 @@ impl<F: CcFactory> Shard<F> {
             self.release(pkt);
             return;
         }
-        p.grow(self.now, PFC_FRAME as u64, 0);
+        p.backlog.grow(self.now, PFC_FRAME as u64, 0);
         let mut cx = Ctx { now: self.now, rng: &mut p.link.rng, dropped: &mut self.dropped };
         p.classes[0].enqueue(entry, &mut cx);
         p.backlogged |= 1;
         debug_assert!(self.dropped.is_empty(), "class 0 holds control frames without limit");
         self.switch_send(sh, s, port);
-        self.switches[s].ports[port].settle(self.now);
+        self.switches[s].ports[port].backlog.settle(self.now);
     }
 
     pub(crate) fn switch_send(&mut self, sh: &Shared<F>, s: usize, out: usize) {
@@ -397,7 +379,7 @@ impl<F: CcFactory> Shard<F> {
             }
         };
         let sw = &mut self.switches[s];
-        sw.ports[out].shrink(self.now, wire, q);
+        sw.ports[out].backlog.shrink(self.now, wire, q);
         if q != 0 {
             let inp = self.pool[pkt as usize].in_port.idx();
             let resume = sw.mmu.release(inp, out, q, wire);
