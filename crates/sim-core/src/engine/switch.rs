@@ -32,8 +32,8 @@ pub(crate) struct SwitchPort {
     pub(crate) util: PortUtil,
 }
 
-/// A port's backlog and its monitors, in one block (32 bytes, aligned: one cache line) so
-/// that a change reads and writes one line unless the monitors must be told.
+/// A port's backlog and its monitors, in one 32-byte block aligned so that it never straddles
+/// two cache lines: a change reads and writes one line unless the monitors must be told.
 #[repr(C, align(32))]
 pub(crate) struct Backlog {
     /// Bytes queued over all priorities (INT `qlen`).
