@@ -12,6 +12,15 @@
 //! cumulative time reaches the fraction: exact for a backlog that takes one level per bin
 //! (e.g. a step function), and otherwise never below the true percentile and less than 3.2%
 //! above it. The mean, the maximum and the time above each threshold are exact.
+//!
+//! At a switch port the monitors are split by temperature. What every change reads — the
+//! histogram's interval start, the sampler's next sample and level ([`SampleState`]) — the
+//! engine keeps in its port, on cache lines that the change touches anyway (the queued bytes',
+//! the link's). The run-wide choices and the sampler's window ([`Watch`]) are shared by every
+//! port. The accumulated totals ([`PortMonitor`]) are boxed and touched only when there is
+//! something to add: time at a busy level, samples above the first bin. Time at level 0 and
+//! samples in the first bin, the common cases, are not counted as they happen but derived at
+//! the end (the run's length minus the rest).
 
 use crate::units::{Duration, Time};
 
@@ -41,87 +50,47 @@ pub fn bin_lower(i: usize) -> u64 {
     u64::try_from(u128::from(SUB_BINS + m) << k).unwrap_or(u64::MAX)
 }
 
-/// The time-weighted backlog histogram of one port.
+/// The time spent at busy (non-zero) backlog levels: per bin, the backlog's integral and the
+/// time above each threshold. The time at level 0 is what remains of the run's length, so the
+/// idle intervals (the common case) cost nothing here.
 ///
-/// The fields a change touches sit in the first cache line (the bins are in their own
-/// allocation, touched only at a busy level).
+/// The fields a busy change touches share one cache line (the bins are in their own
+/// allocation).
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
-pub struct QueueHistogram {
-    /// The level since `since`.
-    level: u64,
-    since: Time,
-    /// Time at level 0, kept here rather than in `bins[0]` (merged at `finish`): an idle port
-    /// is the common case.
-    idle: u64,
-    /// Per bin: the time spent in it and the largest level seen in it with positive time (one
-    /// vector, so that an update touches one cache line).
-    bins: Vec<(u64, u64)>,
+pub struct BusyTime {
     /// Integral of the backlog over time, in byte-picoseconds.
     area: u128,
-    /// Time above each of [`THRESHOLDS`] (the first, the busy time, is only set by `finish`).
-    above: [u64; THRESHOLDS.len()],
-}
-
-impl Default for QueueHistogram {
-    fn default() -> QueueHistogram {
-        QueueHistogram::new()
-    }
+    /// Time above each of [`THRESHOLDS`] but the first (the busy time, known at `finish`).
+    above: [u64; THRESHOLDS.len() - 1],
+    /// Per bin: the time spent in it and the largest level seen in it with positive time (one
+    /// vector, so that an update touches one cache line). Bin 0 (level 0) is filled by
+    /// `finish`.
+    bins: Vec<(u64, u64)>,
 }
 
 /// The thresholds (bytes) whose time above is kept: any backlog, 10 KB, 100 KB, 1 MB.
 pub const THRESHOLDS: [u64; 4] = [0, 10_000, 100_000, 1_000_000];
-// `add_busy` nests the threshold tests: they must be ascending, from 0.
+// `BusyTime::add` nests the threshold tests: they must be ascending, from 0.
 const _: () =
     assert!(THRESHOLDS[0] == 0 && THRESHOLDS[1] < THRESHOLDS[2] && THRESHOLDS[2] < THRESHOLDS[3]);
 
-impl QueueHistogram {
-    /// An empty histogram, level 0 from time 0.
-    pub fn new() -> QueueHistogram {
-        QueueHistogram {
-            level: 0,
-            since: Time::ZERO,
-            idle: 0,
-            bins: vec![(0, 0)],
-            area: 0,
-            above: [0; THRESHOLDS.len()],
-        }
+impl Default for BusyTime {
+    fn default() -> BusyTime {
+        BusyTime::new()
+    }
+}
+
+impl BusyTime {
+    /// No busy time yet.
+    pub fn new() -> BusyTime {
+        BusyTime { area: 0, above: [0; THRESHOLDS.len() - 1], bins: vec![(0, 0)] }
     }
 
-    /// The backlog is `bytes` from `now` on (`now` never decreases).
-    #[inline(always)]
-    pub fn set(&mut self, now: Time, bytes: u64) {
-        if bytes != self.level {
-            self.change(now, bytes);
-        }
-    }
-
-    /// The backlog changes to `bytes` at `now` (the engine's growth and shrinkage always
-    /// change it; an unchanged level only splits an interval, which leaves every total as it
-    /// was).
-    #[inline(always)]
-    fn change(&mut self, now: Time, bytes: u64) {
-        self.advance(now);
-        self.level = bytes;
-    }
-
-    /// Accounts the time from the last change to `now` at the current level.
-    #[inline(always)]
-    fn advance(&mut self, now: Time) {
-        let dt = now.0 - self.since.0;
-        self.since = now;
-        if self.level == 0 {
-            // The common case (an idle port): nothing is above 0 B.
-            self.idle += dt;
-        } else if dt != 0 {
-            self.add_busy(dt);
-        }
-    }
-
-    /// Accounts `dt` at the current, non-zero level.
+    /// Accounts `dt` (> 0) at the busy level `level` (> 0).
     #[inline(never)]
-    fn add_busy(&mut self, dt: u64) {
-        let level = self.level;
+    pub fn add(&mut self, level: u64, dt: u64) {
+        debug_assert!(level > 0 && dt > 0);
         self.area += u128::from(level) * u128::from(dt);
         let b = bin_of(level);
         match self.bins.get_mut(b) {
@@ -129,37 +98,35 @@ impl QueueHistogram {
                 bin.0 += dt;
                 bin.1 = bin.1.max(level);
             }
-            None => self.new_bin(b, dt),
+            None => self.new_bin(b, level, dt),
         }
-        // The time above 0 B is the busy time, summed at `finish`; the higher thresholds are
-        // rarely passed, so their branches are predictable.
+        // The higher thresholds are rarely passed, so their branches are predictable.
         if level > THRESHOLDS[1] {
-            self.above[1] += dt;
+            self.above[0] += dt;
             if level > THRESHOLDS[2] {
-                self.above[2] += dt;
+                self.above[1] += dt;
                 if level > THRESHOLDS[3] {
-                    self.above[3] += dt;
+                    self.above[2] += dt;
                 }
             }
         }
     }
 
-    /// Extends the bins to bin `b`, which gets `dt` at the current level: a new maximum
-    /// level, rare, so kept out of `add_busy` (which then saves fewer registers).
+    /// Extends the bins to bin `b`, which gets `dt` at `level`: a new maximum level, rare, so
+    /// kept out of `add` (which then saves fewer registers).
     #[cold]
     #[inline(never)]
-    fn new_bin(&mut self, b: usize, dt: u64) {
+    fn new_bin(&mut self, b: usize, level: u64, dt: u64) {
         self.bins.resize(b + 1, (0, 0));
-        self.bins[b] = (dt, self.level);
+        self.bins[b] = (dt, level);
     }
 
-    /// Closes the histogram at `end` (the run's end time) and summarises it.
-    pub fn finish(&mut self, end: Time) -> QueueStats {
-        self.advance(end.max(self.since));
-        self.bins[0].0 += std::mem::take(&mut self.idle);
-        let total: u64 = self.bins.iter().map(|b| b.0).sum();
-        // Every non-zero level has a bin above bin 0.
-        self.above[0] = total - self.bins[0].0;
+    /// Summarises a run of `total` picoseconds, of which the time not added at a busy level
+    /// was spent at level 0 (`total` is at least the busy time).
+    pub fn finish(&mut self, total: u64) -> QueueStats {
+        let busy: u64 = self.bins[1..].iter().map(|b| b.0).sum();
+        debug_assert!(total >= busy, "the run is at least as long as its busy time");
+        self.bins[0].0 = total - busy;
         let pct = |num: u128, den: u128| -> u64 {
             if total == 0 {
                 return 0;
@@ -174,6 +141,7 @@ impl QueueHistogram {
             }
             self.bins.iter().rev().map(|b| b.1).find(|&x| x > 0).unwrap_or(0)
         };
+        let [a1, a2, a3] = self.above;
         QueueStats {
             time: Duration(total),
             mean: if total == 0 { 0.0 } else { self.area as f64 / total as f64 },
@@ -182,7 +150,7 @@ impl QueueHistogram {
             p99: pct(99, 100),
             p999: pct(999, 1000),
             max: self.bins.iter().map(|b| b.1).max().unwrap_or(0),
-            above: self.above.map(Duration),
+            above: [busy, a1, a2, a3].map(Duration),
             bins: self
                 .bins
                 .iter()
@@ -191,6 +159,47 @@ impl QueueHistogram {
                 .map(|(i, b)| (bin_lower(i), bin_lower(i + 1), Duration(b.0)))
                 .collect(),
         }
+    }
+}
+
+/// The time-weighted backlog histogram of one backlog, told its level at each change.
+#[derive(Clone, Debug, Default)]
+pub struct QueueHistogram {
+    /// The level since `since`.
+    level: u64,
+    since: Time,
+    busy: BusyTime,
+}
+
+impl QueueHistogram {
+    /// An empty histogram, level 0 from time 0.
+    pub fn new() -> QueueHistogram {
+        QueueHistogram::default()
+    }
+
+    /// The backlog is `bytes` from `now` on (`now` never decreases).
+    #[inline]
+    pub fn set(&mut self, now: Time, bytes: u64) {
+        if bytes != self.level {
+            self.advance(now);
+            self.level = bytes;
+        }
+    }
+
+    /// Accounts the time from the last change to `now` at the current level.
+    #[inline]
+    fn advance(&mut self, now: Time) {
+        let dt = now.0 - self.since.0;
+        self.since = now;
+        if self.level != 0 && dt != 0 {
+            self.busy.add(self.level, dt);
+        }
+    }
+
+    /// Closes the histogram at `end` (the run's end time) and summarises it.
+    pub fn finish(&mut self, end: Time) -> QueueStats {
+        self.advance(end.max(self.since));
+        self.busy.finish(self.since.0)
     }
 }
 
@@ -279,112 +288,158 @@ impl SamplerWindow {
     }
 }
 
-/// The sampled backlog of one port: counts per bin, filled exactly from the backlog's changes
-/// (no event per sample): the samples between two changes all see the level between them, and
-/// a sample at the time of a change sees the level after every change at that time.
-#[derive(Clone, Debug)]
-#[repr(C)]
-pub struct QueueSampler {
-    // The fields every change reads first, then the window's constants, then the counts
-    // (touched only when a sample falls outside bin 0 or several are due).
-    /// The next sample time not yet counted.
-    next: Time,
-    /// The backlog of classes 1–7.
-    level: u64,
-    /// Samples in bin 0 (the common case, kept beside the other hot fields; merged into
-    /// `counts` by `finish`).
-    low: u64,
-    /// The window's last sample time (`SamplerWindow::last`).
+/// A sampler window as the hot path reads it: the sample times `start + k · step` up to
+/// `last`, and the bin width. Shared by every port of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleClock {
+    start: Time,
+    /// The window's last sample time ([`SamplerWindow::last`]).
     last: Time,
-    /// The window's interval in picoseconds (at least 1).
+    /// The interval in picoseconds (at least 1).
     step: u64,
-    /// The window's bin width (at least 1).
+    /// The bin width in bytes (at least 1; `u64::MAX` for no sampler: no level reaches it).
     bin: u64,
-    /// Samples per bin (bin 0's in `low` until `finish`).
+}
+
+impl SampleClock {
+    /// No sampler: every level is in the first bin, and nothing is ever counted.
+    pub const OFF: SampleClock =
+        SampleClock { start: Time::ZERO, last: Time::ZERO, step: 1, bin: u64::MAX };
+
+    /// The clock of window `w`.
+    pub fn new(w: SamplerWindow) -> SampleClock {
+        SampleClock {
+            start: w.start,
+            last: w.last(),
+            step: w.interval.as_ps().max(1),
+            bin: w.bin.max(1),
+        }
+    }
+
+    /// How many samples fall before `t`.
+    fn samples_before(&self, t: Time) -> u64 {
+        if t <= self.start {
+            return 0;
+        }
+        (Time(t.0 - 1).min(self.last).0 - self.start.0) / self.step + 1
+    }
+}
+
+/// The per-port state of a sampler: the level and the next sample time. Filled exactly from
+/// the backlog's changes, with no event per sample: the samples between two changes all see
+/// the level between them, and a sample at the time of a change sees the level after every
+/// change at that time.
+///
+/// Only samples above the first bin are counted as they pass (the first bin's count is the
+/// window's samples minus the others, at `finish`), so `next` is kept only while the level is
+/// at or above the bin width; below it, it may lag, and catches up when the level rises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleState {
+    /// The next sample time not yet counted (while `level >= bin`).
+    next: Time,
+    /// The sampled backlog (a port's classes 1–7).
+    level: u64,
+}
+
+impl SampleState {
+    /// Level 0, before the first sample of `c`.
+    pub fn new(c: &SampleClock) -> SampleState {
+        SampleState { next: c.start, level: 0 }
+    }
+
+    /// The level becomes `level` at `now` (`now` never decreases); `counts` takes the samples
+    /// that saw the previous level, if it was above the first bin.
+    #[inline(always)]
+    pub fn set(&mut self, c: &SampleClock, counts: &mut Vec<u64>, now: Time, level: u64) {
+        let old = self.level;
+        self.level = level;
+        if now > self.next && self.next <= c.last {
+            if old >= c.bin {
+                self.count(c, counts, now, old);
+            } else if level >= c.bin {
+                self.catch_up(c, now);
+            }
+        }
+    }
+
+    /// Moves `next` past the samples before `now` and returns how many they were (some are:
+    /// `next < now`, `next <= last`).
+    #[inline(always)]
+    fn pass(&mut self, c: &SampleClock, now: Time) -> u64 {
+        // Samples next, next + step, ... that are < now and <= last.
+        let d = (now.0 - 1).min(c.last.0) - self.next.0;
+        // One sample is the common case at a 100 ns interval: no division.
+        let n = if d < c.step { 1 } else { d / c.step + 1 };
+        self.next = Time(self.next.0.saturating_add(n.saturating_mul(c.step)));
+        n
+    }
+
+    /// Counts the samples before `now`, at `old` (above the first bin).
+    #[inline(never)]
+    fn count(&mut self, c: &SampleClock, counts: &mut Vec<u64>, now: Time, old: u64) {
+        let n = self.pass(c, now);
+        let b = usize::try_from(old / c.bin).unwrap_or(usize::MAX);
+        if b >= counts.len() {
+            counts.resize(b + 1, 0);
+        }
+        counts[b] += n;
+    }
+
+    /// Skips the samples before `now`: they saw a level in the first bin.
+    #[inline(never)]
+    fn catch_up(&mut self, c: &SampleClock, now: Time) {
+        self.pass(c, now);
+    }
+
+    /// Takes the samples up to `until` (inclusive; the run's stop time: the backlog stays at
+    /// its last level after the run's last event) into `counts`, which then holds the counts
+    /// per bin: `counts[b]` samples saw a backlog in `[b · bin, (b + 1) · bin)`.
+    pub fn finish(&mut self, c: &SampleClock, counts: &mut Vec<u64>, until: Time) {
+        let after = Time(until.0.saturating_add(1));
+        let level = self.level;
+        self.set(c, counts, after, level);
+        let low = c.samples_before(after) - counts.iter().sum::<u64>();
+        if low > 0 {
+            if counts.is_empty() {
+                counts.push(0);
+            }
+            counts[0] += low;
+        }
+    }
+}
+
+/// The sampled backlog of one port, on its own: a [`SampleState`] with its clock and counts
+/// (the engine keeps the three apart, by how often each is read).
+#[derive(Clone, Debug)]
+pub struct QueueSampler {
+    clock: SampleClock,
+    state: SampleState,
     counts: Vec<u64>,
 }
 
 impl QueueSampler {
     /// A sampler over `w`, level 0.
     pub fn new(w: SamplerWindow) -> QueueSampler {
-        QueueSampler {
-            last: w.last(),
-            step: w.interval.as_ps().max(1),
-            bin: w.bin.max(1),
-            next: w.start,
-            level: 0,
-            low: 0,
-            counts: Vec::new(),
-        }
+        let clock = SampleClock::new(w);
+        QueueSampler { clock, state: SampleState::new(&clock), counts: Vec::new() }
     }
 
-    /// Counts the samples before `now` at the current level. Runs at every backlog change,
-    /// so it divides only when it must: one sample due (the common case at a 100 ns
-    /// interval) and an empty queue need no division.
-    #[inline(always)]
-    fn advance(&mut self, now: Time) {
-        if now > self.next && self.next <= self.last {
-            // The common case inline: one sample due (now <= next + step, so `now - 1` is
-            // the last time before now that could hold one) at a level in the first bin.
-            if now.0 - self.next.0 <= self.step && self.level < self.bin {
-                self.low += 1;
-                self.next = Time(self.next.0.saturating_add(self.step));
-            } else {
-                self.count_due(now);
-            }
-        }
-    }
-
-    /// Counts the samples due before `now` (some are).
-    #[inline(never)]
-    fn count_due(&mut self, now: Time) {
-        // Samples next, next + step, ... that are < now and <= last.
-        let upto = (now.0 - 1).min(self.last.0);
-        if upto < self.next.0 {
-            return;
-        }
-        let d = upto - self.next.0;
-        let n = if d < self.step { 1 } else { d / self.step + 1 };
-        if self.level < self.bin {
-            self.low += n;
-        } else {
-            let b = usize::try_from(self.level / self.bin).unwrap_or(usize::MAX);
-            self.add(b, n);
-        }
-        self.next = Time(self.next.0.saturating_add(n.saturating_mul(self.step)));
-    }
-
-    /// Adds `n` samples to bin `b`.
-    fn add(&mut self, b: usize, n: u64) {
-        if b >= self.counts.len() {
-            self.counts.resize(b + 1, 0);
-        }
-        self.counts[b] += n;
-    }
-
-    /// `bytes` more of classes 1–7 are queued from `now`.
-    #[inline(always)]
+    /// `bytes` more are queued from `now`.
     pub fn grow(&mut self, now: Time, bytes: u64) {
-        self.advance(now);
-        self.level += bytes;
+        let level = self.state.level + bytes;
+        self.state.set(&self.clock, &mut self.counts, now, level);
     }
 
-    /// `bytes` fewer of classes 1–7 are queued from `now`.
-    #[inline(always)]
+    /// `bytes` fewer are queued from `now`.
     pub fn shrink(&mut self, now: Time, bytes: u64) {
-        self.advance(now);
-        self.level -= bytes;
+        let level = self.state.level - bytes;
+        self.state.set(&self.clock, &mut self.counts, now, level);
     }
 
-    /// Takes the samples up to `until` (inclusive; the run's stop time: the backlog stays at
-    /// its last level after the run's last event) and returns the counts per bin: `counts[b]`
-    /// samples saw a backlog in `[b · bin, (b + 1) · bin)`.
+    /// Takes the samples up to `until` (inclusive) and returns the counts per bin (see
+    /// [`SampleState::finish`]).
     pub fn finish(&mut self, until: Time) -> Vec<u64> {
-        self.advance(Time(until.0.saturating_add(1)));
-        let low = std::mem::take(&mut self.low);
-        if low > 0 {
-            self.add(0, low);
-        }
+        self.state.finish(&self.clock, &mut self.counts, until);
         self.counts.clone()
     }
 }
@@ -432,71 +487,131 @@ impl ClassHistograms {
     }
 }
 
-/// Everything monitored at one switch egress port: any of the port's backlog histogram, the
-/// periodic sampler (classes 1–7) and the per-class histograms. The engine keeps one boxed
-/// `PortMonitor` per monitored port, so an unmonitored port costs one branch per backlog
-/// change.
-///
-/// Laid out so that a change touches two cache lines in the common case: the histogram's
-/// first line, and a line holding the per-class pointer and the sampler's hot fields.
-#[derive(Clone, Debug, Default)]
-#[repr(C)]
-pub struct PortMonitor {
-    /// The backlog over all classes.
-    pub hist: Option<QueueHistogram>,
-    /// One histogram per class (boxed: eight histograms would push the others' hot fields
-    /// apart).
-    pub classes: Option<Box<ClassHistograms>>,
-    /// The periodic sampler of classes 1–7.
-    pub sampler: Option<QueueSampler>,
+/// What a run monitors at each monitored switch egress port, shared by every port: the
+/// choices are made once, so that a change tests none of them through a port's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Watch {
+    /// The backlog histogram over all classes.
+    pub hist: bool,
+    /// One histogram per class.
+    pub classes: bool,
+    /// The periodic sampler of classes 1–7 ([`SampleClock::OFF`] for none).
+    pub clock: SampleClock,
 }
 
-// A change reads the histogram's first line (level, since, idle, area) and one more line
-// holding the per-class pointer and the sampler's hot fields (next, level, low and the window's
-// constants); the bins, the thresholds and the sampler's counts lie elsewhere.
-const _: () = {
-    use std::mem::offset_of;
-    assert!(offset_of!(QueueHistogram, area) + 16 <= 64);
-    assert!(offset_of!(QueueHistogram, level) < 64 && offset_of!(QueueHistogram, idle) < 64);
-    assert!(offset_of!(QueueSampler, bin) + 8 == offset_of!(QueueSampler, counts));
-    let hot = offset_of!(PortMonitor, classes);
-    let end = offset_of!(PortMonitor, sampler) + offset_of!(QueueSampler, counts);
-    assert!(hot % 64 == 0 && end <= hot + 64);
-};
+impl Watch {
+    /// Nothing monitored.
+    pub const NONE: Watch = Watch { hist: false, classes: false, clock: SampleClock::OFF };
+}
 
-impl PortMonitor {
-    /// The port's backlog over all classes became `total` from `now`, after `bytes` more were
-    /// queued in class `q`.
+impl Watch {
+    /// Tells a port's monitors that its backlog over all classes changed from `before` to
+    /// `after` at `now` (`now` never decreases), by `bytes` in class `q`. The port's
+    /// per-change state is `since` (the time of its last change: the histogram's interval
+    /// start; the histogram's level is `before`, so it keeps none) and `sample` (the
+    /// sampler's); the engine keeps both on cache lines that the change touches anyway, and
+    /// the totals `m` in a box.
     #[inline(always)]
-    pub fn grow(&mut self, now: Time, total: u64, bytes: u64, q: usize) {
-        if let Some(h) = &mut self.hist {
-            h.change(now, total);
+    #[allow(clippy::too_many_arguments)]
+    pub fn tell(
+        &self,
+        m: &mut PortMonitor,
+        since: &mut Time,
+        sample: &mut SampleState,
+        now: Time,
+        before: u64,
+        after: u64,
+        bytes: u64,
+        q: usize,
+    ) {
+        debug_assert!(bytes > 0 && before.abs_diff(after) == bytes);
+        let grew = after > before;
+        if q != 0 {
+            // Classes 1-7 changed by as much as the port did.
+            let level = if grew { sample.level + bytes } else { sample.level - bytes };
+            sample.set(&self.clock, &mut m.counts, now, level);
         }
-        if let Some(s) = &mut self.sampler {
-            if q != 0 {
-                s.grow(now, bytes);
+        if self.classes {
+            m.class_change(now, grew, bytes, q);
+        }
+        // Last, so that the call out is the tell's last act.
+        if self.hist {
+            let dt = now.0 - since.0;
+            *since = now;
+            if before != 0 && dt != 0 {
+                m.busy.add(before, dt);
             }
-        }
-        if let Some(c) = &mut self.classes {
-            c.grow(now, bytes, q);
         }
     }
 
-    /// The port's backlog over all classes became `total` from `now`, after `bytes` fewer
-    /// were queued in class `q`.
-    #[inline(always)]
-    pub fn shrink(&mut self, now: Time, total: u64, bytes: u64, q: usize) {
-        if let Some(h) = &mut self.hist {
-            h.change(now, total);
+    /// The histogram of a port's backlog (`level` since `since`, its last change), closed at
+    /// `end`.
+    pub fn finish_hist(
+        &self,
+        m: &mut PortMonitor,
+        since: &mut Time,
+        level: u64,
+        end: Time,
+    ) -> QueueStats {
+        let end = end.max(*since);
+        if level != 0 && end > *since {
+            m.busy.add(level, end.0 - since.0);
         }
-        if let Some(s) = &mut self.sampler {
-            if q != 0 {
-                s.shrink(now, bytes);
+        *since = end;
+        m.busy.finish(end.0)
+    }
+
+    /// A port's sampler counts per bin (see [`SampleState::finish`]), taken up to `until`.
+    pub fn finish_samples(
+        &self,
+        m: &mut PortMonitor,
+        sample: &mut SampleState,
+        until: Time,
+    ) -> Vec<u64> {
+        sample.finish(&self.clock, &mut m.counts, until);
+        m.counts.clone()
+    }
+}
+
+/// The totals the monitors of one switch egress port accumulate (boxed by the engine; the
+/// per-change state is passed to [`Watch::tell`]): the histogram's busy time, the sampler's
+/// counts above the first bin, the per-class histograms.
+#[derive(Clone, Debug, Default)]
+#[repr(C)]
+pub struct PortMonitor {
+    /// The busy time of the backlog over all classes (one cache line).
+    busy: BusyTime,
+    /// The sampler's counts per bin.
+    counts: Vec<u64>,
+    /// One histogram per class, when asked for (boxed: eight histograms are large).
+    classes: Option<Box<ClassHistograms>>,
+}
+
+impl PortMonitor {
+    /// Empty totals for the monitors of `w`.
+    pub fn new(w: &Watch) -> PortMonitor {
+        PortMonitor {
+            busy: BusyTime::new(),
+            counts: Vec::new(),
+            classes: w.classes.then(Box::default),
+        }
+    }
+
+    /// Tells the per-class histograms (asked for) of a change by `bytes` in class `q`.
+    #[inline(never)]
+    fn class_change(&mut self, now: Time, grew: bool, bytes: u64, q: usize) {
+        if let Some(c) = &mut self.classes {
+            if grew {
+                c.grow(now, bytes, q);
+            } else {
+                c.shrink(now, bytes, q);
             }
         }
-        if let Some(c) = &mut self.classes {
-            c.shrink(now, bytes, q);
-        }
+    }
+
+    /// Closes the per-class histograms (if asked for) at `end` and summarises them, by class.
+    pub fn finish_classes(&mut self, end: Time) -> Option<Vec<QueueStats>> {
+        self.classes.as_mut().map(|c| c.finish(end))
     }
 }
 
@@ -682,17 +797,18 @@ mod tests {
     fn class_histograms_split_the_port_backlog_by_class() {
         // Class 3 holds 1000 B from 10 to 30 ns; class 1 holds 500 B from 20 to 40 ns.
         let t = Time::from_ns;
-        let mut m = PortMonitor {
-            hist: Some(QueueHistogram::new()),
-            sampler: None,
-            classes: Some(Box::default()),
+        let w = Watch { hist: true, classes: true, clock: SampleClock::OFF };
+        let mut m = PortMonitor::new(&w);
+        let (mut since, mut sample) = (Time::ZERO, SampleState::new(&w.clock));
+        let mut tell = |at, before, after, bytes, q| {
+            w.tell(&mut m, &mut since, &mut sample, t(at), before, after, bytes, q)
         };
-        m.grow(t(10), 1000, 1000, 3);
-        m.grow(t(20), 1500, 500, 1);
-        m.shrink(t(30), 500, 1000, 3);
-        m.shrink(t(40), 0, 500, 1);
-        let port = m.hist.as_mut().unwrap().finish(t(100));
-        let classes = m.classes.as_mut().unwrap().finish(t(100));
+        tell(10, 0, 1000, 1000, 3);
+        tell(20, 1000, 1500, 500, 1);
+        tell(30, 1500, 500, 1000, 3);
+        tell(40, 500, 0, 500, 1);
+        let port = w.finish_hist(&mut m, &mut since, 0, t(100));
+        let classes = m.finish_classes(t(100)).unwrap();
         assert_eq!(classes.len(), crate::mmu::QUEUES);
         assert_eq!((classes[3].max, classes[3].above[0]), (1000, Duration::from_ns(20)));
         assert_eq!((classes[1].max, classes[1].above[0]), (500, Duration::from_ns(20)));
@@ -702,5 +818,81 @@ mod tests {
         let sum: f64 = classes.iter().map(area).sum();
         assert!((sum - area(&port)).abs() < 1e-6, "{sum} vs {}", area(&port));
         assert_eq!((port.max, port.above[0]), (1500, Duration::from_ns(30)));
+        assert_eq!(port.time, Duration::from_ns(100));
+    }
+
+    #[test]
+    fn a_told_port_keeps_the_histogram_of_its_backlog() {
+        // The split monitor (per-change state, shared choices, boxed totals) against a
+        // histogram told the same levels; the run ends with the backlog still at 700 B.
+        let t = Time::from_ns;
+        let w = Watch { hist: true, classes: false, clock: SampleClock::OFF };
+        let (mut m, mut h) = (PortMonitor::new(&w), QueueHistogram::new());
+        let (mut since, mut sample) = (Time::ZERO, SampleState::new(&w.clock));
+        let mut level = 0u64;
+        for (at, bytes, grow) in [(5, 300, true), (5, 400, true), (9, 300, false), (20, 64, true)] {
+            let after = if grow { level + bytes } else { level - bytes };
+            w.tell(&mut m, &mut since, &mut sample, t(at), level, after, bytes, 2);
+            h.set(t(at), after);
+            level = after;
+        }
+        assert!(m.finish_classes(t(50)).is_none());
+        assert_eq!(w.finish_hist(&mut m, &mut since, level, t(50)), h.finish(t(50)));
+    }
+
+    mod sampler {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// The sampler equals reading a random step function at every sample time of its
+            /// window: the level after every change at or before that time.
+            #[test]
+            fn sampler_equals_reading_every_sample(
+                steps in prop::collection::vec(
+                    (0u64..400, 0u64..5_000),
+                    0..200,
+                ),
+                start_ns in 0u64..3_000,
+                len_ns in 0u64..30_000,
+                interval_ns in 1u64..300,
+                bin in prop_oneof![Just(1000u64), 1u64..4_000],
+                stop_ns in 0u64..40_000,
+            ) {
+                let w = SamplerWindow {
+                    start: Time::from_ns(start_ns),
+                    end: Time::from_ns(start_ns + len_ns),
+                    interval: Duration::from_ns(interval_ns),
+                    bin,
+                };
+                let mut s = QueueSampler::new(w);
+                let (mut now, mut level) = (0u64, 0u64);
+                let mut changes = vec![];
+                for (dt_ns, to) in steps {
+                    now += dt_ns;
+                    if to >= level {
+                        s.grow(Time::from_ns(now), to - level);
+                    } else {
+                        s.shrink(Time::from_ns(now), level - to);
+                    }
+                    level = to;
+                    changes.push((now, to));
+                }
+                let stop = now.max(stop_ns);
+                let got = s.finish(Time::from_ns(stop));
+                let mut want: Vec<u64> = vec![];
+                let mut at = start_ns;
+                while at <= stop && Time::from_ns(at) <= w.last() {
+                    let l = changes.iter().rev().find(|c| c.0 <= at).map_or(0, |c| c.1);
+                    let b = (l / bin) as usize;
+                    if want.len() <= b {
+                        want.resize(b + 1, 0);
+                    }
+                    want[b] += 1;
+                    at += interval_ns;
+                }
+                prop_assert_eq!(got, want);
+            }
+        }
     }
 }

@@ -44,7 +44,9 @@ use crate::network::{Network, NodeKind, RoutingTable};
 use crate::packet::{HeaderMode, DATA_BASE_HEADER};
 use crate::partition::Partition;
 use crate::paths::{self, Hop};
-use crate::qmon::{ClassQueue, PortMonitor, PortQueue, PortSamples, QueueSampler};
+use crate::qmon::{
+    ClassQueue, PortMonitor, PortQueue, PortSamples, SampleClock, SampleState, Watch,
+};
 use crate::results::{Counters, FlowResult, HopSample, PfcEvent, RunSummary};
 use crate::telemetry::PortUtil;
 use crate::units::{BitsPerSec, Duration, Time};
@@ -343,6 +345,11 @@ impl<F: CcFactory> Simulation<F> {
                 return Err(SimError::Zero("monitor.qlen_sampler.bin"));
             }
         }
+        let watch = Watch {
+            hist: cfg.monitor.queue_lengths,
+            classes: cfg.monitor.per_class,
+            clock: cfg.monitor.qlen_sampler.map_or(SampleClock::OFF, SampleClock::new),
+        };
         let watched: Option<std::collections::HashSet<(NodeId, PortNo)>> = match &cfg.monitor.ports
         {
             None => None,
@@ -437,9 +444,11 @@ impl<F: CcFactory> Simulation<F> {
                             rr_last: 0,
                             backlog: Backlog::new(port_monitor(
                                 &cfg.monitor,
+                                &watch,
                                 watched.as_ref(),
                                 (NodeId(i as u32), PortNo(p as u16)),
                             )),
+                            sample: SampleState::new(&watch.clock),
                             util: PortUtil::default(),
                         });
                     }
@@ -664,6 +673,7 @@ impl<F: CcFactory> Simulation<F> {
             conn_paths,
             stream_tcp,
             faults,
+            watch,
         };
         let mut qps = Some(qps);
         let mut shards: Vec<Shard<F>> = hosts
@@ -819,14 +829,15 @@ impl<F: CcFactory> Simulation<F> {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
                     debug_assert!(p.backlog.settled(), "every growth is settled in its event");
-                    if let Some(m) = p.backlog.mon.as_mut().and_then(|m| m.hist.as_mut()) {
+                    let b = &mut p.backlog;
+                    if let Some(m) = b.mon.as_mut().filter(|_| self.shared.watch.hist) {
                         v.push(PortQueue {
                             node: NodeId(sw.node),
                             port: PortNo(i as u16),
                             peer: NodeId(p.link.peer),
                             rate: p.link.rate,
                             tx_bytes: p.link.tx_bytes,
-                            stats: m.finish(end),
+                            stats: self.shared.watch.finish_hist(m, &mut b.since, b.queued, end),
                         });
                     }
                 }
@@ -845,8 +856,9 @@ impl<F: CcFactory> Simulation<F> {
         for shard in &mut self.shards {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
-                    if let Some(c) = p.backlog.mon.as_mut().and_then(|m| m.classes.as_mut()) {
-                        for (q, stats) in c.finish(end).into_iter().enumerate() {
+                    let classes = p.backlog.mon.as_mut().and_then(|m| m.finish_classes(end));
+                    if let Some(classes) = classes {
+                        for (q, stats) in classes.into_iter().enumerate() {
                             if stats.max > 0 {
                                 v.push(ClassQueue {
                                     node: NodeId(sw.node),
@@ -871,16 +883,18 @@ impl<F: CcFactory> Simulation<F> {
     /// time (after the run's last event the backlog keeps its last level).
     pub fn queue_samples(&mut self) -> Vec<PortSamples> {
         let stop = self.shared.cfg.stop_time;
+        let sampling = self.shared.cfg.monitor.qlen_sampler.is_some();
         let mut v = Vec::new();
         for shard in &mut self.shards {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
-                    if let Some(s) = p.backlog.mon.as_mut().and_then(|m| m.sampler.as_mut()) {
+                    let (b, w) = (&mut p.backlog, &self.shared.watch);
+                    if let Some(m) = b.mon.as_mut().filter(|_| sampling) {
                         v.push(PortSamples {
                             node: NodeId(sw.node),
                             port: PortNo(i as u16),
                             bin: self.shared.cfg.monitor.qlen_sampler.map_or(1, |w| w.bin),
-                            counts: s.finish(stop),
+                            counts: w.finish_samples(m, &mut p.sample, stop),
                         });
                     }
                 }
@@ -1339,17 +1353,14 @@ fn ref_ideal_fct(fwd: &[Hop], size: u64, mtu: u64) -> Duration {
 /// `None`: every port).
 fn port_monitor(
     monitor: &crate::config::Monitor,
+    watch: &Watch,
     watched: Option<&std::collections::HashSet<(NodeId, PortNo)>>,
     at: (NodeId, PortNo),
 ) -> Option<Box<PortMonitor>> {
     if !monitor.watches_queues() || watched.is_some_and(|w| !w.contains(&at)) {
         return None;
     }
-    Some(Box::new(PortMonitor {
-        hist: monitor.queue_lengths.then(crate::qmon::QueueHistogram::new),
-        sampler: monitor.qlen_sampler.map(QueueSampler::new),
-        classes: monitor.per_class.then(Box::default),
-    }))
+    Some(Box::new(PortMonitor::new(watch)))
 }
 
 #[cfg(test)]

@@ -186,7 +186,8 @@ impl<F: CcFactory> Shard<F> {
                     (p.wire as u64, p.in_port.idx())
                 };
                 let sw = &mut self.switches[s];
-                sw.ports[out].backlog.shrink(self.now, wire, q);
+                let port = &mut sw.ports[out];
+                port.backlog.shrink(&sh.watch, &mut port.sample, self.now, wire, q);
                 self.counters.drops_link_down += 1;
                 if q != 0 && sw.mmu.release(inp, out, q, wire) {
                     self.counters.pfc_resumes += 1;

@@ -12,36 +12,41 @@ use crate::mmu::QUEUES;
 use crate::units::{BitsPerSec, Duration, Time};
 
 /// Transmit side of one port, common to hosts and switches.
+///
+/// `repr(C)`, in the order the compiler chose when it was free to (pinned so that the switch
+/// port's layout, which depends on it, cannot change under a new compiler): the in-flight
+/// queue first, the random stream, then the scalars a frame reads, together.
+#[repr(C)]
 pub(crate) struct Link {
-    /// The link's id (its index in the network's link list).
-    pub(crate) id: u32,
-    /// The link has failed ([`crate::config::Faults`]): the port sends nothing (its
-    /// `busy_until` is `Time::MAX`) until it is restored.
-    pub(crate) down: bool,
+    /// Frames on the wire towards the peer: (arrival time, event seq, packet), in order.
+    pub(crate) flight: VecDeque<(Time, u64, u32)>,
+    pub(crate) rng: ChaCha8Rng,
     /// While down: when the frame the failure cut off would have finished (the port's
     /// `busy_until` at the failure).
     pub(crate) cut_until: Time,
     pub(crate) rate: BitsPerSec,
     pub(crate) delay: Duration,
-    pub(crate) peer: u32,
-    pub(crate) peer_port: u16,
     pub(crate) loss: f64,
     /// The port is transmitting until this time.
     pub(crate) busy_until: Time,
-    /// A `TxDone` event is pending for this port (switch ports schedule one only when frames
-    /// wait behind the one on the wire).
-    pub(crate) txdone_pending: bool,
-    /// Priorities paused by PFC frames received on this port.
-    pub(crate) paused: Paused,
     /// Bytes transmitted so far (INT `tx_bytes`).
     pub(crate) tx_bytes: u64,
     /// Frames transmitted so far.
     pub(crate) tx_frames: u64,
     /// Data frames transmitted so far.
     pub(crate) tx_data_frames: u64,
-    /// Frames on the wire towards the peer: (arrival time, event seq, packet), in order.
-    pub(crate) flight: VecDeque<(Time, u64, u32)>,
-    pub(crate) rng: ChaCha8Rng,
+    /// The link's id (its index in the network's link list).
+    pub(crate) id: u32,
+    pub(crate) peer: u32,
+    pub(crate) peer_port: u16,
+    /// The link has failed ([`crate::config::Faults`]): the port sends nothing (its
+    /// `busy_until` is `Time::MAX`) until it is restored.
+    pub(crate) down: bool,
+    /// A `TxDone` event is pending for this port (switch ports schedule one only when frames
+    /// wait behind the one on the wire).
+    pub(crate) txdone_pending: bool,
+    /// Priorities paused by PFC frames received on this port.
+    pub(crate) paused: Paused,
 }
 
 /// The priorities a port may not send, set by PFC frames from its peer: bit `q` for class `q`.

@@ -120,6 +120,8 @@ pub(crate) struct Shared<F: CcFactory> {
     pub(crate) stream_tcp: Vec<crate::config::TcpConfig>,
     /// The link failure plan, in runs with link events.
     pub(crate) faults: Option<Box<FaultPlan>>,
+    /// What the switch ports' queue monitors keep (the same at every monitored port).
+    pub(crate) watch: crate::qmon::Watch,
 }
 
 /// How a stream cuts messages into packets: full packets of `seg` payload bytes, each with

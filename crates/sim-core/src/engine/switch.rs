@@ -8,7 +8,7 @@ use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
 use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, PFC_FRAME};
-use crate::qmon::PortMonitor;
+use crate::qmon::{PortMonitor, SampleState, Watch};
 use crate::results::{HopSample, PfcEvent};
 use crate::sim::murmur3_32;
 use crate::telemetry::PortUtil;
@@ -19,65 +19,106 @@ const FQ_HASH_SALT: u32 = 0x5bd1_e995;
 
 /// A switch egress port: the link, one queue discipline per priority class, and the
 /// scheduler's state (class 0 strictly first, then round robin over unpaused classes 1–7).
+///
+/// Laid out by hand (see the assertions below) so that a frame's hops touch few cache lines:
+/// the backlog block shares a line with the head of the link's in-flight queue; the link's
+/// scalars (times, rate, counters, pause state) start a line, whose next line holds the rest
+/// of them with the scheduler's state, the PINT estimate and the sampler's state.
+#[repr(C, align(64))]
 pub(crate) struct SwitchPort {
-    pub(crate) link: Link,
     /// The queue discipline of each priority class.
     pub(crate) classes: [Qdisc; QUEUES],
-    /// Bit `q` is set while class `q` holds packets: the scheduler reads this, not the classes.
-    pub(crate) backlogged: u8,
-    pub(crate) rr_last: usize,
     /// The bytes queued and their monitors.
     pub(crate) backlog: Backlog,
+    pub(crate) link: Link,
     /// PINT utilisation EWMA (HPCC-PINT only).
     pub(crate) util: PortUtil,
+    /// The class 1–7 the round robin served last (0: none yet).
+    pub(crate) rr_last: u8,
+    /// Bit `q` is set while class `q` holds packets: the scheduler reads this, not the classes.
+    pub(crate) backlogged: u8,
+    /// The queue sampler's state, when the port is monitored (see [`Backlog`]).
+    pub(crate) sample: SampleState,
 }
 
-/// A port's backlog and its monitors, in one 32-byte block aligned so that it never straddles
-/// two cache lines: a change reads and writes one line unless the monitors must be told.
-#[repr(C, align(32))]
+// The lines a frame touches: the backlog block with the in-flight queue's head, and the two
+// lines of the link's scalars with the scheduler, PINT and sampler state.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    let backlog = offset_of!(SwitchPort, backlog);
+    assert!(backlog % 64 == 0 && size_of::<Backlog>() == 32);
+    assert!(offset_of!(SwitchPort, link) + offset_of!(Link, flight) == backlog + 32);
+    let scalars = offset_of!(SwitchPort, link) + offset_of!(Link, cut_until);
+    assert!(scalars % 64 == 0);
+    assert!(offset_of!(SwitchPort, sample) + size_of::<SampleState>() <= scalars + 128);
+    assert!(size_of::<SwitchPort>() == 17 * 64);
+};
+
+/// A port's backlog and its monitors, in one 32-byte block that shares a cache line with the
+/// head of the link's in-flight queue: a change reads and writes that line, plus the port's
+/// [`SampleState`] (on the link's second line) and the monitors' totals when the port is
+/// monitored.
+#[repr(C)]
 pub(crate) struct Backlog {
     /// Bytes queued over all priorities (INT `qlen`).
     pub(crate) queued: u64,
     /// A growth not yet told to the monitors, as `bytes << 8 | class` (0: none): see
     /// [`Backlog::grow`].
     pending: u64,
-    /// The backlog monitors of the port (histograms, sampler), when it is monitored.
+    /// The monitors' totals, when the port is monitored.
     pub(crate) mon: Option<Box<PortMonitor>>,
+    /// The time of the last change told to the monitors.
+    pub(crate) since: Time,
 }
 
 impl Backlog {
     /// An empty backlog, monitored by `mon` if any.
     pub(crate) fn new(mon: Option<Box<PortMonitor>>) -> Backlog {
-        Backlog { queued: 0, pending: 0, mon }
+        Backlog { queued: 0, pending: 0, mon, since: Time::ZERO }
     }
 
-    /// `bytes` (> 0) more are queued in class `q` from `now`. The monitors, if any, are told
-    /// at the next [`Backlog::shrink`] or [`Backlog::settle`], which the caller runs before
-    /// the event ends: a frame that arrives at an idle port leaves at once, and a shrink of
-    /// the same size and class at the same instant cancels the growth for every monitor
-    /// (each sees the backlog as a function of time, and a level held for no time is not
-    /// seen). Most frames cross an idle port, so most never touch the monitors' memory.
+    /// `bytes` (> 0) more are queued in class `q` from `now`. The monitors, if any (`w`;
+    /// `sample`, the port's sampler state), are told at the next [`Backlog::shrink`] or
+    /// [`Backlog::settle`], which the caller runs before the event ends: a frame that arrives
+    /// at an idle port leaves at once, and a shrink of the same size and class at the same
+    /// instant cancels the growth for every monitor (each sees the backlog as a function of
+    /// time, and a level held for no time is not seen). Most frames cross an idle port, so
+    /// most never touch the monitors' memory.
     #[inline(always)]
-    pub(crate) fn grow(&mut self, now: Time, bytes: u64, q: usize) {
+    pub(crate) fn grow(
+        &mut self,
+        w: &Watch,
+        sample: &mut SampleState,
+        now: Time,
+        bytes: u64,
+        q: usize,
+    ) {
         self.queued += bytes;
         if self.mon.is_some() {
             if self.pending != 0 {
-                self.tell_pending(now, self.queued - bytes);
+                self.tell_pending(w, sample, now, self.queued - bytes);
             }
             self.pending = bytes << 8 | q as u64;
         }
     }
 
-    /// `bytes` fewer are queued in class `q` from `now` (the monitors, if any, are told,
-    /// after a pending growth unless this cancels it).
+    /// `bytes` (> 0) fewer are queued in class `q` from `now` (the monitors, if any, are
+    /// told, after a pending growth unless this cancels it).
     #[inline(always)]
-    pub(crate) fn shrink(&mut self, now: Time, bytes: u64, q: usize) {
+    pub(crate) fn shrink(
+        &mut self,
+        w: &Watch,
+        sample: &mut SampleState,
+        now: Time,
+        bytes: u64,
+        q: usize,
+    ) {
         self.queued -= bytes;
         if self.mon.is_some() {
             if self.pending == bytes << 8 | q as u64 {
                 self.pending = 0;
             } else {
-                self.tell_shrink(now, bytes, q);
+                self.tell_shrink(w, sample, now, bytes, q);
             }
         }
     }
@@ -85,9 +126,9 @@ impl Backlog {
     /// Tells the monitors a growth [`Backlog::grow`] left pending, if any: at the end of the
     /// handling of every frame that grew the backlog.
     #[inline(always)]
-    pub(crate) fn settle(&mut self, now: Time) {
+    pub(crate) fn settle(&mut self, w: &Watch, sample: &mut SampleState, now: Time) {
         if self.pending != 0 {
-            self.tell_pending(now, self.queued);
+            self.tell_pending(w, sample, now, self.queued);
         }
     }
 
@@ -98,22 +139,30 @@ impl Backlog {
 
     /// Tells the monitors the pending growth, after which the backlog was `total`.
     #[inline(never)]
-    fn tell_pending(&mut self, now: Time, total: u64) {
+    fn tell_pending(&mut self, w: &Watch, sample: &mut SampleState, now: Time, total: u64) {
         let (bytes, q) = (self.pending >> 8, (self.pending & 0xff) as usize);
         self.pending = 0;
         if let Some(m) = &mut self.mon {
-            m.grow(now, total, bytes, q);
+            w.tell(m, &mut self.since, sample, now, total - bytes, total, bytes, q);
         }
     }
 
     /// Tells the monitors a shrink by `bytes` in class `q` (the pending growth first).
     #[inline(never)]
-    fn tell_shrink(&mut self, now: Time, bytes: u64, q: usize) {
+    fn tell_shrink(
+        &mut self,
+        w: &Watch,
+        sample: &mut SampleState,
+        now: Time,
+        bytes: u64,
+        q: usize,
+    ) {
         if self.pending != 0 {
-            self.tell_pending(now, self.queued + bytes);
+            self.tell_pending(w, sample, now, self.queued + bytes);
         }
         if let Some(m) = &mut self.mon {
-            m.shrink(now, self.queued, bytes, q);
+            let total = self.queued;
+            w.tell(m, &mut self.since, sample, now, total + bytes, total, bytes, q);
         }
     }
 }
@@ -222,7 +271,7 @@ impl<F: CcFactory> Shard<F> {
         p.arrived = self.now;
         let (ecn, hash_seed) = (p.ecn, self.switches[s].hash_seed);
         let port = &mut self.switches[s].ports[out];
-        port.backlog.grow(self.now, wire as u64, q);
+        port.backlog.grow(&sh.watch, &mut port.sample, self.now, wire as u64, q);
         let mut entry = Entry { pkt, wire, ecn, flow: 0, enq: self.now };
         match &mut port.classes[q] {
             // RED keeps every packet it is offered (the MMU alone admits): nothing to settle.
@@ -250,7 +299,8 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         self.switch_send(sh, s, out);
-        self.switches[s].ports[out].backlog.settle(self.now);
+        let port = &mut self.switches[s].ports[out];
+        port.backlog.settle(&sh.watch, &mut port.sample, self.now);
     }
 
     /// Settles the packets a queue discipline of class `q` at port `out` of switch slot `s`
@@ -261,7 +311,8 @@ impl<F: CcFactory> Shard<F> {
         for d in dropped.drain(..) {
             let wire = d.entry.wire as u64;
             let sw = &mut self.switches[s];
-            sw.ports[out].backlog.shrink(self.now, wire, q);
+            let port = &mut sw.ports[out];
+            port.backlog.shrink(&sh.watch, &mut port.sample, self.now, wire, q);
             match d.cause {
                 DropCause::Overflow => self.counters.qdisc_overflow_drops += 1,
                 DropCause::Aqm => self.counters.aqm_drops += 1,
@@ -326,13 +377,14 @@ impl<F: CcFactory> Shard<F> {
             self.release(pkt);
             return;
         }
-        p.backlog.grow(self.now, PFC_FRAME as u64, 0);
+        p.backlog.grow(&sh.watch, &mut p.sample, self.now, PFC_FRAME as u64, 0);
         let mut cx = Ctx { now: self.now, rng: &mut p.link.rng, dropped: &mut self.dropped };
         p.classes[0].enqueue(entry, &mut cx);
         p.backlogged |= 1;
         debug_assert!(self.dropped.is_empty(), "class 0 holds control frames without limit");
         self.switch_send(sh, s, port);
-        self.switches[s].ports[port].backlog.settle(self.now);
+        let p = &mut self.switches[s].ports[port];
+        p.backlog.settle(&sh.watch, &mut p.sample, self.now);
     }
 
     pub(crate) fn switch_send(&mut self, sh: &Shared<F>, s: usize, out: usize) {
@@ -354,9 +406,9 @@ impl<F: CcFactory> Shard<F> {
             let q = if backlogged & 1 != 0 {
                 0
             } else {
-                match next_round_robin(backlogged & !port.link.paused.mask(), port.rr_last) {
+                match next_round_robin(backlogged & !port.link.paused.mask(), port.rr_last.into()) {
                     Some(q) => {
-                        port.rr_last = q;
+                        port.rr_last = q as u8;
                         q
                     }
                     None => return,
@@ -379,7 +431,8 @@ impl<F: CcFactory> Shard<F> {
             }
         };
         let sw = &mut self.switches[s];
-        sw.ports[out].backlog.shrink(self.now, wire, q);
+        let port = &mut sw.ports[out];
+        port.backlog.shrink(&sh.watch, &mut port.sample, self.now, wire, q);
         if q != 0 {
             let inp = self.pool[pkt as usize].in_port.idx();
             let resume = sw.mmu.release(inp, out, q, wire);
@@ -445,23 +498,19 @@ impl<F: CcFactory> Shard<F> {
 #[cfg(test)]
 mod tests {
     use super::{next_round_robin, Backlog};
-    use crate::qmon::{ClassHistograms, PortMonitor, QueueHistogram, QueueSampler, SamplerWindow};
+    use crate::qmon::{PortMonitor, SampleClock, SampleState, SamplerWindow, Watch};
     use crate::units::{Duration, Time};
     use proptest::prelude::*;
 
     /// Every monitor on, with a 100 ns sampler over the whole test.
-    fn all_monitors() -> PortMonitor {
+    fn all_monitors() -> Watch {
         let w = SamplerWindow {
             start: Time::ZERO,
             end: Time::from_ns(1_000_000),
             interval: Duration::from_ns(100),
             bin: 1000,
         };
-        PortMonitor {
-            hist: Some(QueueHistogram::new()),
-            sampler: Some(QueueSampler::new(w)),
-            classes: Some(Box::default()),
-        }
+        Watch { hist: true, classes: true, clock: SampleClock::new(w) }
     }
 
     proptest! {
@@ -477,38 +526,43 @@ mod tests {
             ),
         ) {
             const SIZES: [u64; 3] = [64, 1000, 1048];
-            let (mut deferred, mut direct) = (Backlog::new(Some(Box::new(all_monitors()))), all_monitors());
+            let w = all_monitors();
+            let mut deferred = Backlog::new(Some(Box::new(PortMonitor::new(&w))));
+            let mut d_sample = SampleState::new(&w.clock);
+            let mut m = PortMonitor::new(&w);
+            let (mut since, mut sample) = (Time::ZERO, SampleState::new(&w.clock));
             let mut held: std::collections::VecDeque<(u64, usize)> = Default::default();
             let (mut now, mut total) = (Time::ZERO, 0u64);
             for (step, arrival, leaving) in events {
                 now = Time(now.0 + step * 70_000);
                 if let Some((size, q)) = arrival {
                     let bytes = SIZES[size];
-                    deferred.grow(now, bytes, q);
+                    deferred.grow(&w, &mut d_sample, now, bytes, q);
+                    w.tell(&mut m, &mut since, &mut sample, now, total, total + bytes, bytes, q);
                     total += bytes;
-                    direct.grow(now, total, bytes, q);
                     held.push_back((bytes, q));
                 }
                 for _ in 0..leaving {
                     let Some((bytes, q)) = held.pop_front() else { break };
-                    deferred.shrink(now, bytes, q);
+                    deferred.shrink(&w, &mut d_sample, now, bytes, q);
+                    w.tell(&mut m, &mut since, &mut sample, now, total, total - bytes, bytes, q);
                     total -= bytes;
-                    direct.shrink(now, total, bytes, q);
                 }
-                deferred.settle(now);
+                deferred.settle(&w, &mut d_sample, now);
                 prop_assert!(deferred.settled());
                 prop_assert_eq!(deferred.queued, total);
             }
             let end = Time(now.0 + 1_000_000);
             let mut d = deferred.mon.take().unwrap();
-            let m = &mut direct;
-            prop_assert_eq!(d.hist.as_mut().unwrap().finish(end), m.hist.as_mut().unwrap().finish(end));
             prop_assert_eq!(
-                d.sampler.as_mut().unwrap().finish(end),
-                m.sampler.as_mut().unwrap().finish(end)
+                w.finish_hist(&mut d, &mut deferred.since, total, end),
+                w.finish_hist(&mut m, &mut since, total, end)
             );
-            let classes = |c: &mut Option<Box<ClassHistograms>>| c.as_mut().unwrap().finish(end);
-            prop_assert_eq!(classes(&mut d.classes), classes(&mut m.classes));
+            prop_assert_eq!(
+                w.finish_samples(&mut d, &mut d_sample, end),
+                w.finish_samples(&mut m, &mut sample, end)
+            );
+            prop_assert_eq!(d.finish_classes(end), m.finish_classes(end));
         }
     }
 
