@@ -500,11 +500,6 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Nothing monitored.
-    pub const NONE: Watch = Watch { hist: false, classes: false, clock: SampleClock::OFF };
-}
-
-impl Watch {
     /// Tells a port's monitors that its backlog over all classes changed from `before` to
     /// `after` at `now` (`now` never decreases), by `bytes` in class `q`. The port's
     /// per-change state is `since` (the time of its last change: the histogram's interval
@@ -822,21 +817,43 @@ mod tests {
     }
 
     #[test]
-    fn a_told_port_keeps_the_histogram_of_its_backlog() {
+    fn a_told_port_keeps_the_histogram_and_samples_of_its_backlog() {
         // The split monitor (per-change state, shared choices, boxed totals) against a
-        // histogram told the same levels; the run ends with the backlog still at 700 B.
+        // histogram told the port's levels and a sampler told those of classes 1-7 (class 0
+        // is not sampled); the run ends with the backlog still at 764 B.
         let t = Time::from_ns;
-        let w = Watch { hist: true, classes: false, clock: SampleClock::OFF };
-        let (mut m, mut h) = (PortMonitor::new(&w), QueueHistogram::new());
+        let window =
+            SamplerWindow { start: t(0), end: t(40), interval: Duration::from_ns(2), bin: 100 };
+        let w = Watch { hist: true, classes: false, clock: SampleClock::new(window) };
+        let (mut m, mut h, mut s) =
+            (PortMonitor::new(&w), QueueHistogram::new(), QueueSampler::new(window));
         let (mut since, mut sample) = (Time::ZERO, SampleState::new(&w.clock));
         let mut level = 0u64;
-        for (at, bytes, grow) in [(5, 300, true), (5, 400, true), (9, 300, false), (20, 64, true)] {
+        let changes = [
+            (5, 300, true, 2),
+            (5, 400, true, 0),
+            (9, 300, false, 2),
+            (13, 64, true, 5),
+            (13, 250, true, 5),
+            (20, 250, false, 5),
+        ];
+        for (at, bytes, grow, q) in changes {
             let after = if grow { level + bytes } else { level - bytes };
-            w.tell(&mut m, &mut since, &mut sample, t(at), level, after, bytes, 2);
+            w.tell(&mut m, &mut since, &mut sample, t(at), level, after, bytes, q);
             h.set(t(at), after);
+            match (q, grow) {
+                (0, _) => {}
+                (_, true) => s.grow(t(at), bytes),
+                (_, false) => s.shrink(t(at), bytes),
+            }
             level = after;
         }
         assert!(m.finish_classes(t(50)).is_none());
+        let samples = w.finish_samples(&mut m, &mut sample, t(50));
+        // Samples at 0, 2, 4 ns see 0 B; 6, 8 see 300 B of classes 1-7; 10, 12 see 0 B;
+        // 14 .. 18 see 314 B; 20 .. 40 see 64 B.
+        assert_eq!(samples, vec![5 + 11, 0, 0, 2 + 3]);
+        assert_eq!(samples, s.finish(t(50)));
         assert_eq!(w.finish_hist(&mut m, &mut since, level, t(50)), h.finish(t(50)));
     }
 
