@@ -481,6 +481,13 @@ impl ClassHistograms {
         self.hist[q].set(now, self.level[q]);
     }
 
+    /// Class `q` holds `bytes` from `now`.
+    #[inline]
+    pub fn set(&mut self, now: Time, bytes: u64, q: usize) {
+        self.level[q] = bytes;
+        self.hist[q].set(now, bytes);
+    }
+
     /// Closes every class's histogram at `end` and summarises them, by class.
     pub fn finish(&mut self, end: Time) -> Vec<QueueStats> {
         self.hist.iter_mut().map(|h| h.finish(end)).collect()
@@ -500,14 +507,20 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Tells a port's monitors that its backlog over all classes changed from `before` to
-    /// `after` at `now` (`now` never decreases), by `bytes` in class `q`. The port's
-    /// per-change state is `since` (the time of its last change: the histogram's interval
-    /// start; the histogram's level is `before`, so it keeps none) and `sample` (the
-    /// sampler's); the engine keeps both on cache lines that the change touches anyway, and
-    /// the totals `m` in a box.
+    /// Tells a port's monitors that its backlog over all classes went from `before` to
+    /// `after` at `now` (`now` never decreases). Every byte of the difference is in classes
+    /// 1–7: the engine tells the changes of class 0 (control frames) one by one, right after
+    /// telling those before them, and moves its `before` past them without a tell (the
+    /// histogram needs none at a change's instant, the sampler does not see class 0, and the
+    /// per-class histograms are told with [`PortMonitor::class_change`] and
+    /// [`PortMonitor::set_classes`]).
+    ///
+    /// The port's per-change state is `since` (the time of its last tell: the histogram's
+    /// interval start, the backlog being `before` since then) and `sample` (the sampler's);
+    /// the engine keeps both on cache lines that the change touches anyway, and the totals
+    /// `m` in a box. Telling the level after the last change of an instant is enough: a
+    /// level held for no time is seen by no monitor.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     pub fn tell(
         &self,
         m: &mut PortMonitor,
@@ -516,19 +529,10 @@ impl Watch {
         now: Time,
         before: u64,
         after: u64,
-        bytes: u64,
-        q: usize,
     ) {
-        debug_assert!(bytes > 0 && before.abs_diff(after) == bytes);
-        let grew = after > before;
-        if q != 0 {
-            // Classes 1-7 changed by as much as the port did.
-            let level = if grew { sample.level + bytes } else { sample.level - bytes };
-            sample.set(&self.clock, &mut m.counts, now, level);
-        }
-        if self.classes {
-            m.class_change(now, grew, bytes, q);
-        }
+        // Classes 1-7 changed by as much as the port did.
+        let level = sample.level.wrapping_add(after.wrapping_sub(before));
+        sample.set(&self.clock, &mut m.counts, now, level);
         // Last, so that the call out is the tell's last act.
         if self.hist {
             let dt = now.0 - since.0;
@@ -592,14 +596,27 @@ impl PortMonitor {
         }
     }
 
-    /// Tells the per-class histograms (asked for) of a change by `bytes` in class `q`.
-    #[inline(never)]
-    fn class_change(&mut self, now: Time, grew: bool, bytes: u64, q: usize) {
+    /// Tells the per-class histograms (if asked for) of a change by `bytes` in class `q`.
+    pub fn class_change(&mut self, now: Time, grew: bool, bytes: u64, q: usize) {
         if let Some(c) = &mut self.classes {
             if grew {
                 c.grow(now, bytes, q);
             } else {
                 c.shrink(now, bytes, q);
+            }
+        }
+    }
+
+    /// Tells the per-class histograms (if asked for) the backlog of classes 1–7 at `now`,
+    /// `bytes(q)` for class `q` (those that did not change are not touched).
+    #[inline(never)]
+    pub fn set_classes(&mut self, now: Time, bytes: impl Fn(usize) -> u64) {
+        if let Some(c) = &mut self.classes {
+            for q in 1..crate::mmu::QUEUES {
+                let b = bytes(q);
+                if b != c.level[q] {
+                    c.set(now, b, q);
+                }
             }
         }
     }
@@ -795,13 +812,14 @@ mod tests {
         let w = Watch { hist: true, classes: true, clock: SampleClock::OFF };
         let mut m = PortMonitor::new(&w);
         let (mut since, mut sample) = (Time::ZERO, SampleState::new(&w.clock));
-        let mut tell = |at, before, after, bytes, q| {
-            w.tell(&mut m, &mut since, &mut sample, t(at), before, after, bytes, q)
+        let mut tell = |at, before, after, grew, bytes, q| {
+            w.tell(&mut m, &mut since, &mut sample, t(at), before, after);
+            m.class_change(t(at), grew, bytes, q);
         };
-        tell(10, 0, 1000, 1000, 3);
-        tell(20, 1000, 1500, 500, 1);
-        tell(30, 1500, 500, 1000, 3);
-        tell(40, 500, 0, 500, 1);
+        tell(10, 0, 1000, true, 1000, 3);
+        tell(20, 1000, 1500, true, 500, 1);
+        tell(30, 1500, 500, false, 1000, 3);
+        tell(40, 500, 0, false, 500, 1);
         let port = w.finish_hist(&mut m, &mut since, 0, t(100));
         let classes = m.finish_classes(t(100)).unwrap();
         assert_eq!(classes.len(), crate::mmu::QUEUES);
@@ -820,7 +838,9 @@ mod tests {
     fn a_told_port_keeps_the_histogram_and_samples_of_its_backlog() {
         // The split monitor (per-change state, shared choices, boxed totals) against a
         // histogram told the port's levels and a sampler told those of classes 1-7 (class 0
-        // is not sampled); the run ends with the backlog still at 764 B.
+        // is not sampled); the run ends with the backlog still at 464 B. The changes, by
+        // instant and class: at 5 ns +300 B (class 2) then +400 B (class 0); at 9 ns -300 B
+        // (class 2); at 13 ns +64 B and +250 B (class 5); at 20 ns -250 B (class 5).
         let t = Time::from_ns;
         let window =
             SamplerWindow { start: t(0), end: t(40), interval: Duration::from_ns(2), bin: 100 };
@@ -828,33 +848,27 @@ mod tests {
         let (mut m, mut h, mut s) =
             (PortMonitor::new(&w), QueueHistogram::new(), QueueSampler::new(window));
         let (mut since, mut sample) = (Time::ZERO, SampleState::new(&w.clock));
-        let mut level = 0u64;
-        let changes = [
-            (5, 300, true, 2),
-            (5, 400, true, 0),
-            (9, 300, false, 2),
-            (13, 64, true, 5),
-            (13, 250, true, 5),
-            (20, 250, false, 5),
-        ];
-        for (at, bytes, grow, q) in changes {
-            let after = if grow { level + bytes } else { level - bytes };
-            w.tell(&mut m, &mut since, &mut sample, t(at), level, after, bytes, q);
-            h.set(t(at), after);
-            match (q, grow) {
-                (0, _) => {}
-                (_, true) => s.grow(t(at), bytes),
-                (_, false) => s.shrink(t(at), bytes),
-            }
-            level = after;
+        // As the engine tells them: the changes of classes 1-7 before a class-0 change, then
+        // the class-0 change moves the told level without a tell; the net change at the end
+        // of each instant.
+        for (at, before, after) in [(5, 0, 300), (9, 700, 400), (13, 400, 714), (20, 714, 464)] {
+            w.tell(&mut m, &mut since, &mut sample, t(at), before, after);
         }
+        for (at, level) in [(5, 300), (5, 700), (9, 400), (13, 464), (13, 714), (20, 464)] {
+            h.set(t(at), level);
+        }
+        s.grow(t(5), 300);
+        s.shrink(t(9), 300);
+        s.grow(t(13), 64);
+        s.grow(t(13), 250);
+        s.shrink(t(20), 250);
         assert!(m.finish_classes(t(50)).is_none());
         let samples = w.finish_samples(&mut m, &mut sample, t(50));
         // Samples at 0, 2, 4 ns see 0 B; 6, 8 see 300 B of classes 1-7; 10, 12 see 0 B;
         // 14 .. 18 see 314 B; 20 .. 40 see 64 B.
         assert_eq!(samples, vec![5 + 11, 0, 0, 2 + 3]);
         assert_eq!(samples, s.finish(t(50)));
-        assert_eq!(w.finish_hist(&mut m, &mut since, level, t(50)), h.finish(t(50)));
+        assert_eq!(w.finish_hist(&mut m, &mut since, 464, t(50)), h.finish(t(50)));
     }
 
     mod sampler {

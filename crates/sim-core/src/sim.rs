@@ -442,12 +442,15 @@ impl<F: CcFactory> Simulation<F> {
                             classes,
                             backlogged: 0,
                             rr_last: 0,
-                            backlog: Backlog::new(port_monitor(
-                                &cfg.monitor,
+                            backlog: Backlog::new(
+                                port_monitor(
+                                    &cfg.monitor,
+                                    &watch,
+                                    watched.as_ref(),
+                                    (NodeId(i as u32), PortNo(p as u16)),
+                                ),
                                 &watch,
-                                watched.as_ref(),
-                                (NodeId(i as u32), PortNo(p as u16)),
-                            )),
+                            ),
                             sample: SampleState::new(&watch.clock),
                             util: PortUtil::default(),
                         });
@@ -828,7 +831,7 @@ impl<F: CcFactory> Simulation<F> {
         for shard in &mut self.shards {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
-                    debug_assert!(p.backlog.settled(), "every growth is settled in its event");
+                    debug_assert!(p.backlog.settled(), "every change is told in its event");
                     let b = &mut p.backlog;
                     if let Some(m) = b.mon.as_mut().filter(|_| self.shared.watch.hist) {
                         v.push(PortQueue {

@@ -196,6 +196,7 @@ impl<F: CcFactory> Shard<F> {
                 self.drop_packet(pkt);
             }
         }
+        self.switches[s].ports[out].settle(&sh.watch, self.now);
     }
 }
 

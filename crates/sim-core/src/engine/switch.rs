@@ -55,35 +55,45 @@ const _: () = {
 };
 
 /// A port's backlog and its monitors, in one 32-byte block that shares a cache line with the
-/// head of the link's in-flight queue: a change reads and writes that line, plus the port's
-/// [`SampleState`] (on the link's second line) and the monitors' totals when the port is
-/// monitored.
+/// head of the link's in-flight queue.
+///
+/// The frame path only counts bytes: a change of classes 1–7 adds to or takes from `queued`
+/// and nothing else. The monitors are told at the end of the handling of each event that
+/// touched the port ([`SwitchPort::settle`], which every [`Shard::switch_send`] ends with):
+/// the level after the event's last change, if it differs from the level last told. Each
+/// monitor sees the backlog as a function of time, and a level held for no time is not seen
+/// (the histogram weighs levels by time; a sample at a change's instant sees the level after
+/// every change at that instant), so telling the net change is exact. Most frames cross an
+/// idle port, growing and shrinking its backlog by the same bytes in one event: they never
+/// touch the monitors' memory. A change of class 0 (control frames, rare) is told at once
+/// ([`Backlog::control`]), so that the changes held back are all of classes 1–7, which the
+/// sampler counts.
 #[repr(C)]
 pub(crate) struct Backlog {
     /// Bytes queued over all priorities (INT `qlen`).
     pub(crate) queued: u64,
-    /// A growth not yet told to the monitors, as `bytes << 8 | class` (0: none): see
-    /// [`Backlog::grow`].
-    pending: u64,
+    /// The backlog last told to the monitors, plus [`EVERY_EVENT`] when the per-class
+    /// histograms are on (so that it never equals `queued`: classes may change with the
+    /// total unchanged).
+    told: u64,
     /// The monitors' totals, when the port is monitored.
     pub(crate) mon: Option<Box<PortMonitor>>,
-    /// The time of the last change told to the monitors.
+    /// The time of the last tell to the monitors.
     pub(crate) since: Time,
 }
 
+/// Set in [`Backlog::told`] when every event that touches the port is told.
+const EVERY_EVENT: u64 = 1 << 63;
+
 impl Backlog {
-    /// An empty backlog, monitored by `mon` if any.
-    pub(crate) fn new(mon: Option<Box<PortMonitor>>) -> Backlog {
-        Backlog { queued: 0, pending: 0, mon, since: Time::ZERO }
+    /// An empty backlog, monitored by `mon` if any (with `w`'s monitors).
+    pub(crate) fn new(mon: Option<Box<PortMonitor>>, w: &Watch) -> Backlog {
+        let told = if mon.is_some() && w.classes { EVERY_EVENT } else { 0 };
+        Backlog { queued: 0, told, mon, since: Time::ZERO }
     }
 
-    /// `bytes` (> 0) more are queued in class `q` from `now`. The monitors, if any (`w`;
-    /// `sample`, the port's sampler state), are told at the next [`Backlog::shrink`] or
-    /// [`Backlog::settle`], which the caller runs before the event ends: a frame that arrives
-    /// at an idle port leaves at once, and a shrink of the same size and class at the same
-    /// instant cancels the growth for every monitor (each sees the backlog as a function of
-    /// time, and a level held for no time is not seen). Most frames cross an idle port, so
-    /// most never touch the monitors' memory.
+    /// `bytes` (> 0) more are queued in class `q` from `now` (`w` and `sample`: the monitors,
+    /// told at once for class 0).
     #[inline(always)]
     pub(crate) fn grow(
         &mut self,
@@ -93,17 +103,14 @@ impl Backlog {
         bytes: u64,
         q: usize,
     ) {
-        self.queued += bytes;
-        if self.mon.is_some() {
-            if self.pending != 0 {
-                self.tell_pending(w, sample, now, self.queued - bytes);
-            }
-            self.pending = bytes << 8 | q as u64;
+        if q == 0 {
+            self.control(w, sample, now, bytes, true);
+        } else {
+            self.queued += bytes;
         }
     }
 
-    /// `bytes` (> 0) fewer are queued in class `q` from `now` (the monitors, if any, are
-    /// told, after a pending growth unless this cancels it).
+    /// `bytes` (> 0) fewer are queued in class `q` from `now` (as [`Backlog::grow`]).
     #[inline(always)]
     pub(crate) fn shrink(
         &mut self,
@@ -113,61 +120,85 @@ impl Backlog {
         bytes: u64,
         q: usize,
     ) {
-        self.queued -= bytes;
-        if self.mon.is_some() {
-            if self.pending == bytes << 8 | q as u64 {
-                self.pending = 0;
-            } else {
-                self.tell_shrink(w, sample, now, bytes, q);
-            }
+        if q == 0 {
+            self.control(w, sample, now, bytes, false);
+        } else {
+            self.queued -= bytes;
         }
     }
 
-    /// Tells the monitors a growth [`Backlog::grow`] left pending, if any: at the end of the
-    /// handling of every frame that grew the backlog.
-    #[inline(always)]
-    pub(crate) fn settle(&mut self, w: &Watch, sample: &mut SampleState, now: Time) {
-        if self.pending != 0 {
-            self.tell_pending(w, sample, now, self.queued);
-        }
-    }
-
-    /// Whether every growth has been told.
-    pub(crate) fn settled(&self) -> bool {
-        self.pending == 0
-    }
-
-    /// Tells the monitors the pending growth, after which the backlog was `total`.
+    /// A change of class 0 by `bytes`: the monitors are told the changes held back (all of
+    /// classes 1–7) first, then the class-0 change moves the told level with the backlog,
+    /// so that what is held back stays a change of classes 1–7.
+    #[cold]
     #[inline(never)]
-    fn tell_pending(&mut self, w: &Watch, sample: &mut SampleState, now: Time, total: u64) {
-        let (bytes, q) = (self.pending >> 8, (self.pending & 0xff) as usize);
-        self.pending = 0;
+    fn control(&mut self, w: &Watch, sample: &mut SampleState, now: Time, bytes: u64, grew: bool) {
         if let Some(m) = &mut self.mon {
-            w.tell(m, &mut self.since, sample, now, total - bytes, total, bytes, q);
+            let told = self.told & !EVERY_EVENT;
+            w.tell(m, &mut self.since, sample, now, told, self.queued);
+            m.class_change(now, grew, bytes, 0);
+        }
+        if grew {
+            self.queued += bytes;
+        } else {
+            self.queued -= bytes;
+        }
+        if self.mon.is_some() {
+            self.told = self.queued | self.told & EVERY_EVENT;
         }
     }
 
-    /// Tells the monitors a shrink by `bytes` in class `q` (the pending growth first).
-    #[inline(never)]
-    fn tell_shrink(
+    /// Tells the monitors, if any, the backlog at the end of an event that changed it (or of
+    /// every event, with per-class histograms: `class_bytes(q)` is class `q`'s backlog).
+    #[inline(always)]
+    pub(crate) fn settle(
         &mut self,
         w: &Watch,
         sample: &mut SampleState,
         now: Time,
-        bytes: u64,
-        q: usize,
+        class_bytes: impl Fn(usize) -> u64,
     ) {
-        if self.pending != 0 {
-            self.tell_pending(w, sample, now, self.queued + bytes);
+        if self.mon.is_some() && self.queued != self.told {
+            self.tell(w, sample, now);
+            if self.told & EVERY_EVENT != 0 {
+                if let Some(m) = &mut self.mon {
+                    m.set_classes(now, class_bytes);
+                }
+            }
         }
+    }
+
+    /// Whether every change has been told.
+    pub(crate) fn settled(&self) -> bool {
+        self.mon.is_none() || self.queued == self.told & !EVERY_EVENT
+    }
+
+    /// Tells the monitors the backlog went from the level last told to `queued` at `now`.
+    #[inline(never)]
+    fn tell(&mut self, w: &Watch, sample: &mut SampleState, now: Time) {
+        let (before, after) = (self.told & !EVERY_EVENT, self.queued);
+        // Before the tell, so that its call out is the last act.
+        self.told = after | self.told & EVERY_EVENT;
         if let Some(m) = &mut self.mon {
-            let total = self.queued;
-            w.tell(m, &mut self.since, sample, now, total + bytes, total, bytes, q);
+            w.tell(m, &mut self.since, sample, now, before, after);
         }
     }
 }
 
 impl SwitchPort {
+    /// Tells the port's monitors, if any, its backlog at the end of an event that changed it
+    /// (see [`Backlog`]).
+    #[inline(always)]
+    pub(crate) fn settle(&mut self, w: &Watch, now: Time) {
+        let classes = &self.classes;
+        self.backlog.settle(w, &mut self.sample, now, |q| classes[q].backlog_bytes());
+        debug_assert_eq!(
+            self.classes.iter().map(|c| c.backlog_bytes()).sum::<u64>(),
+            self.backlog.queued,
+            "the backlog is the classes' bytes"
+        );
+    }
+
     /// Records whether class `q` holds packets, after a call that may have changed it.
     #[inline]
     pub(crate) fn mark_backlog(&mut self, q: usize) {
@@ -299,8 +330,6 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         self.switch_send(sh, s, out);
-        let port = &mut self.switches[s].ports[out];
-        port.backlog.settle(&sh.watch, &mut port.sample, self.now);
     }
 
     /// Settles the packets a queue discipline of class `q` at port `out` of switch slot `s`
@@ -383,11 +412,18 @@ impl<F: CcFactory> Shard<F> {
         p.backlogged |= 1;
         debug_assert!(self.dropped.is_empty(), "class 0 holds control frames without limit");
         self.switch_send(sh, s, port);
-        let p = &mut self.switches[s].ports[port];
-        p.backlog.settle(&sh.watch, &mut p.sample, self.now);
     }
 
+    /// Starts the next frame at egress port `out` of switch slot `s` if the port is free and a
+    /// class may send, then tells the port's monitors what the event did to its backlog.
     pub(crate) fn switch_send(&mut self, sh: &Shared<F>, s: usize, out: usize) {
+        self.switch_send_next(sh, s, out);
+        self.switches[s].ports[out].settle(&sh.watch, self.now);
+    }
+
+    /// [`Shard::switch_send`] before the monitors are told.
+    #[inline(always)]
+    fn switch_send_next(&mut self, sh: &Shared<F>, s: usize, out: usize) {
         let sw = &mut self.switches[s];
         let port = &mut sw.ports[out];
         if port.link.busy_until > self.now {
@@ -498,71 +534,86 @@ impl<F: CcFactory> Shard<F> {
 #[cfg(test)]
 mod tests {
     use super::{next_round_robin, Backlog};
-    use crate::qmon::{PortMonitor, SampleClock, SampleState, SamplerWindow, Watch};
+    use crate::mmu::QUEUES;
+    use crate::qmon::{
+        ClassHistograms, PortMonitor, QueueHistogram, QueueSampler, SampleClock, SampleState,
+        SamplerWindow, Watch,
+    };
     use crate::units::{Duration, Time};
     use proptest::prelude::*;
 
-    /// Every monitor on, with a 100 ns sampler over the whole test.
-    fn all_monitors() -> Watch {
-        let w = SamplerWindow {
+    /// A 100 ns sampler over the whole test.
+    fn window() -> SamplerWindow {
+        SamplerWindow {
             start: Time::ZERO,
             end: Time::from_ns(1_000_000),
             interval: Duration::from_ns(100),
             bin: 1000,
-        };
-        Watch { hist: true, classes: true, clock: SampleClock::new(w) }
+        }
+    }
+
+    /// Every monitor on.
+    fn all_monitors() -> Watch {
+        Watch { hist: true, classes: true, clock: SampleClock::new(window()) }
     }
 
     proptest! {
-        /// The deferred backlog (growths told at the next shrink or at the end of the event,
-        /// cancelled by a shrink of the same size and class at the same instant) leaves every
-        /// monitor as telling each change at once does. Each event: a time step (often 0),
-        /// maybe one frame in, some frames out (oldest first, of any class), then the settle.
+        /// The settled backlog (the frame path counts bytes; the monitors are told the net
+        /// change at the end of each event, class 0 at once) leaves every monitor as telling
+        /// each change at once does: a stand-alone histogram of the port, a sampler of
+        /// classes 1–7 and per-class histograms (on or off). Each event: a time step (often 0), maybe one
+        /// frame in, some frames out (oldest first, of any class), then the settle.
         #[test]
-        fn deferred_growth_equals_telling_every_change(
+        fn settled_backlog_equals_telling_every_change(
             events in prop::collection::vec(
-                (0u64..4, prop::option::of((0usize..3, 0usize..3)), 0usize..3),
+                (0u64..4, prop::option::of((0usize..3, 0usize..4)), 0usize..3),
                 1..200,
             ),
+            per_class in any::<bool>(),
         ) {
             const SIZES: [u64; 3] = [64, 1000, 1048];
-            let w = all_monitors();
-            let mut deferred = Backlog::new(Some(Box::new(PortMonitor::new(&w))));
-            let mut d_sample = SampleState::new(&w.clock);
-            let mut m = PortMonitor::new(&w);
-            let (mut since, mut sample) = (Time::ZERO, SampleState::new(&w.clock));
+            let w = Watch { classes: per_class, ..all_monitors() };
+            let mut b = Backlog::new(Some(Box::new(PortMonitor::new(&w))), &w);
+            let mut sample = SampleState::new(&w.clock);
+            let (mut hist, mut sampler) = (QueueHistogram::new(), QueueSampler::new(window()));
+            let mut classes = ClassHistograms::default();
+            let mut class_bytes = [0u64; QUEUES];
             let mut held: std::collections::VecDeque<(u64, usize)> = Default::default();
             let (mut now, mut total) = (Time::ZERO, 0u64);
             for (step, arrival, leaving) in events {
                 now = Time(now.0 + step * 70_000);
                 if let Some((size, q)) = arrival {
                     let bytes = SIZES[size];
-                    deferred.grow(&w, &mut d_sample, now, bytes, q);
-                    w.tell(&mut m, &mut since, &mut sample, now, total, total + bytes, bytes, q);
+                    b.grow(&w, &mut sample, now, bytes, q);
                     total += bytes;
+                    class_bytes[q] += bytes;
+                    hist.set(now, total);
+                    if q != 0 {
+                        sampler.grow(now, bytes);
+                    }
+                    classes.grow(now, bytes, q);
                     held.push_back((bytes, q));
                 }
                 for _ in 0..leaving {
                     let Some((bytes, q)) = held.pop_front() else { break };
-                    deferred.shrink(&w, &mut d_sample, now, bytes, q);
-                    w.tell(&mut m, &mut since, &mut sample, now, total, total - bytes, bytes, q);
+                    b.shrink(&w, &mut sample, now, bytes, q);
                     total -= bytes;
+                    class_bytes[q] -= bytes;
+                    hist.set(now, total);
+                    if q != 0 {
+                        sampler.shrink(now, bytes);
+                    }
+                    classes.shrink(now, bytes, q);
                 }
-                deferred.settle(&w, &mut d_sample, now);
-                prop_assert!(deferred.settled());
-                prop_assert_eq!(deferred.queued, total);
+                b.settle(&w, &mut sample, now, |q| class_bytes[q]);
+                prop_assert!(b.settled());
+                prop_assert_eq!(b.queued, total);
             }
             let end = Time(now.0 + 1_000_000);
-            let mut d = deferred.mon.take().unwrap();
-            prop_assert_eq!(
-                w.finish_hist(&mut d, &mut deferred.since, total, end),
-                w.finish_hist(&mut m, &mut since, total, end)
-            );
-            prop_assert_eq!(
-                w.finish_samples(&mut d, &mut d_sample, end),
-                w.finish_samples(&mut m, &mut sample, end)
-            );
-            prop_assert_eq!(d.finish_classes(end), m.finish_classes(end));
+            let mut m = b.mon.take().unwrap();
+            prop_assert_eq!(w.finish_hist(&mut m, &mut b.since, total, end), hist.finish(end));
+            prop_assert_eq!(w.finish_samples(&mut m, &mut sample, end), sampler.finish(end));
+            prop_assert_eq!(m.finish_classes(end), per_class.then(|| classes.finish(end)));
         }
     }
 
