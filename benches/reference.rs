@@ -9,6 +9,10 @@
 //!   measure the same runs as before import-ns3 wrote them. Skipped, with a message, when the
 //!   calibration folder is absent (set `DCSIM_SHARED` to the `shared` folder if it is not
 //!   beside the checkout).
+//! - `calibration_hpcc_queue_lengths` and `calibration_hpcc_monitored`: the HPCC calibration
+//!   with the queue histograms on (as `dcsim run --queue-lengths`), and with every monitor on
+//!   (the histograms, the reference's sampler at 100 ns over the whole run, the PFC log): the
+//!   monitors' cost is their events/s against `calibration_hpcc`'s.
 //! - `fattree2ms_hpcc_{1,2}thread(s)`: the HPCC paper's 320-host fat tree with 2 ms of web-search
 //!   arrivals at 30% (a sixth of `examples/perf/fattree-12ms.toml`), on one and two threads.
 //! - `harm40ms_tcp_cubic_prague`: TCP through `fq_codel` — the FCT-harm setting at 40 ms RTT,
@@ -141,6 +145,16 @@ fn cases() -> Vec<Case> {
                     name: "calibration_hpcc_monitored".into(),
                     path: path.clone(),
                     toml: monitored,
+                    threads: 1,
+                });
+                // The monitor meant to be left on, as `dcsim run --queue-lengths` turns it on:
+                // the time-weighted histograms alone.
+                let histograms = as_before(&imported.toml)
+                    .replace("pfc_log = false", "pfc_log = false\nqueue_lengths = true");
+                cases.push(Case {
+                    name: "calibration_hpcc_queue_lengths".into(),
+                    path: path.clone(),
+                    toml: histograms,
                     threads: 1,
                 });
             }
