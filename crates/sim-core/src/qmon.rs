@@ -530,8 +530,9 @@ impl Watch {
         before: u64,
         after: u64,
     ) {
-        // Classes 1-7 changed by as much as the port did.
+        // Classes 1-7 changed by as much as the port did (and hold no more than it).
         let level = sample.level.wrapping_add(after.wrapping_sub(before));
+        debug_assert!(level <= after, "classes 1-7 hold {level} B of the port's {after} B");
         sample.set(&self.clock, &mut m.counts, now, level);
         // Last, so that the call out is the tell's last act.
         if self.hist {

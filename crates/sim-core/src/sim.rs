@@ -832,6 +832,7 @@ impl<F: CcFactory> Simulation<F> {
             for sw in &mut shard.switches {
                 for (i, p) in sw.ports.iter_mut().enumerate() {
                     debug_assert!(p.backlog.settled(), "every change is told in its event");
+                    debug_assert!(p.consistent(), "the backlog is the classes' bytes");
                     let b = &mut p.backlog;
                     if let Some(m) = b.mon.as_mut().filter(|_| self.shared.watch.hist) {
                         v.push(PortQueue {
