@@ -462,7 +462,6 @@ pub struct PortSamples {
 /// backlog; the frame on the wire excluded).
 #[derive(Clone, Debug, Default)]
 pub struct ClassHistograms {
-    level: [u64; crate::mmu::QUEUES],
     hist: [QueueHistogram; crate::mmu::QUEUES],
 }
 
@@ -470,21 +469,20 @@ impl ClassHistograms {
     /// `bytes` more are queued in class `q` from `now`.
     #[inline]
     pub fn grow(&mut self, now: Time, bytes: u64, q: usize) {
-        self.level[q] += bytes;
-        self.hist[q].set(now, self.level[q]);
+        let level = self.hist[q].level + bytes;
+        self.hist[q].set(now, level);
     }
 
     /// `bytes` fewer are queued in class `q` from `now`.
     #[inline]
     pub fn shrink(&mut self, now: Time, bytes: u64, q: usize) {
-        self.level[q] -= bytes;
-        self.hist[q].set(now, self.level[q]);
+        let level = self.hist[q].level - bytes;
+        self.hist[q].set(now, level);
     }
 
-    /// Class `q` holds `bytes` from `now`.
+    /// Class `q` holds `bytes` from `now` (an unchanged level is not a change).
     #[inline]
     pub fn set(&mut self, now: Time, bytes: u64, q: usize) {
-        self.level[q] = bytes;
         self.hist[q].set(now, bytes);
     }
 
@@ -609,15 +607,12 @@ impl PortMonitor {
     }
 
     /// Tells the per-class histograms (if asked for) the backlog of classes 1–7 at `now`,
-    /// `bytes(q)` for class `q` (those that did not change are not touched).
+    /// `bytes(q)` for class `q`.
     #[inline(never)]
     pub fn set_classes(&mut self, now: Time, bytes: impl Fn(usize) -> u64) {
         if let Some(c) = &mut self.classes {
             for q in 1..crate::mmu::QUEUES {
-                let b = bytes(q);
-                if b != c.level[q] {
-                    c.set(now, b, q);
-                }
+                c.set(now, bytes(q), q);
             }
         }
     }

@@ -133,17 +133,16 @@ impl Backlog {
     #[cold]
     #[inline(never)]
     fn control(&mut self, w: &Watch, sample: &mut SampleState, now: Time, bytes: u64, grew: bool) {
-        if let Some(m) = &mut self.mon {
-            let told = self.told & !EVERY_EVENT;
-            w.tell(m, &mut self.since, sample, now, told, self.queued);
-            m.class_change(now, grew, bytes, 0);
+        if self.mon.is_some() {
+            self.tell(w, sample, now);
         }
         if grew {
             self.queued += bytes;
         } else {
             self.queued -= bytes;
         }
-        if self.mon.is_some() {
+        if let Some(m) = &mut self.mon {
+            m.class_change(now, grew, bytes, 0);
             self.told = self.queued | self.told & EVERY_EVENT;
         }
     }
