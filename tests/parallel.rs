@@ -6,9 +6,9 @@
 use dcsim::core::cc::CcFactory;
 use dcsim::core::config::{FlowSpec, SimConfig, WindowMode};
 use dcsim::core::ids::{FlowId, NodeId};
-use dcsim::core::network::Network;
+use dcsim::core::network::{Network, RoutingTable};
 use dcsim::core::units::{BitsPerSec, Duration, Time};
-use dcsim::core::{Partition, Simulation};
+use dcsim::core::{traffic_load, ParallelStats, Partition, Partitioner, Simulation};
 use dcsim::hpcc::HpccFactory;
 use dcsim::topology::{self, Topology};
 use dcsim::workload::{Cdf, Interpolation, PoissonWorkload};
@@ -18,12 +18,12 @@ fn run<F: CcFactory + Clone>(
     flows: &[FlowSpec],
     cfg: &SimConfig,
     f: &F,
-    part: impl Fn(&Network) -> Partition,
+    part: impl Fn(&Network, &RoutingTable) -> Partition,
     threads: usize,
 ) -> Simulation<F> {
     let net = t.validate().unwrap();
     let routes = topology::compute_routes(&net);
-    let p = part(&net);
+    let p = part(&net, &routes);
     let mut sim =
         Simulation::with_partition(net, routes, cfg.clone(), flows.to_vec(), f.clone(), p).unwrap();
     sim.set_threads(threads);
@@ -52,25 +52,48 @@ fn check_threads<F: CcFactory + Clone>(
     f: F,
     thread_counts: &[usize],
 ) {
-    let seq = run(&t, &flows, &cfg, &f, |net| Partition::single(net.node_count()), 1);
+    let seq = run(&t, &flows, &cfg, &f, |net, _| Partition::single(net.node_count()), 1);
     assert!(seq.summary().flows_done > 0, "{name}: nothing completed");
+    assert_eq!(seq.parallel_stats(), &ParallelStats::default(), "{name}: one shard, no windows");
     let trace = seq.hop_trace();
     assert!(!trace.is_empty(), "{name}: the traced flows crossed switches");
-    type Part = fn(&Network, usize) -> Partition;
-    let parts: [(&str, Part); 2] = [
-        ("by rack", |net, n| Partition::by_rack(net, n)),
-        ("round robin", |net, n| Partition::round_robin(net.node_count(), n)),
-    ];
-    for (pname, part) in parts {
+    for part in [Partitioner::Load, Partitioner::Rack, Partitioner::RoundRobin] {
+        let pname = part.name();
         for &threads in thread_counts {
-            let par = run(&t, &flows, &cfg, &f, |net| part(net, threads.max(2)), threads);
-            assert!(par.shards() > 1, "{name}/{pname}: expected several shards");
-            assert_eq!(par.flow_results(), seq.flow_results(), "{name}/{pname}/{threads} threads");
-            assert_eq!(par.counters(), seq.counters(), "{name}/{pname}/{threads} threads");
-            assert_eq!(par.summary(), seq.summary(), "{name}/{pname}/{threads} threads");
-            assert!(par.hop_trace() == trace, "{name}/{pname}/{threads} threads: hop trace");
+            let shards = threads.max(2);
+            let split = |net: &Network, routes: &RoutingTable| {
+                part.partition(net, routes, &flows, &cfg, shards)
+            };
+            let par = run(&t, &flows, &cfg, &f, split, threads);
+            let what = format!("{name}/{pname}/{threads} threads");
+            assert!(par.shards() > 1, "{what}: expected several shards");
+            assert_eq!(par.flow_results(), seq.flow_results(), "{what}");
+            assert_eq!(par.counters(), seq.counters(), "{what}");
+            assert_eq!(par.summary(), seq.summary(), "{what}");
+            assert!(par.hop_trace() == trace, "{what}: hop trace");
             assert!(par.is_quiescent() == seq.is_quiescent());
+            check_stats(&what, par.parallel_stats(), &par, threads);
         }
+    }
+}
+
+/// What the window statistics of a run with several shards must satisfy: every event counted
+/// once, and the critical paths between a perfect split and no split at all.
+fn check_stats<F: CcFactory>(what: &str, p: &ParallelStats, sim: &Simulation<F>, threads: usize) {
+    let events = sim.summary().events;
+    let shards = sim.shards() as u64;
+    assert_eq!(p.shard_events.len() as u64, shards, "{what}");
+    assert_eq!(p.events(), events, "{what}: every event in one shard");
+    assert!(p.windows > 0, "{what}");
+    assert!(p.critical_shard * shards >= events, "{what}: {p:?}");
+    assert!(p.critical_shard <= p.critical_thread, "{what}: {p:?}");
+    assert!(p.critical_thread <= events, "{what}: {p:?}");
+    let threads = threads.min(sim.shards());
+    if threads == 1 {
+        assert_eq!(p.critical_thread, events, "{what}: one thread does everything");
+        assert!(p.wait.is_empty(), "{what}");
+    } else {
+        assert_eq!(p.wait.len(), threads, "{what}: a wait per thread");
     }
 }
 
@@ -180,4 +203,91 @@ fn zero_delay_cut_falls_back_to_one_shard() {
     .unwrap();
     assert_eq!(sim.shards(), 1);
     assert!(sim.fallback().unwrap().contains("zero propagation delay"));
+}
+
+/// The window statistics are counts fixed by the partition: the same on 1, 2 and 4 threads
+/// (but for the threads' own critical path and waits), whichever thread runs which shard.
+#[test]
+fn window_statistics_do_not_depend_on_the_threads() {
+    let t = calibration_fabric();
+    let flows = websearch(64, 200, 3);
+    let cfg = hpcc_cfg();
+    let f = HpccFactory::default();
+    let split = |net: &Network, routes: &RoutingTable| {
+        Partitioner::Load.partition(net, routes, &flows, &cfg, 4)
+    };
+    let one = run(&t, &flows, &cfg, &f, split, 1);
+    let base = one.parallel_stats().clone();
+    assert!(base.crossings > 0, "packets crossed shards");
+    for threads in [2, 4] {
+        let par = run(&t, &flows, &cfg, &f, split, threads);
+        let p = par.parallel_stats();
+        assert_eq!(
+            (p.windows, &p.shard_events, p.critical_shard, p.crossings),
+            (base.windows, &base.shard_events, base.critical_shard, base.crossings),
+            "{threads} threads"
+        );
+        assert!(p.critical_thread >= p.critical_shard && p.critical_thread <= base.critical_thread);
+    }
+}
+
+/// The load estimate follows the run's own ECMP choices: a traced flow's data packets cross
+/// exactly the switches `traffic_load` charges for that flow alone (with its acknowledgements'
+/// switches), on a leaf-spine with four equal-cost spines.
+#[test]
+fn traffic_load_follows_the_packets_paths() {
+    let t = topology::leaf_spine(
+        4,
+        4,
+        4,
+        BitsPerSec::gbps(100),
+        BitsPerSec::gbps(400),
+        Duration::from_us(1),
+    )
+    .unwrap();
+    let cfg = hpcc_cfg();
+    let flows: Vec<FlowSpec> = (0..12u32)
+        .map(|i| FlowSpec {
+            id: FlowId(i),
+            src: NodeId(i % 16),
+            dst: NodeId((i * 7 + 5) % 16),
+            size: 20_000 + 1_000 * u64::from(i),
+            start: Time::ZERO,
+            pg: 3,
+            dport: 100,
+        })
+        .filter(|f| f.src != f.dst)
+        .collect();
+    let net = t.validate().unwrap();
+    let routes = topology::compute_routes(&net);
+    let mut sim = Simulation::new(
+        net.clone(),
+        routes.clone(),
+        cfg.clone(),
+        flows.clone(),
+        HpccFactory::default(),
+    )
+    .unwrap();
+    let ids: Vec<FlowId> = flows.iter().map(|f| f.id).collect();
+    sim.trace_hop_latency(&ids).unwrap();
+    sim.run();
+    let trace = sim.hop_trace();
+    let mut spines_seen = std::collections::BTreeSet::<NodeId>::new();
+    for (pos, f) in flows.iter().enumerate() {
+        // This flow's share: the estimate with it less the estimate without it (its source
+        // port, and so its path, depends on the flows listed before it between its hosts).
+        let before = traffic_load(&net, &routes, &flows[..pos], &cfg);
+        let with = traffic_load(&net, &routes, &flows[..=pos], &cfg);
+        let charged: std::collections::BTreeSet<NodeId> = (0..net.node_count())
+            .map(NodeId::from_idx)
+            .filter(|&n| !net.is_host(n) && with[n.idx()] > before[n.idx()])
+            .collect();
+        let crossed: std::collections::BTreeSet<NodeId> =
+            trace.iter().filter(|h| h.flow == f.id).map(|h| h.node).collect();
+        assert!(!crossed.is_empty(), "flow {pos} was traced");
+        assert!(crossed.is_subset(&charged), "flow {pos}: {crossed:?} within {charged:?}");
+        let spine = |n: &&NodeId| net.ports(**n).iter().all(|p| !net.is_host(p.peer));
+        spines_seen.extend(crossed.iter().filter(spine));
+    }
+    assert!(spines_seen.len() > 1, "the flows spread over several spines: {spines_seen:?}");
 }

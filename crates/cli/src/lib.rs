@@ -90,6 +90,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use dcsim_core::units::Duration;
+use dcsim_core::Partitioner;
 use dcsim_workload::Interpolation;
 
 use analyze::{BucketSpec, FctInput};
@@ -261,10 +262,22 @@ pub struct RunArgs {
     /// Overrides `simulation.seed`.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Worker threads (at least 1). Above 1 the network is split into that many shards by rack
-    /// and simulated in parallel; the results are identical for every value.
+    /// Worker threads (at least 1). Above 1 the network is split into that many shards (see
+    /// --partition) and simulated in parallel; the results are identical for every value.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
+    /// Shards to split the network into (default: one per thread). More shards than threads
+    /// run several to a thread, and the run summary's `parallel:` line then tells how well N
+    /// threads would share the work: `--shards 16 --threads 1` measures 16 threads' balance on
+    /// any machine. The results are identical for every value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub shards: Option<u32>,
+    /// How nodes are split into shards: `load` (racks and switches balanced by the frames the
+    /// flows will make them handle), `rack` (racks balanced by hosts, other switches dealt
+    /// round robin) or `round-robin` (node i in shard i mod N; every link cut). The results
+    /// are identical for every value.
+    #[arg(long, value_name = "NAME", default_value = "load", value_parser = parse_partitioner)]
+    pub partition: Partitioner,
     /// Also write pfc.csv: every PFC pause/resume frame a switch sent (as `[output] pfc_log`).
     #[arg(long)]
     pub pfc_log: bool,
@@ -339,7 +352,15 @@ fn print_warnings(notes: &mut dyn Write, warnings: &[scenario::warnings::Warning
 fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(), CliError> {
     let mut valid = scenario::load(&args.scenario, args.seed)?;
     print_warnings(notes, &valid.warnings);
-    print_warnings(notes, &valid.thread_warnings(args.threads as usize));
+    let parallel = schemes::Parallelism {
+        threads: args.threads as usize,
+        shards: args.shards.map_or(0, |n| n as usize),
+        partitioner: args.partition,
+    };
+    print_warnings(
+        notes,
+        &valid.parallel_warnings(parallel.threads, args.shards.map(|n| n as usize)),
+    );
     valid.cfg.monitor.pfc_log |= args.pfc_log;
     valid.cfg.monitor.queue_lengths |= args.queue_lengths;
     let dir = args.out.clone().unwrap_or_else(|| default_out_dir(&args.scenario));
@@ -376,7 +397,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
         qct.and_then(|w| w.lock().expect("not poisoned").take())
     };
     let progress = (!args.quiet).then(progress::reporter);
-    let result = match valid.run_reporting(args.threads as usize, Vec::new(), sink, progress) {
+    let result = match valid.run_parallel(parallel, Vec::new(), sink, progress) {
         Ok(r) => r,
         Err(source) => {
             if let Some(w) = taken(qct) {
@@ -495,6 +516,45 @@ pub(crate) fn write_run_outputs(
     Ok(written)
 }
 
+/// `--partition`'s value.
+fn parse_partitioner(name: &str) -> Result<Partitioner, String> {
+    Partitioner::from_name(name).ok_or_else(|| {
+        format!("unknown partitioner `{name}`: expected one of {}", Partitioner::NAMES.join(", "))
+    })
+}
+
+/// The run summary's line on the shards' balance and the barriers (runs with several shards).
+fn write_parallel(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
+    let p = &r.parallel;
+    let events = p.events();
+    let per_window = if p.windows > 0 { events as f64 / p.windows as f64 } else { 0.0 };
+    let bound = p.shard_bound();
+    let threads = p.wait.len().max(1);
+    let mut line = format!(
+        "parallel: {} shards by {} on {threads} thread{}, {} windows ({per_window:.0} events \
+         each), {} crossings; busiest shard of each window: {} events in all, so one thread per \
+         shard is at most {bound:.2}x one thread ({:.0}% of {}); busiest shard overall: {:+.1}% \
+         on the mean",
+        r.shards,
+        r.partitioner.map_or("?", Partitioner::name),
+        if threads == 1 { "" } else { "s" },
+        p.windows,
+        p.crossings,
+        p.critical_shard,
+        100.0 * bound / r.shards as f64,
+        r.shards,
+        100.0
+            * (p.shard_events.iter().max().copied().unwrap_or(0) as f64 * r.shards as f64
+                / events.max(1) as f64
+                - 1.0),
+    );
+    if !p.wait.is_empty() {
+        let waits: Vec<String> = p.wait.iter().map(|w| format!("{:.2}", w.as_secs_f64())).collect();
+        line.push_str(&format!("; barrier waits (s) by thread: {}", waits.join(", ")));
+    }
+    writeln!(out, "{line}")
+}
+
 fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
     let s = &r.summary;
     let c = &r.counters;
@@ -518,6 +578,9 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
     )?;
     if let Some(why) = &r.fallback {
         writeln!(out, "note: {why}")?;
+    }
+    if r.shards > 1 {
+        write_parallel(out, r)?;
     }
     let queue = c.aqm_drops + c.qdisc_overflow_drops;
     let mut queue_drops = if queue > 0 {

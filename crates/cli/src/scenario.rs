@@ -539,6 +539,16 @@ impl ValidScenario {
         warnings::thread_warnings(self, threads)
     }
 
+    /// The warnings of running the scenario on `threads` threads and, if given, `shards`
+    /// shards ([`warnings::parallel_warnings`]).
+    pub fn parallel_warnings(
+        &self,
+        threads: usize,
+        shards: Option<usize>,
+    ) -> Vec<warnings::Warning> {
+        warnings::parallel_warnings(self, threads, shards)
+    }
+
     /// Runs the scenario on `threads` threads (results do not depend on it), recording every
     /// switch passage of the data packets of the flows in `trace`.
     ///
@@ -578,9 +588,34 @@ impl ValidScenario {
         query_sink: Option<schemes::QuerySink>,
         progress: Option<schemes::ProgressFn>,
     ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
+        self.run_parallel(schemes::Parallelism::threads(threads), trace, query_sink, progress)
+    }
+
+    /// [`ValidScenario::run_reporting`] with the shards and the partitioner chosen too (results
+    /// depend on neither).
+    ///
+    /// # Errors
+    /// The simulator's own validation ([`schemes::run_with_scheme`]).
+    pub fn run_parallel(
+        self,
+        parallel: schemes::Parallelism,
+        trace: Vec<FlowId>,
+        query_sink: Option<schemes::QuerySink>,
+        progress: Option<schemes::ProgressFn>,
+    ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
         let ValidScenario { net, routes, cfg, flows, cc, .. } = self;
-        let input =
-            schemes::SimInput { net, routes, cfg, flows, threads, trace, query_sink, progress };
+        let input = schemes::SimInput {
+            net,
+            routes,
+            cfg,
+            flows,
+            threads: parallel.threads,
+            shards: parallel.shards,
+            partitioner: parallel.partitioner,
+            trace,
+            query_sink,
+            progress,
+        };
         schemes::run_with_scheme(cc, input)
     }
 }

@@ -52,7 +52,8 @@ use dcsim_core::network::{Network, RoutingTable};
 use dcsim_core::qmon::PortQueue;
 use dcsim_core::units::{BitsPerSec, Bytes, Duration, Time};
 use dcsim_core::{
-    Counters, FlowResult, HopSample, Partition, PfcEvent, RunSummary, SimError, Simulation,
+    Counters, FlowResult, HopSample, ParallelStats, Partition, Partitioner, PfcEvent, RunSummary,
+    SimError, Simulation,
 };
 use dcsim_hpcc::{HpccFactory, HpccParams};
 use dcsim_pint::{hpcc_pint, HpccPintFactory, HpccPintParams};
@@ -266,9 +267,16 @@ pub struct SimInput {
     pub cfg: SimConfig,
     /// The flows, ids equal to positions.
     pub flows: Vec<FlowSpec>,
-    /// Worker threads: above 1 the nodes are split into that many shards by rack
-    /// (`Partition::by_rack`) and run in parallel. Results never depend on it.
+    /// Worker threads: above 1 the nodes are split into shards (one per thread unless
+    /// `shards` says otherwise) and run in parallel. Results never depend on it.
     pub threads: usize,
+    /// Shards to split the nodes into; 0 for one per thread. More shards than threads run
+    /// several to a thread (shard `i` on thread `i % threads`), which measures the balance of
+    /// a larger thread count on a small machine (`RunOutput::parallel`). Results never depend
+    /// on it.
+    pub shards: usize,
+    /// How the nodes are split into shards. Results never depend on it.
+    pub partitioner: Partitioner,
     /// Flows whose data packets are recorded at every switch ([`RunOutput::hop_trace`]).
     pub trace: Vec<FlowId>,
     /// Where completed queries go as the run proceeds (in steps of [`QUERY_STEP`] of simulated
@@ -278,6 +286,34 @@ pub struct SimInput {
     /// Told how far the run has got, a few times a second of wall-clock time (the run is then
     /// stepped with `Simulation::run_until`, which changes nothing in its results).
     pub progress: Option<ProgressFn>,
+}
+
+/// Threads, shards and partitioner of a run ([`SimInput::threads`], [`SimInput::shards`],
+/// [`SimInput::partitioner`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parallelism {
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// Shards; 0 for one per thread.
+    pub shards: usize,
+    /// How nodes are split into shards.
+    pub partitioner: Partitioner,
+}
+
+impl Parallelism {
+    /// `threads` threads, one shard each, split by the default partitioner.
+    pub fn threads(threads: usize) -> Parallelism {
+        Parallelism { threads, shards: 0, partitioner: Partitioner::default() }
+    }
+
+    /// The shards this asks for.
+    pub fn shard_count(&self) -> usize {
+        if self.shards == 0 {
+            self.threads.max(1)
+        } else {
+            self.shards
+        }
+    }
 }
 
 /// How far a run has got (see [`SimInput::progress`]).
@@ -307,6 +343,8 @@ impl std::fmt::Debug for SimInput {
             .field("net", &self.net)
             .field("flows", &self.flows.len())
             .field("threads", &self.threads)
+            .field("shards", &self.shards)
+            .field("partitioner", &self.partitioner)
             .field("trace", &self.trace)
             .field("query_sink", &self.query_sink.is_some())
             .field("progress", &self.progress.is_some())
@@ -333,6 +371,10 @@ pub struct RunOutput {
     pub wall: std::time::Duration,
     /// Shards the run used.
     pub shards: usize,
+    /// How the nodes were split, when the run used several shards.
+    pub partitioner: Option<Partitioner>,
+    /// How the windows of a run with several shards went (empty otherwise).
+    pub parallel: ParallelStats,
     /// Why a parallel run fell back to one shard, if it did.
     pub fallback: Option<String>,
     /// The switch passages of [`SimInput::trace`]'s flows (`Simulation::hop_trace`).
@@ -362,13 +404,25 @@ pub struct RunOutput {
 /// # Errors
 /// See [`run_with_scheme`].
 pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimError> {
-    let SimInput { net, routes, cfg, flows, threads, trace, mut query_sink, mut progress } = input;
+    let SimInput {
+        net,
+        routes,
+        cfg,
+        flows,
+        threads,
+        shards,
+        partitioner,
+        trace,
+        mut query_sink,
+        mut progress,
+    } = input;
+    let shards = Parallelism { threads, shards, partitioner }.shard_count();
     let monitor = cfg.monitor.clone();
     let (faults, rto) = (!cfg.faults.events.is_empty(), cfg.nic.rto.is_some());
     let stepped = !cfg.apps.is_empty() && query_sink.is_some();
     let stop = cfg.stop_time;
-    let part = if threads > 1 {
-        Partition::by_rack(&net, threads)
+    let part = if shards > 1 {
+        partitioner.partition(&net, &routes, &flows, &cfg, shards)
     } else {
         Partition::single(net.node_count())
     };
@@ -426,6 +480,8 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         counters: *sim.counters(),
         wall,
         shards: sim.shards(),
+        partitioner: (sim.shards() > 1).then_some(partitioner),
+        parallel: sim.parallel_stats().clone(),
         fallback: sim.fallback().map(str::to_string),
         hop_trace: sim.hop_trace(),
         monitor,

@@ -647,6 +647,52 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
     run_ok(&c, &["run", "scenario.toml", "--out", "b", "--seed", "3", "--threads", "2"]);
     assert_eq!(read(&c.path("b/fct.csv")), fct);
     assert_eq!(read(&c.path("b/counters.csv")), counters);
+
+    // Any shard count and partitioner, on one thread or two: the same results, and the run
+    // summary tells how the shards shared the work.
+    for (i, args) in [
+        &["--shards", "2"][..],
+        &["--shards", "2", "--threads", "2", "--partition", "rack"],
+        &["--threads", "2", "--partition", "round-robin"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = format!("p{i}");
+        let mut all = vec!["run", "scenario.toml", "--out", &out, "--seed", "3"];
+        all.extend_from_slice(args);
+        let summary = run_ok(&c, &all);
+        assert_eq!(read(&c.path(&format!("{out}/fct.csv"))), fct, "{args:?}");
+        assert_eq!(read(&c.path(&format!("{out}/counters.csv"))), counters, "{args:?}");
+        let line = summary.lines().find(|l| l.starts_with("parallel: ")).expect("a parallel line");
+        let (shards, by) = match i {
+            0 => ("2", "load on 1 thread,"),
+            1 => ("2", "rack on 2 threads,"),
+            _ => ("2", "round-robin on 2 threads,"),
+        };
+        assert!(line.starts_with(&format!("parallel: {shards} shards by {by}")), "{line}");
+        assert!(line.contains("busiest shard of each window: "), "{line}");
+        assert_eq!(line.contains("barrier waits (s) by thread: "), i > 0, "{line}");
+    }
+    let plain = run_ok(&c, &["run", "scenario.toml", "--out", "b", "--seed", "3"]);
+    assert!(!plain.contains("parallel: "), "one shard: {plain}");
+}
+
+#[test]
+fn an_unknown_partitioner_or_zero_shards_is_a_usage_error() {
+    let c = Case::new();
+    c.scenario(&[], "");
+    let o = c.run(&["run", "scenario.toml", "--out", "out", "--partition", "metis"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("unknown partitioner `metis`: expected one of load, rack, round-robin"),
+        "{err}"
+    );
+    let o = c.run(&["run", "scenario.toml", "--out", "out", "--shards", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--shards"));
+    assert!(!c.out().exists());
 }
 
 #[test]

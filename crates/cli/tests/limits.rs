@@ -343,6 +343,17 @@ fn threads_beyond_the_shards_and_a_short_lookahead() {
            is a switch with its hosts, or several), so the run uses 2 threads"],
     );
     assert!(run_warns(&s, &["--threads", "2"]).is_empty());
+    assert_has(
+        &run_warns(&s, &["--shards", "5"]),
+        &["warning: s.toml: --shards 5: the network splits into at most 2 shards (a shard \
+           is a switch with its hosts, or several), so the run uses 2 shards"],
+    );
+    assert_has(
+        &run_warns(&s, &["--shards", "2", "--threads", "3"]),
+        &["warning: s.toml: --threads 3: the run has 2 shards and uses at most one thread per \
+           shard, so it uses 2 threads"],
+    );
+    assert!(run_warns(&s, &["--shards", "2"]).is_empty());
     let short = scenario("delay = \"10ns\"", ONE_FLOW);
     assert_has(
         &run_warns(&short, &["--threads", "2"]),

@@ -57,6 +57,6 @@ mod sim;
 pub mod telemetry;
 pub mod units;
 
-pub use partition::Partition;
-pub use results::{Counters, FlowResult, HopSample, PfcEvent, RunSummary};
+pub use partition::{traffic_load, Partition, Partitioner};
+pub use results::{Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary};
 pub use sim::{PortStats, SimError, Simulation};

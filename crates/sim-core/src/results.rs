@@ -183,3 +183,101 @@ pub struct RunSummary {
     /// Flows that had not completed.
     pub flows_unfinished: usize,
 }
+
+/// How a run with several shards went, window by window ([`crate::Simulation::parallel_stats`]).
+/// Everything but `wait` is a count fixed by the scenario and the partition: it does not depend
+/// on the threads' timing, so it can be measured on a small machine for a large thread count
+/// (`dcsim run --shards 16 --threads 1`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParallelStats {
+    /// Windows run (each at most one lookahead of simulated time).
+    pub windows: u64,
+    /// Events each shard processed.
+    pub shard_events: Vec<u64>,
+    /// The sum over windows of the largest shard's events in that window: the events on the
+    /// critical path with one thread per shard. `events / critical_shard` bounds the speed-up
+    /// of one thread per shard over one thread, costs per event and barriers aside.
+    pub critical_shard: u64,
+    /// The same with the run's threads (shard `i` on thread `i % threads`).
+    pub critical_thread: u64,
+    /// Packets handed from one shard to another.
+    pub crossings: u64,
+    /// Wall-clock time each thread waited at the window barriers (empty for a run on one
+    /// thread).
+    pub wait: Vec<std::time::Duration>,
+}
+
+impl ParallelStats {
+    /// Events in all shards.
+    pub fn events(&self) -> u64 {
+        self.shard_events.iter().sum()
+    }
+
+    /// The speed-up bound of one thread per shard ([`ParallelStats::critical_shard`]), or 1
+    /// when nothing ran.
+    pub fn shard_bound(&self) -> f64 {
+        if self.critical_shard == 0 {
+            1.0
+        } else {
+            self.events() as f64 / self.critical_shard as f64
+        }
+    }
+
+    /// Adds the window counts of `other` (not its waits).
+    pub(crate) fn merge(&mut self, other: &ParallelStats) {
+        if self.shard_events.len() < other.shard_events.len() {
+            self.shard_events.resize(other.shard_events.len(), 0);
+        }
+        for (a, b) in self.shard_events.iter_mut().zip(&other.shard_events) {
+            *a += b;
+        }
+        self.windows += other.windows;
+        self.critical_shard += other.critical_shard;
+        self.critical_thread += other.critical_thread;
+    }
+
+    /// Adds the per-shard events of one window (`events[s]`, shard `s` on thread
+    /// `s % threads`).
+    pub(crate) fn window(&mut self, events: &[u64], threads: usize) {
+        if self.shard_events.len() < events.len() {
+            self.shard_events.resize(events.len(), 0);
+        }
+        let threads = threads.clamp(1, events.len().max(1));
+        for (total, &e) in self.shard_events.iter_mut().zip(events) {
+            *total += e;
+        }
+        let busiest_thread = (0..threads)
+            .map(|t| events.iter().skip(t).step_by(threads).sum::<u64>())
+            .max()
+            .unwrap_or(0);
+        self.windows += 1;
+        self.critical_shard += events.iter().max().copied().unwrap_or(0);
+        self.critical_thread += busiest_thread;
+    }
+}
+
+#[cfg(test)]
+mod parallel_stats_tests {
+    use super::ParallelStats;
+
+    /// Two windows of three shards on two threads (shards 0 and 2 on thread 0): the critical
+    /// paths add each window's busiest shard and busiest thread.
+    #[test]
+    fn windows_add_their_busiest_shard_and_thread() {
+        let mut s = ParallelStats::default();
+        s.window(&[5, 1, 2], 2);
+        s.window(&[0, 4, 3], 2);
+        assert_eq!(s.windows, 2);
+        assert_eq!(s.shard_events, vec![5, 5, 5]);
+        assert_eq!(s.events(), 15);
+        assert_eq!(s.critical_shard, 5 + 4);
+        assert_eq!(s.critical_thread, (5 + 2) + 4);
+        assert!((s.shard_bound() - 15.0 / 9.0).abs() < 1e-12);
+        let mut t = ParallelStats::default();
+        t.merge(&s);
+        t.merge(&s);
+        assert_eq!((t.windows, t.critical_shard, t.critical_thread), (4, 18, 22));
+        assert_eq!(t.shard_events, vec![10, 10, 10]);
+        assert_eq!(ParallelStats::default().shard_bound(), 1.0);
+    }
+}

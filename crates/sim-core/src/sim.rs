@@ -47,7 +47,7 @@ use crate::paths::{self, Hop};
 use crate::qmon::{
     ClassQueue, PortMonitor, PortQueue, PortSamples, SampleClock, SampleState, Watch,
 };
-use crate::results::{Counters, FlowResult, HopSample, PfcEvent, RunSummary};
+use crate::results::{Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary};
 use crate::telemetry::PortUtil;
 use crate::units::{BitsPerSec, Duration, Time};
 use dcsim_aqm::fifo::FifoParams;
@@ -240,6 +240,7 @@ pub struct Simulation<F: CcFactory> {
     now: Time,
     results: Vec<FlowResult>,
     counters: Counters,
+    stats: ParallelStats,
 }
 
 /// The reference's host IP address for a node id (spec §6.1), used in ECMP hash keys.
@@ -267,6 +268,37 @@ pub(crate) fn murmur3_32(key: &[u32; 3], seed: u32) -> u32 {
     h = h.wrapping_mul(0xc2b2_ae35);
     h ^= h >> 16;
     h
+}
+
+/// The ECMP hash seed of switch `node` in a run seeded `seed`.
+pub(crate) fn ecmp_seed(node: usize, seed: u64) -> u32 {
+    (node as u32) ^ (mix64(seed) as u32)
+}
+
+/// The source ports of the listed flows, handed out in flow order (from 10 000 per host
+/// pair, as the reference does), and the ECMP hash keys they give.
+#[derive(Default)]
+pub(crate) struct FlowKeys {
+    sport_next: std::collections::HashMap<(u32, u32), u16>,
+}
+
+impl FlowKeys {
+    /// The next source port from `src` to `dst`.
+    pub(crate) fn sport(&mut self, src: NodeId, dst: NodeId) -> u16 {
+        let sport = self.sport_next.entry((src.0, dst.0)).or_insert(10_000);
+        let sp = *sport;
+        *sport = sport.wrapping_add(1);
+        sp
+    }
+
+    /// The forward and reverse ECMP keys of the next listed flow, `f`.
+    pub(crate) fn next(&mut self, f: &FlowSpec) -> ([u32; 3], [u32; 3]) {
+        let sp = self.sport(f.src, f.dst);
+        let (sip, dip) = (node_ip(f.src), node_ip(f.dst));
+        let hash_fwd = [sip, dip, sp as u32 | ((f.dport as u32) << 16)];
+        let hash_rev = [dip, sip, f.dport as u32 | ((sp as u32) << 16)];
+        (hash_fwd, hash_rev)
+    }
 }
 
 /// SplitMix64 finalizer, to derive independent seeds.
@@ -458,7 +490,7 @@ impl<F: CcFactory> Simulation<F> {
                     let geometry: Vec<(BitsPerSec, u64)> =
                         net.ports(node).iter().map(|p| (p.rate, p.delay.as_ps())).collect();
                     place.push(Place { shard, slot: Slot::Switch(switches.len() as u32) });
-                    hash_seeds[i] = (i as u32) ^ (mix64(cfg.seed) as u32);
+                    hash_seeds[i] = ecmp_seed(i, cfg.seed);
                     switches.push(Switch {
                         node: i as u32,
                         ports,
@@ -471,7 +503,7 @@ impl<F: CcFactory> Simulation<F> {
 
         // Flows: validation, ports, ECMP keys, metrics, ideal FCTs.
         let mtu = cfg.nic.mtu as u64;
-        let mut sport_next: std::collections::HashMap<(u32, u32), u16> = Default::default();
+        let mut keys = FlowKeys::default();
         let mut meta = Vec::with_capacity(flows.len());
         let mut qps = Vec::with_capacity(flows.len());
         let mut rxs = Vec::with_capacity(flows.len());
@@ -521,12 +553,7 @@ impl<F: CcFactory> Simulation<F> {
             if f.pg == 0 || f.pg as usize >= QUEUES {
                 return Err(SimError::BadPriority { flow: f.id, pg: f.pg });
             }
-            let sport = sport_next.entry((f.src.0, f.dst.0)).or_insert(10_000);
-            let sp = *sport;
-            *sport = sport.wrapping_add(1);
-            let (sip, dip) = (node_ip(f.src), node_ip(f.dst));
-            let hash_fwd = [sip, dip, sp as u32 | ((f.dport as u32) << 16)];
-            let hash_rev = [dip, sip, f.dport as u32 | ((sp as u32) << 16)];
+            let (hash_fwd, hash_rev) = keys.next(f);
             let seed_of = |node: NodeId| hash_seeds[node.idx()];
             let no_route = SimError::NoRoute { flow: f.id, src: f.src, dst: f.dst };
             let fwd = paths::walk(&net, &routes, f.src, f.dst, |node, c| {
@@ -585,9 +612,7 @@ impl<F: CcFactory> Simulation<F> {
         let mut conn_paths = Vec::with_capacity(cfg.apps.connections.len());
         for (c, conn) in cfg.apps.connections.iter().enumerate() {
             let (cl, sv) = (conn.client, conn.server);
-            let sport = sport_next.entry((cl.0, sv.0)).or_insert(10_000);
-            let sp = *sport;
-            *sport = sport.wrapping_add(1);
+            let sp = keys.sport(cl, sv);
             let (cip, sip) = (node_ip(cl), node_ip(sv));
             // One connection, one 5-tuple: the response travels on the request's reverse key.
             let key_cs = [cip, sip, sp as u32 | ((RPC_DPORT as u32) << 16)];
@@ -718,6 +743,7 @@ impl<F: CcFactory> Simulation<F> {
                     conns: conn_state.clone(),
                     app_state: app_state.clone(),
                     queries: Vec::new(),
+                    crossed: 0,
                 }
             })
             .collect();
@@ -774,6 +800,7 @@ impl<F: CcFactory> Simulation<F> {
             now: Time::ZERO,
             results,
             counters: Counters::default(),
+            stats: ParallelStats::default(),
         })
     }
 
@@ -919,6 +946,12 @@ impl<F: CcFactory> Simulation<F> {
         self.lookahead
     }
 
+    /// How the windows of a run with several shards went so far: the events of each shard, the
+    /// events on the critical path, the crossings and the barrier waits. Empty for one shard.
+    pub fn parallel_stats(&self) -> &ParallelStats {
+        &self.stats
+    }
+
     /// Why the requested partition was replaced by a single shard, if it was.
     pub fn fallback(&self) -> Option<&str> {
         self.fallback.as_deref()
@@ -938,6 +971,7 @@ impl<F: CcFactory> Simulation<F> {
         if self.shards.len() == 1 {
             self.shards[0].run_window(sh, Time::MAX, stop);
         } else if self.threads <= 1 {
+            let mut events = vec![0u64; self.shards.len()];
             loop {
                 let next = self.shards.iter_mut().filter_map(|s| s.queue.peek_time()).min();
                 let Some(next) = next else { break };
@@ -945,9 +979,12 @@ impl<F: CcFactory> Simulation<F> {
                     break;
                 }
                 let end = next + self.lookahead;
-                for s in &mut self.shards {
+                for (s, e) in self.shards.iter_mut().zip(&mut events) {
+                    let before = s.counters.events;
                     s.run_window(sh, end, stop);
+                    *e = s.counters.events - before;
                 }
+                self.stats.window(&events, 1);
                 // Deliver packets that crossed shards (their keys fix their order).
                 for from in 0..self.shards.len() {
                     for to in 0..self.shards.len() {
@@ -960,8 +997,16 @@ impl<F: CcFactory> Simulation<F> {
                 }
             }
         } else {
-            crate::parallel::run(&mut self.shards, sh, self.threads, self.lookahead, stop);
+            crate::parallel::run(
+                &mut self.shards,
+                sh,
+                self.threads,
+                self.lookahead,
+                stop,
+                &mut self.stats,
+            );
         }
+        self.stats.crossings = self.shards.iter().map(|s| s.crossed).sum();
         let last = self.shards.iter().map(|s| s.now).max().unwrap_or(Time::ZERO);
         self.now = if self.has_events() { last.max(stop) } else { last };
         self.collect();

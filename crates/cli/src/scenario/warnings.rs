@@ -286,20 +286,42 @@ fn small_buffer(
 /// carries at most about one packet in it, the barriers usually cost more than the threads
 /// save.
 pub fn thread_warnings(v: &ValidScenario, threads: usize) -> Vec<Warning> {
+    parallel_warnings(v, threads, None)
+}
+
+/// [`thread_warnings`] for `threads` threads and, if given (`--shards`), `shards` shards: more
+/// shards asked for than the network has, and the lookahead warning when `threads` > 1.
+pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize>) -> Vec<Warning> {
     let mut out = Vec::new();
-    if threads <= 1 {
+    let asked = shards.unwrap_or(threads);
+    if asked <= 1 {
         return out;
     }
     let warn = |message: String| Warning { file: v.path.clone(), at: None, message };
-    let part = Partition::by_rack(&v.net, threads);
-    let shards = part.shards();
-    if shards < threads {
+    let part = Partition::by_rack(&v.net, asked);
+    let got = part.shards();
+    if got < asked {
+        let (flag, what) = match shards {
+            Some(_) => ("--shards", "shard"),
+            None => ("--threads", "thread"),
+        };
         out.push(warn(format!(
-            "--threads {threads}: the network splits into at most {shards} shard{} (a \
-             shard is a switch with its hosts, or several), so the run uses {shards} thread{}",
-            if shards == 1 { "" } else { "s" },
-            if shards == 1 { "" } else { "s" },
+            "{flag} {asked}: the network splits into at most {got} shard{} (a \
+             shard is a switch with its hosts, or several), so the run uses {got} {what}{}",
+            if got == 1 { "" } else { "s" },
+            if got == 1 { "" } else { "s" },
         )));
+    }
+    if shards.is_some() && threads > got {
+        out.push(warn(format!(
+            "--threads {threads}: the run has {got} shard{} and uses at most one thread per \
+             shard, so it uses {got} thread{}",
+            if got == 1 { "" } else { "s" },
+            if got == 1 { "" } else { "s" },
+        )));
+    }
+    if threads <= 1 {
+        return out;
     }
     let Some(lookahead) = part.lookahead(&v.net).filter(|d| *d > Duration::ZERO) else {
         return out;
