@@ -85,6 +85,7 @@ pub(crate) fn run<F: CcFactory>(
                 let mut ran = false;
                 let mut events = vec![0u64; if t == 0 { n } else { 0 }];
                 let mut wait = std::time::Duration::ZERO;
+                let mut sent = 0u64;
                 let mut meet = || {
                     let w = Instant::now();
                     barrier.wait();
@@ -130,6 +131,7 @@ pub(crate) fn run<F: CcFactory>(
                         let from = s.id as usize;
                         for (to, out) in s.outbox.iter_mut().enumerate() {
                             if !out.is_empty() {
+                                sent += out.len() as u64;
                                 // The receiver emptied the mailbox before this window began.
                                 let mut mailbox = mailboxes[from * n + to].lock().expect("mailbox");
                                 debug_assert!(mailbox.is_empty());
@@ -139,6 +141,7 @@ pub(crate) fn run<F: CcFactory>(
                     }
                     meet();
                 }
+                acc.crossings = sent;
                 (acc, wait)
             };
             if t + 1 == threads {
@@ -168,6 +171,7 @@ fn handles_done(
     }
     for (t, (acc, wait)) in results.into_iter().enumerate() {
         stats.wait[t] += wait;
+        stats.crossings += acc.crossings;
         if t == 0 {
             stats.merge(&acc);
         }

@@ -743,7 +743,6 @@ impl<F: CcFactory> Simulation<F> {
                     conns: conn_state.clone(),
                     app_state: app_state.clone(),
                     queries: Vec::new(),
-                    crossed: 0,
                 }
             })
             .collect();
@@ -989,6 +988,7 @@ impl<F: CcFactory> Simulation<F> {
                 for from in 0..self.shards.len() {
                     for to in 0..self.shards.len() {
                         let mut out = std::mem::take(&mut self.shards[from].outbox[to]);
+                        self.stats.crossings += out.len() as u64;
                         for c in out.drain(..) {
                             self.shards[to].ingest(c);
                         }
@@ -1006,7 +1006,6 @@ impl<F: CcFactory> Simulation<F> {
                 &mut self.stats,
             );
         }
-        self.stats.crossings = self.shards.iter().map(|s| s.crossed).sum();
         let last = self.shards.iter().map(|s| s.now).max().unwrap_or(Time::ZERO);
         self.now = if self.has_events() { last.max(stop) } else { last };
         self.collect();

@@ -225,8 +225,6 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) app_state: Vec<AppState>,
     /// Queries completed at this shard's clients and not yet taken.
     pub(crate) queries: Vec<crate::apps::QueryRecord>,
-    /// Packets taken in from other shards ([`crate::ParallelStats::crossings`]).
-    pub(crate) crossed: u64,
 }
 
 impl<F: CcFactory> Shard<F> {
@@ -266,7 +264,6 @@ impl<F: CcFactory> Shard<F> {
 
     /// Takes in packets other shards sent to this one.
     pub(crate) fn ingest(&mut self, c: Crossing) {
-        self.crossed += 1;
         let pkt = self.alloc(c.pkt);
         self.queue.push(c.at, c.seq, Event::Deliver { node: c.node, port: c.port, pkt });
     }
