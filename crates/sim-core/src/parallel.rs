@@ -80,7 +80,8 @@ pub(crate) fn run<F: CcFactory>(
         let mut handles = Vec::new();
         for (t, mut group) in groups.into_iter().enumerate() {
             let mut work = move || {
-                // What thread 0 accumulates, and this thread's time at the barriers.
+                // What this thread counts (thread 0 also the windows), and its time at the
+                // barriers.
                 let mut acc = ParallelStats::default();
                 let mut ran = false;
                 let mut events = vec![0u64; if t == 0 { n } else { 0 }];
@@ -171,9 +172,6 @@ fn handles_done(
     }
     for (t, (acc, wait)) in results.into_iter().enumerate() {
         stats.wait[t] += wait;
-        stats.crossings += acc.crossings;
-        if t == 0 {
-            stats.merge(&acc);
-        }
+        stats.merge(&acc);
     }
 }

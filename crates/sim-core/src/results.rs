@@ -223,7 +223,7 @@ impl ParallelStats {
         }
     }
 
-    /// Adds the window counts of `other` (not its waits).
+    /// Adds the counts of `other` (not its waits).
     pub(crate) fn merge(&mut self, other: &ParallelStats) {
         if self.shard_events.len() < other.shard_events.len() {
             self.shard_events.resize(other.shard_events.len(), 0);
@@ -234,6 +234,7 @@ impl ParallelStats {
         self.windows += other.windows;
         self.critical_shard += other.critical_shard;
         self.critical_thread += other.critical_thread;
+        self.crossings += other.crossings;
     }
 
     /// Adds the per-shard events of one window (`events[s]`, shard `s` on thread
@@ -273,10 +274,11 @@ mod parallel_stats_tests {
         assert_eq!(s.critical_shard, 5 + 4);
         assert_eq!(s.critical_thread, (5 + 2) + 4);
         assert!((s.shard_bound() - 15.0 / 9.0).abs() < 1e-12);
+        s.crossings = 7;
         let mut t = ParallelStats::default();
         t.merge(&s);
         t.merge(&s);
-        assert_eq!((t.windows, t.critical_shard, t.critical_thread), (4, 18, 22));
+        assert_eq!((t.windows, t.critical_shard, t.critical_thread, t.crossings), (4, 18, 22, 14));
         assert_eq!(t.shard_events, vec![10, 10, 10]);
         assert_eq!(ParallelStats::default().shard_bound(), 1.0);
     }

@@ -298,6 +298,8 @@ pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize
         return out;
     }
     let warn = |message: String| Warning { file: v.path.clone(), at: None, message };
+    // Every partitioner but round robin makes the same units (racks, switches without hosts)
+    // and cuts only switch-to-switch links: by rack gives their shard count and lookahead.
     let part = Partition::by_rack(&v.net, asked);
     let got = part.shards();
     if got < asked {
