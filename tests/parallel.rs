@@ -1,5 +1,5 @@
 //! The parallel engine gives exactly the sequential results: for 1–4 threads and several
-//! partitionings, every flow's FCT and every counter equal those of the one-shard run, on an
+//! partitionings (one shard per thread, and more shards than threads, claimed window by window), every flow's FCT and every counter equal those of the one-shard run, on an
 //! incast, web-search traffic on a leaf-spine, web-search traffic on the paper fat tree, and
 //! (with up to 16 threads) on a k = 8 fat tree.
 
@@ -8,7 +8,9 @@ use dcsim::core::config::{FlowSpec, SimConfig, WindowMode};
 use dcsim::core::ids::{FlowId, NodeId};
 use dcsim::core::network::{Network, RoutingTable};
 use dcsim::core::units::{BitsPerSec, Duration, Time};
-use dcsim::core::{traffic_load, ParallelStats, Partition, Partitioner, Simulation};
+use dcsim::core::{
+    traffic_load, ParallelStats, Partition, Partitioner, Simulation, SHARED_THREADS,
+};
 use dcsim::hpcc::HpccFactory;
 use dcsim::topology::{self, Topology};
 use dcsim::workload::{Cdf, Interpolation, PoissonWorkload};
@@ -59,13 +61,15 @@ fn check_threads<F: CcFactory + Clone>(
     assert!(!trace.is_empty(), "{name}: the traced flows crossed switches");
     for part in [Partitioner::Load, Partitioner::Rack, Partitioner::RoundRobin] {
         let pname = part.name();
-        for &threads in thread_counts {
-            let shards = threads.max(2);
+        // One shard per thread, and more shards than threads (claimed window by window).
+        let one_each = thread_counts.iter().map(|&t| (t, t.max(2)));
+        let more = [(2, 5), (3, 8)].into_iter().filter(|_| thread_counts.len() == 4);
+        for (threads, shards) in one_each.chain(more) {
             let split = |net: &Network, routes: &RoutingTable| {
                 part.partition(net, routes, &flows, &cfg, shards)
             };
             let par = run(&t, &flows, &cfg, &f, split, threads);
-            let what = format!("{name}/{pname}/{threads} threads");
+            let what = format!("{name}/{pname}/{threads} threads, {shards} shards");
             assert!(par.shards() > 1, "{what}: expected several shards");
             assert_eq!(par.flow_results(), seq.flow_results(), "{what}");
             assert_eq!(par.counters(), seq.counters(), "{what}");
@@ -88,6 +92,13 @@ fn check_stats<F: CcFactory>(what: &str, p: &ParallelStats, sim: &Simulation<F>,
     assert!(p.critical_shard * shards >= events, "{what}: {p:?}");
     assert!(p.critical_shard <= p.critical_thread, "{what}: {p:?}");
     assert!(p.critical_thread <= events, "{what}: {p:?}");
+    let counted: Vec<usize> = p.critical_shared.iter().map(|e| e.0).collect();
+    let expected: Vec<usize> = SHARED_THREADS.into_iter().filter(|&t| t < sim.shards()).collect();
+    assert_eq!(counted, expected, "{what}: shared-out paths for fewer threads than shards");
+    for &(t, c) in &p.critical_shared {
+        // At best a perfect split over `t` threads; at worst no better than one shard each.
+        assert!(c * t as u64 >= events && c >= p.critical_shard && c <= events, "{what}: {p:?}");
+    }
     let threads = threads.min(sim.shards());
     if threads == 1 {
         assert_eq!(p.critical_thread, events, "{what}: one thread does everything");
@@ -214,17 +225,23 @@ fn window_statistics_do_not_depend_on_the_threads() {
     let cfg = hpcc_cfg();
     let f = HpccFactory::default();
     let split = |net: &Network, routes: &RoutingTable| {
-        Partitioner::Load.partition(net, routes, &flows, &cfg, 4)
+        Partitioner::Load.partition(net, routes, &flows, &cfg, 8)
     };
     let one = run(&t, &flows, &cfg, &f, split, 1);
     let base = one.parallel_stats().clone();
     assert!(base.crossings > 0, "packets crossed shards");
-    for threads in [2, 4] {
+    for threads in [2, 3, 8] {
         let par = run(&t, &flows, &cfg, &f, split, threads);
         let p = par.parallel_stats();
         assert_eq!(
-            (p.windows, &p.shard_events, p.critical_shard, p.crossings),
-            (base.windows, &base.shard_events, base.critical_shard, base.crossings),
+            (p.windows, &p.shard_events, p.critical_shard, &p.critical_shared, p.crossings),
+            (
+                base.windows,
+                &base.shard_events,
+                base.critical_shard,
+                &base.critical_shared,
+                base.crossings
+            ),
             "{threads} threads"
         );
         assert!(p.critical_thread >= p.critical_shard && p.critical_thread <= base.critical_thread);
@@ -290,4 +307,39 @@ fn traffic_load_follows_the_packets_paths() {
         spines_seen.extend(crossed.iter().filter(spine));
     }
     assert!(spines_seen.len() > 1, "the flows spread over several spines: {spines_seen:?}");
+}
+
+/// A run stepped with `run_until` on several threads, with more shards than threads, ends as
+/// the one-shard run does: the packets in flight between shards at each step's end are kept
+/// for the next step.
+#[test]
+fn stepped_runs_keep_the_packets_between_shards() {
+    let t = calibration_fabric();
+    let flows = websearch(64, 100, 5);
+    let cfg = hpcc_cfg();
+    let f = HpccFactory::default();
+    let seq = run(&t, &flows, &cfg, &f, |net, _| Partition::single(net.node_count()), 1);
+    for (threads, shards) in [(1, 5), (2, 2), (2, 5), (3, 4)] {
+        let net = t.validate().unwrap();
+        let routes = topology::compute_routes(&net);
+        let p = Partitioner::Load.partition(&net, &routes, &flows, &cfg, shards);
+        let mut sim =
+            Simulation::with_partition(net, routes, cfg.clone(), flows.clone(), f.clone(), p)
+                .unwrap();
+        sim.set_threads(threads);
+        let traced: Vec<FlowId> = flows.iter().take(8).map(|f| f.id).collect();
+        sim.trace_hop_latency(&traced).unwrap();
+        let mut at = Time::ZERO;
+        let mut crossed = false;
+        while sim.has_events() {
+            at = at + Duration::from_ns(2_345);
+            sim.run_until(at);
+            crossed |= sim.parallel_stats().crossings > 0;
+        }
+        let what = format!("{threads} threads, {shards} shards");
+        assert!(crossed, "{what}");
+        assert_eq!(sim.flow_results(), seq.flow_results(), "{what}");
+        assert_eq!(sim.counters(), seq.counters(), "{what}");
+        assert!(sim.hop_trace() == seq.hop_trace(), "{what}");
+    }
 }

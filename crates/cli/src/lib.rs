@@ -548,6 +548,17 @@ fn write_parallel(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
                 / events.max(1) as f64
                 - 1.0),
     );
+    if !p.critical_shared.is_empty() {
+        let bounds: Vec<String> = p
+            .critical_shared
+            .iter()
+            .filter_map(|&(t, _)| Some(format!("{t} threads {:.2}x", p.shared_bound(t)?)))
+            .collect();
+        line.push_str(&format!(
+            "; shards claimed window by window, at most: {}",
+            bounds.join(", ")
+        ));
+    }
     if !p.wait.is_empty() {
         let waits: Vec<String> = p.wait.iter().map(|w| format!("{:.2}", w.as_secs_f64())).collect();
         line.push_str(&format!("; barrier waits (s) by thread: {}", waits.join(", ")));

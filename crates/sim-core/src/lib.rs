@@ -58,5 +58,7 @@ pub mod telemetry;
 pub mod units;
 
 pub use partition::{traffic_load, Partition, Partitioner};
-pub use results::{Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary};
+pub use results::{
+    Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary, SHARED_THREADS,
+};
 pub use sim::{PortStats, SimError, Simulation};

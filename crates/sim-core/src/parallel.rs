@@ -1,14 +1,26 @@
-//! The multi-threaded window loop: one scoped thread per group of shards, in lockstep.
+//! The multi-threaded window loop: threads that share out the shards window by window.
 //!
-//! Each step: every thread ingests the packets other shards sent it, publishes the time of its
-//! next event, and waits at a barrier; all threads then compute the same window end
-//! (`min + lookahead`) and process their shards' events before it, hand packets for other
-//! shards over, and wait at the barrier again. Packets travel through one mailbox per
-//! (sender, receiver) pair of shards without being copied: the sender swaps its full outbox
-//! for the mailbox's empty vector, and the receiver drains the mailbox in place, so both
-//! vectors keep their capacity from window to window. The barrier spins briefly
-//! (windows are short) and then yields. Scoped OS threads rather than a work-stealing pool:
-//! the threads must all be running at once to meet at the barrier.
+//! Step `k`: every thread reads the same window end (`min + lookahead`, from the next event
+//! times the shards published in step `k - 1`), then claims shards one at a time until each
+//! has been claimed once in this step: its own shards first (shard `i` belongs to thread
+//! `i % threads`, so a shard usually stays in one core's caches), then any other not yet
+//! claimed, so that a thread whose shards were light this window takes work from one whose
+//! shards were heavy. For a claimed shard the thread takes in the packets other shards sent it
+//! in step `k - 1`, processes its events before the window end, hands the packets it sent over,
+//! and publishes the time of its next event (the earlier of its queue's head and the packets it
+//! just sent). One barrier ends the step.
+//!
+//! What a shard does in a window depends only on its own state and the packets sent to it, not
+//! on which thread runs it or when, so the results are byte-identical whatever the claiming.
+//! The published times, the per-shard event counts and the mailboxes are double-buffered by the
+//! step's parity: what step `k` writes, step `k + 1` reads while writing the other half, and
+//! step `k + 2` may overwrite it only after the barrier that every reader of step `k + 1` has
+//! passed. Packets travel through one mailbox per (sender, receiver) pair and parity without
+//! being copied: the sender swaps its full outbox for the mailbox's empty vector (a bit per
+//! sender tells the receiver which mailboxes to look at), and the receiver drains the mailbox
+//! in place, so both vectors keep their capacity. The barrier spins briefly (windows are
+//! short) and then yields. Scoped OS threads rather than a work-stealing pool: the threads
+//! must all be running at once to meet at the barrier.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -52,8 +64,89 @@ impl Barrier {
     }
 }
 
-/// Runs `shards` to `stop` on `threads` threads (shard `i` on thread `i % threads`), adding
-/// the windows' events and the threads' barrier waits to `stats`.
+/// What the threads share, each vector double-buffered by the step's parity (`[parity]`).
+struct Exchange {
+    n: usize,
+    /// `next[parity][s]`: the time of shard `s`'s next event after its window, counting the
+    /// packets it sent to other shards (`u64::MAX` for none).
+    next: [Vec<AtomicU64>; 2],
+    /// `events[parity][s]`: the events shard `s` processed in its window.
+    events: [Vec<AtomicU64>; 2],
+    /// `mail[parity][from * n + to]`: the packets shard `from` sent shard `to`.
+    mail: [Vec<Mutex<Vec<Crossing>>>; 2],
+    /// `senders[parity][to * words + from / 64]`, bit `from % 64`: mailbox `(from, to)` holds
+    /// packets.
+    senders: [Vec<AtomicU64>; 2],
+    words: usize,
+    /// The last step in which each shard was claimed.
+    claimed: Vec<AtomicU64>,
+}
+
+impl Exchange {
+    fn new(n: usize) -> Exchange {
+        let atomics = |len: usize, v: u64| (0..len).map(|_| AtomicU64::new(v)).collect::<Vec<_>>();
+        let mail = || (0..n * n).map(|_| Mutex::new(Vec::new())).collect::<Vec<_>>();
+        let words = n.div_ceil(64);
+        Exchange {
+            n,
+            next: [atomics(n, u64::MAX), atomics(n, u64::MAX)],
+            events: [atomics(n, 0), atomics(n, 0)],
+            mail: [mail(), mail()],
+            senders: [atomics(n * words, 0), atomics(n * words, 0)],
+            words,
+            claimed: atomics(n, u64::MAX),
+        }
+    }
+
+    /// Runs shard `s`'s window of step `step` (ending at `end`): takes in what other shards
+    /// sent it in the previous step, processes its events, hands over what it sent, and
+    /// publishes its next event time and event count. Returns the packets it sent.
+    fn run_shard<F: CcFactory>(
+        &self,
+        shard: &mut Shard<F>,
+        sh: &Shared<F>,
+        step: u64,
+        end: Time,
+        stop: Time,
+    ) -> u64 {
+        let (n, s) = (self.n, shard.id as usize);
+        let (cur, prev) = ((step & 1) as usize, ((step & 1) ^ 1) as usize);
+        for w in 0..self.words {
+            let mut bits = self.senders[prev][s * self.words + w].swap(0, Ordering::AcqRel);
+            while bits != 0 {
+                let from = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let mut mailbox = self.mail[prev][from * n + s].lock().expect("mailbox");
+                for c in mailbox.drain(..) {
+                    shard.ingest(c);
+                }
+            }
+        }
+        let before = shard.counters.events;
+        shard.run_window(sh, end, stop);
+        self.events[cur][s].store(shard.counters.events - before, Ordering::Release);
+        let mut earliest = shard.queue.peek_time().map_or(u64::MAX, |t| t.0);
+        let mut sent = 0u64;
+        for (to, out) in shard.outbox.iter_mut().enumerate() {
+            if out.is_empty() {
+                continue;
+            }
+            sent += out.len() as u64;
+            earliest = out.iter().map(|c| c.at.0).fold(earliest, u64::min);
+            // The receiver emptied this mailbox in the previous step, before the barrier.
+            let mut mailbox = self.mail[cur][s * n + to].lock().expect("mailbox");
+            debug_assert!(mailbox.is_empty());
+            std::mem::swap(&mut *mailbox, out);
+            self.senders[cur][to * self.words + s / 64].fetch_or(1 << (s % 64), Ordering::AcqRel);
+        }
+        self.next[cur][s].store(earliest, Ordering::Release);
+        sent
+    }
+}
+
+/// Runs `shards` to `stop` on `threads` threads that share the shards out window by window
+/// (see the module's comment), adding the windows' events and the threads' barrier waits to
+/// `stats`.
 pub(crate) fn run<F: CcFactory>(
     shards: &mut [Shard<F>],
     sh: &Shared<F>,
@@ -64,83 +157,56 @@ pub(crate) fn run<F: CcFactory>(
 ) {
     let threads = threads.min(shards.len()).max(1);
     let n = shards.len();
-    // Each shard's events in the last window: written after a window, read by thread 0
-    // between the next step's two barriers (no thread writes them then).
-    let window: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    // mailboxes[from * n + to]: packets shard `from` sent to shard `to` in the last window.
-    let mailboxes: Vec<Mutex<Vec<Crossing>>> = (0..n * n).map(|_| Mutex::new(Vec::new())).collect();
-    let next: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect();
-    let barrier = Barrier::new(threads);
-    let mut groups: Vec<Vec<&mut Shard<F>>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, s) in shards.iter_mut().enumerate() {
-        groups[i % threads].push(s);
+    let ex = Exchange::new(n);
+    // Step 0 reads what "step -1" (parity 1) published: the queues as they are.
+    for (s, shard) in shards.iter_mut().enumerate() {
+        debug_assert!(shard.outbox.iter().all(Vec::is_empty));
+        ex.next[1][s].store(shard.queue.peek_time().map_or(u64::MAX, |t| t.0), Ordering::Relaxed);
     }
+    let cells: Vec<Mutex<&mut Shard<F>>> = shards.iter_mut().map(Mutex::new).collect();
+    let barrier = Barrier::new(threads);
     std::thread::scope(|scope| {
-        let (mailboxes, next, barrier, window) = (&mailboxes, &next, &barrier, &window);
+        let (ex, cells, barrier) = (&ex, &cells, &barrier);
         let mut handles = Vec::new();
-        for (t, mut group) in groups.into_iter().enumerate() {
-            let mut work = move || {
+        for t in 0..threads {
+            let work = move || {
                 // What this thread counts (thread 0 also the windows), and its time at the
-                // barriers.
+                // barrier.
                 let mut acc = ParallelStats::default();
-                let mut ran = false;
-                let mut events = vec![0u64; if t == 0 { n } else { 0 }];
+                let mut counts = vec![0u64; if t == 0 { n } else { 0 }];
                 let mut wait = std::time::Duration::ZERO;
                 let mut sent = 0u64;
-                let mut meet = || {
-                    let w = Instant::now();
-                    barrier.wait();
-                    wait += w.elapsed();
-                };
+                // Own shards first, then the others from the next thread's on.
+                let order: Vec<usize> = (t..n)
+                    .step_by(threads)
+                    .chain((1..=n).map(|i| (t + i) % n).filter(|s| s % threads != t))
+                    .collect();
+                let mut step = 0u64;
                 loop {
-                    // Take in what other shards sent during the previous window.
-                    let mut earliest = u64::MAX;
-                    for s in group.iter_mut() {
-                        let to = s.id as usize;
-                        for from in (0..n).filter(|&from| from != to) {
-                            let mut mailbox = mailboxes[from * n + to].lock().expect("mailbox");
-                            for c in mailbox.drain(..) {
-                                s.ingest(c);
-                            }
+                    let prev = ((step & 1) ^ 1) as usize;
+                    let min = ex.next[prev].iter().map(|a| a.load(Ordering::Acquire)).min();
+                    let min = min.expect("shards");
+                    if t == 0 && step > 0 {
+                        for (c, e) in counts.iter_mut().zip(&ex.events[prev]) {
+                            *c = e.load(Ordering::Acquire);
                         }
-                        if let Some(at) = s.queue.peek_time() {
-                            earliest = earliest.min(at.0);
-                        }
+                        acc.window(&counts, threads);
                     }
-                    next[t].store(earliest, Ordering::Release);
-                    meet();
-                    let min =
-                        next.iter().map(|a| a.load(Ordering::Acquire)).min().expect("threads");
-                    if t == 0 && ran {
-                        for (e, w) in events.iter_mut().zip(window) {
-                            *e = w.load(Ordering::Acquire);
-                        }
-                        acc.window(&events, threads);
-                    }
-                    // Everyone has read `next` (and thread 0 `window`) before anyone overwrites
-                    // it in the next step.
-                    meet();
                     if min == u64::MAX || Time(min) > stop {
                         break;
                     }
-                    ran = true;
                     let end = Time(min) + lookahead;
-                    for s in group.iter_mut() {
-                        let before = s.counters.events;
-                        s.run_window(sh, end, stop);
-                        window[s.id as usize].store(s.counters.events - before, Ordering::Release);
-                        let from = s.id as usize;
-                        for (to, out) in s.outbox.iter_mut().enumerate() {
-                            if !out.is_empty() {
-                                sent += out.len() as u64;
-                                // The receiver emptied the mailbox before this window began.
-                                let mut mailbox = mailboxes[from * n + to].lock().expect("mailbox");
-                                debug_assert!(mailbox.is_empty());
-                                std::mem::swap(&mut *mailbox, out);
-                            }
+                    for &s in &order {
+                        if ex.claimed[s].swap(step, Ordering::AcqRel) == step {
+                            continue; // another thread has it
                         }
+                        let mut shard = cells[s].lock().expect("shard");
+                        sent += ex.run_shard(&mut shard, sh, step, end, stop);
                     }
-                    meet();
+                    let w = Instant::now();
+                    barrier.wait();
+                    wait += w.elapsed();
+                    step += 1;
                 }
                 acc.crossings = sent;
                 (acc, wait)
@@ -153,8 +219,17 @@ pub(crate) fn run<F: CcFactory>(
             }
         }
     });
-    // The loop ends only right after every thread took in its mailboxes, so none is left.
-    debug_assert!(mailboxes.into_iter().all(|m| m.into_inner().expect("mailbox").is_empty()));
+    // The last step's packets (due after `stop`, or the run is over) wait in the mailboxes of
+    // one parity: hand them to their shards, as the next step would have.
+    let mut shards: Vec<&mut Shard<F>> =
+        cells.into_iter().map(|c| c.into_inner().expect("shard")).collect();
+    for mail in ex.mail {
+        for (i, mailbox) in mail.into_iter().enumerate() {
+            for c in mailbox.into_inner().expect("mailbox") {
+                shards[i % n].ingest(c);
+            }
+        }
+    }
 }
 
 /// Joins the spawned threads and adds what every thread measured to `stats`: `last` is the

@@ -188,7 +188,7 @@ pub struct RunSummary {
 /// Everything but `wait` is a count fixed by the scenario and the partition: it does not depend
 /// on the threads' timing, so it can be measured on a small machine for a large thread count
 /// (`dcsim run --shards 16 --threads 1`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct ParallelStats {
     /// Windows run (each at most one lookahead of simulated time).
     pub windows: u64,
@@ -200,14 +200,48 @@ pub struct ParallelStats {
     pub critical_shard: u64,
     /// The same with the run's threads (shard `i` on thread `i % threads`).
     pub critical_thread: u64,
+    /// For each thread count `t` of [`SHARED_THREADS`] below the number of shards: the sum over
+    /// windows of the busiest thread's events when each window's shards are shared out among
+    /// `t` threads as they come free, the shards with the most events in the previous window
+    /// first (list scheduling). `events / critical` bounds the speed-up of `t` threads that
+    /// claim shards window by window, as the engine's threads do when there are more shards
+    /// than threads.
+    pub critical_shared: Vec<(usize, u64)>,
     /// Packets handed from one shard to another.
     pub crossings: u64,
+    /// The previous window's events by shard (the order in which shards are shared out).
+    prev: Vec<u64>,
+    /// Scratch: shard indices in the order they are shared out.
+    order: Vec<usize>,
     /// Wall-clock time each thread waited at the window barriers (empty for a run on one
     /// thread).
     pub wait: Vec<std::time::Duration>,
 }
 
+/// Equal counts and waits (the scratch of [`ParallelStats::critical_shared`] aside).
+impl PartialEq for ParallelStats {
+    fn eq(&self, o: &Self) -> bool {
+        self.windows == o.windows
+            && self.shard_events == o.shard_events
+            && self.critical_shard == o.critical_shard
+            && self.critical_thread == o.critical_thread
+            && self.critical_shared == o.critical_shared
+            && self.crossings == o.crossings
+            && self.wait == o.wait
+    }
+}
+
+/// The thread counts for which [`ParallelStats::critical_shared`] is counted.
+pub const SHARED_THREADS: [usize; 6] = [2, 4, 8, 16, 32, 64];
+
 impl ParallelStats {
+    /// The speed-up bound of `threads` threads claiming shards window by window
+    /// ([`ParallelStats::critical_shared`]), if counted for that thread count.
+    pub fn shared_bound(&self, threads: usize) -> Option<f64> {
+        let &(_, c) = self.critical_shared.iter().find(|&&(t, _)| t == threads)?;
+        Some(if c == 0 { 1.0 } else { self.events() as f64 / c as f64 })
+    }
+
     /// Events in all shards.
     pub fn events(&self) -> u64 {
         self.shard_events.iter().sum()
@@ -234,6 +268,12 @@ impl ParallelStats {
         self.windows += other.windows;
         self.critical_shard += other.critical_shard;
         self.critical_thread += other.critical_thread;
+        for &(t, c) in &other.critical_shared {
+            match self.critical_shared.iter_mut().find(|e| e.0 == t) {
+                Some(e) => e.1 += c,
+                None => self.critical_shared.push((t, c)),
+            }
+        }
         self.crossings += other.crossings;
     }
 
@@ -254,6 +294,35 @@ impl ParallelStats {
         self.windows += 1;
         self.critical_shard += events.iter().max().copied().unwrap_or(0);
         self.critical_thread += busiest_thread;
+        self.share_out(events);
+    }
+
+    /// Adds one window to [`ParallelStats::critical_shared`].
+    fn share_out(&mut self, events: &[u64]) {
+        let n = events.len();
+        if self.prev.len() != n {
+            self.prev = vec![0; n];
+        }
+        self.order.clear();
+        self.order.extend(0..n);
+        // Heaviest in the previous window first; ties by index (a fixed order).
+        let prev = &self.prev;
+        self.order.sort_by_key(|&s| (std::cmp::Reverse(prev[s]), s));
+        let mut load = [0u64; 64];
+        for t in SHARED_THREADS.into_iter().filter(|&t| t < n) {
+            let load = &mut load[..t];
+            load.fill(0);
+            for &s in &self.order {
+                let least = (0..t).min_by_key(|&i| load[i]).expect("t >= 2");
+                load[least] += events[s];
+            }
+            let busiest = load.iter().max().copied().unwrap_or(0);
+            match self.critical_shared.iter_mut().find(|e| e.0 == t) {
+                Some(e) => e.1 += busiest,
+                None => self.critical_shared.push((t, busiest)),
+            }
+        }
+        self.prev.copy_from_slice(events);
     }
 }
 
@@ -281,5 +350,28 @@ mod parallel_stats_tests {
         assert_eq!((t.windows, t.critical_shard, t.critical_thread, t.crossings), (4, 18, 22, 14));
         assert_eq!(t.shard_events, vec![10, 10, 10]);
         assert_eq!(ParallelStats::default().shard_bound(), 1.0);
+    }
+
+    /// Shared out among two threads: the first window in index order (5 to one thread, then
+    /// 1 and 2 to the other: busiest 5); the second heaviest-in-the-previous-window first
+    /// (shard 0's 0 and shard 2's 3 to the first thread, shard 1's 4 to the second: busiest
+    /// 4). No path is counted for as many threads as shards or more.
+    #[test]
+    fn shards_are_shared_out_heaviest_first_as_threads_come_free() {
+        let mut s = ParallelStats::default();
+        s.window(&[5, 1, 2], 1);
+        assert_eq!(s.critical_shared, vec![(2, 5)]);
+        s.window(&[0, 4, 3], 1);
+        assert_eq!(s.critical_shared, vec![(2, 5 + 4)]);
+        assert!((s.shared_bound(2).unwrap() - 15.0 / 9.0).abs() < 1e-12);
+        assert_eq!(s.shared_bound(4), None);
+        // Five shards: counted for 2 and 4 threads. The first window in index order over 2
+        // threads: 1 | 4, then 2 (3 | 4), 3 (6 | 4), 1 (6 | 5). The second heaviest first:
+        // 4 | 3, then 2 (4 | 5), 1 (5 | 5), 1 (6 | 5).
+        let mut f = ParallelStats::default();
+        f.window(&[1, 4, 2, 3, 1], 1);
+        assert_eq!(f.critical_shared, vec![(2, 6), (4, 4)]);
+        f.window(&[1, 4, 2, 3, 1], 1);
+        assert_eq!(f.critical_shared, vec![(2, 6 + 6), (4, 4 + 4)]);
     }
 }
