@@ -1,5 +1,6 @@
 //! The parallel engine gives exactly the sequential results: for 1–4 threads and several
-//! partitionings (one shard per thread, and more shards than threads, claimed window by window), every flow's FCT and every counter equal those of the one-shard run, on an
+//! partitionings (one shard per thread, and more shards than threads, claimed window by
+//! window), every flow's FCT and every counter equal those of the one-shard run, on an
 //! incast, web-search traffic on a leaf-spine, web-search traffic on the paper fat tree, and
 //! (with up to 16 threads) on a k = 8 fat tree.
 
@@ -15,7 +16,9 @@ use dcsim::hpcc::HpccFactory;
 use dcsim::topology::{self, Topology};
 use dcsim::workload::{Cdf, Interpolation, PoissonWorkload};
 
-fn run<F: CcFactory + Clone>(
+/// A run of `flows` partitioned by `part` on `threads` threads, the first 8 flows traced, not
+/// yet started.
+fn build<F: CcFactory + Clone>(
     t: &Topology,
     flows: &[FlowSpec],
     cfg: &SimConfig,
@@ -31,6 +34,19 @@ fn run<F: CcFactory + Clone>(
     sim.set_threads(threads);
     let traced: Vec<FlowId> = flows.iter().take(8).map(|f| f.id).collect();
     sim.trace_hop_latency(&traced).unwrap();
+    sim
+}
+
+/// [`build`], run to the end.
+fn run<F: CcFactory + Clone>(
+    t: &Topology,
+    flows: &[FlowSpec],
+    cfg: &SimConfig,
+    f: &F,
+    part: impl Fn(&Network, &RoutingTable) -> Partition,
+    threads: usize,
+) -> Simulation<F> {
+    let mut sim = build(t, flows, cfg, f, part, threads);
     sim.run();
     sim
 }
@@ -216,7 +232,7 @@ fn zero_delay_cut_falls_back_to_one_shard() {
     assert!(sim.fallback().unwrap().contains("zero propagation delay"));
 }
 
-/// The window statistics are counts fixed by the partition: the same on 1, 2 and 4 threads
+/// The window statistics are counts fixed by the partition: the same on 1, 2, 3 and 8 threads
 /// (but for the threads' own critical path and waits), whichever thread runs which shard.
 #[test]
 fn window_statistics_do_not_depend_on_the_threads() {
@@ -320,15 +336,10 @@ fn stepped_runs_keep_the_packets_between_shards() {
     let f = HpccFactory::default();
     let seq = run(&t, &flows, &cfg, &f, |net, _| Partition::single(net.node_count()), 1);
     for (threads, shards) in [(1, 5), (2, 2), (2, 5), (3, 4)] {
-        let net = t.validate().unwrap();
-        let routes = topology::compute_routes(&net);
-        let p = Partitioner::Load.partition(&net, &routes, &flows, &cfg, shards);
-        let mut sim =
-            Simulation::with_partition(net, routes, cfg.clone(), flows.clone(), f.clone(), p)
-                .unwrap();
-        sim.set_threads(threads);
-        let traced: Vec<FlowId> = flows.iter().take(8).map(|f| f.id).collect();
-        sim.trace_hop_latency(&traced).unwrap();
+        let split = |net: &Network, routes: &RoutingTable| {
+            Partitioner::Load.partition(net, routes, &flows, &cfg, shards)
+        };
+        let mut sim = build(&t, &flows, &cfg, &f, split, threads);
         let mut at = Time::ZERO;
         let mut crossed = false;
         while sim.has_events() {

@@ -198,7 +198,8 @@ pub struct ParallelStats {
     /// critical path with one thread per shard. `events / critical_shard` bounds the speed-up
     /// of one thread per shard over one thread, costs per event and barriers aside.
     pub critical_shard: u64,
-    /// The same with the run's threads (shard `i` on thread `i % threads`).
+    /// The same with the run's threads, each running only its own shards (shard `i` on thread
+    /// `i % threads`, as when there are as many shards as threads).
     pub critical_thread: u64,
     /// For each thread count `t` of [`SHARED_THREADS`] below the number of shards: the sum over
     /// windows of the busiest thread's events when each window's shards are shared out among
