@@ -343,7 +343,7 @@ fn stepped_runs_keep_the_packets_between_shards() {
         let mut at = Time::ZERO;
         let mut crossed = false;
         while sim.has_events() {
-            at = at + Duration::from_ns(2_345);
+            at += Duration::from_ns(2_345);
             sim.run_until(at);
             crossed |= sim.parallel_stats().crossings > 0;
         }
