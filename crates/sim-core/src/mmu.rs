@@ -41,11 +41,23 @@ pub(crate) struct Mmu {
     /// Egress admission of lossy classes: `(cap, alpha)` ([`SwitchConfig::egress_cap`],
     /// [`SwitchConfig::egress_alpha`]).
     egress_admission: Option<(u64, f64)>,
-    pub(crate) ingress: Vec<[u64; QUEUES]>,
-    pub(crate) hdrm: Vec<[u64; QUEUES]>,
-    pub(crate) egress: Vec<[u64; QUEUES]>,
-    /// Whether this switch has paused the upstream of (ingress port, queue).
-    pub(crate) paused: Vec<[bool; QUEUES]>,
+    /// The counters of each (port, class), by port.
+    pub(crate) cells: Vec<[Cell; QUEUES]>,
+}
+
+/// The counters of one (port, class): bytes counted at ingress (reserve and shared pool) and
+/// in headroom, bytes queued at egress, and whether this switch has paused the upstream.
+///
+/// Kept together, and aligned so that one never straddles two cache lines, so that an
+/// admission or release touches one line for its ingress port and one for its egress port
+/// (four separate per-port arrays took up to four lines for the ingress side).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(align(32))]
+pub(crate) struct Cell {
+    pub(crate) ingress: u64,
+    pub(crate) hdrm: u64,
+    pub(crate) egress: u64,
+    pub(crate) paused: bool,
 }
 
 /// What an admission decided.
@@ -106,10 +118,7 @@ impl Mmu {
             shift,
             dt_alpha: cfg.dt_alpha,
             egress_admission: cfg.egress_cap.map(|cap| (cap.0, cfg.egress_alpha)),
-            ingress: vec![[0; QUEUES]; n],
-            hdrm: vec![[0; QUEUES]; n],
-            egress: vec![[0; QUEUES]; n],
-            paused: vec![[false; QUEUES]; n],
+            cells: vec![[Cell::default(); QUEUES]; n],
         }
     }
 
@@ -131,7 +140,7 @@ impl Mmu {
 
     #[inline]
     fn shared(&self, port: usize, q: usize) -> u64 {
-        self.ingress[port][q].saturating_sub(self.reserve)
+        self.cells[port][q].ingress.saturating_sub(self.reserve)
     }
 
     /// Admits `size` bytes arriving on `inp` for queue `q`, leaving through `out`.
@@ -147,24 +156,30 @@ impl Mmu {
         // reference's threshold (at most `free`), a bound for an explicit alpha above 1.
         let th = self.threshold(inp).min(s + self.free());
         let shared_full = size + s > th;
-        let headroom_full = !pfc || size + self.hdrm[inp][q] > self.headroom[inp];
+        let (reserve, headroom) = (self.reserve, self.headroom[inp]);
+        let c = &mut self.cells[inp][q];
+        let headroom_full = !pfc || size + c.hdrm > headroom;
         if shared_full && headroom_full {
             return Admit::Drop;
         }
-        let n = self.ingress[inp][q] + size;
-        if n <= self.reserve {
-            self.ingress[inp][q] += size;
-        } else if n - self.reserve > th {
-            self.hdrm[inp][q] += size;
+        let n = c.ingress + size;
+        let mut to_shared = 0;
+        if n <= reserve {
+            c.ingress = n;
+        } else if n - reserve > th {
+            c.hdrm += size;
         } else {
-            self.ingress[inp][q] += size;
-            self.shared_used += size.min(n - self.reserve);
+            c.ingress = n;
+            to_shared = size.min(n - reserve);
         }
-        self.egress[out][q] += size;
-        if pfc && !self.paused[inp][q] {
+        let may_pause = pfc && !c.paused;
+        self.shared_used += to_shared;
+        self.cells[out][q].egress += size;
+        if may_pause {
             let th = self.threshold(inp);
-            if self.hdrm[inp][q] > 0 || self.shared(inp, q) >= th {
-                self.paused[inp][q] = true;
+            let c = &mut self.cells[inp][q];
+            if c.hdrm > 0 || c.ingress.saturating_sub(reserve) >= th {
+                c.paused = true;
                 return Admit::Pause;
             }
         }
@@ -186,41 +201,51 @@ impl Mmu {
     ) -> Admit {
         let free = self.free();
         let limit = cap.min(scaled(alpha, free));
-        let n = self.ingress[inp][q] + size;
+        let n = self.cells[inp][q].ingress + size;
         let to_shared = n.saturating_sub(self.reserve).min(size);
-        if self.egress[out][q] + size > limit || to_shared > free {
+        if self.cells[out][q].egress + size > limit || to_shared > free {
             return Admit::Drop;
         }
-        self.ingress[inp][q] = n;
+        self.cells[inp][q].ingress = n;
         self.shared_used += to_shared;
-        self.egress[out][q] += size;
+        self.cells[out][q].egress += size;
         Admit::Ok
     }
 
     /// Releases `size` bytes of (`inp`, `q`) leaving through `out`; returns whether to send a
     /// PFC resume upstream for (`inp`, `q`).
     pub(crate) fn release(&mut self, inp: usize, out: usize, q: usize, size: u64) -> bool {
-        let from_hdrm = self.hdrm[inp][q].min(size);
-        self.hdrm[inp][q] -= from_hdrm;
+        let reserve = self.reserve;
+        let c = &mut self.cells[inp][q];
+        let from_hdrm = c.hdrm.min(size);
+        c.hdrm -= from_hdrm;
         let rest = size - from_hdrm;
-        let before = self.ingress[inp][q];
-        self.ingress[inp][q] = before - rest;
-        self.shared_used -= rest.min(before.saturating_sub(self.reserve));
-        self.egress[out][q] -= size;
-        if self.paused[inp][q] && self.hdrm[inp][q] == 0 {
+        let before = c.ingress;
+        c.ingress = before - rest;
+        let (paused, hdrm) = (c.paused, c.hdrm);
+        self.shared_used -= rest.min(before.saturating_sub(reserve));
+        self.cells[out][q].egress -= size;
+        if paused && hdrm == 0 {
             let s = self.shared(inp, q);
             if s == 0 || s + self.resume_offset <= self.threshold(inp) {
-                self.paused[inp][q] = false;
+                self.cells[inp][q].paused = false;
                 return true;
             }
         }
         false
     }
 
+    /// Forgets the pauses this switch sent out of `port` (its link failed).
+    pub(crate) fn forget_pauses(&mut self, port: usize) {
+        for c in &mut self.cells[port] {
+            c.paused = false;
+        }
+    }
+
     /// Egress bytes of (port, queue) (for ECN).
     #[inline]
     pub(crate) fn egress_bytes(&self, port: usize, q: usize) -> u64 {
-        self.egress[port][q]
+        self.cells[port][q].egress
     }
 
     /// Bytes of the shared pool in use (for tests).
@@ -232,10 +257,7 @@ impl Mmu {
     /// Whether every counter is zero and nothing is paused.
     pub(crate) fn is_idle(&self) -> bool {
         self.shared_used == 0
-            && self.ingress.iter().all(|a| a.iter().all(|&x| x == 0))
-            && self.hdrm.iter().all(|a| a.iter().all(|&x| x == 0))
-            && self.egress.iter().all(|a| a.iter().all(|&x| x == 0))
-            && self.paused.iter().all(|a| a.iter().all(|&x| !x))
+            && self.cells.iter().all(|a| a.iter().all(|c| *c == Cell::default()))
     }
 }
 
@@ -254,6 +276,15 @@ mod tests {
         let cfg = SwitchConfig { buffer: Bytes(1 << 20), ..SwitchConfig::default() };
         // 4 ports, 100G, 1 us: headroom 3 * 12500 = 37500 each.
         Mmu::new(&cfg, &[(BitsPerSec::gbps(100), 1_000_000); 4], BitsPerSec::gbps(100))
+    }
+
+    /// A (port, class) cell fills half a cache line and never straddles two.
+    #[test]
+    fn cells_sit_in_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Cell>(), 32);
+        assert_eq!(std::mem::align_of::<Cell>(), 32);
+        let m = mmu();
+        assert_eq!(m.cells.as_ptr() as usize % 32, 0);
     }
 
     #[test]
@@ -378,7 +409,7 @@ mod tests {
         }
         assert_eq!(m.threshold(0), (1_110_000 - 123_000) >> 3);
         assert_eq!(m.admit(0, 1, 3, 1000), Admit::Pause);
-        assert_eq!((m.shared_used(), m.hdrm[0][3]), (123_000, 1000));
+        assert_eq!((m.shared_used(), m.cells[0][3].hdrm), (123_000, 1000));
     }
 
     #[test]
@@ -404,7 +435,7 @@ mod tests {
         assert_eq!(m.shared_used(), 1_109_500);
         assert_eq!(m.threshold(2), 250_000);
         assert_eq!(m.admit(2, 1, 3, 1500), Admit::Pause);
-        assert_eq!((m.shared_used(), m.hdrm[2][3]), (1_109_500, 1500));
+        assert_eq!((m.shared_used(), m.cells[2][3].hdrm), (1_109_500, 1500));
     }
 
     #[test]

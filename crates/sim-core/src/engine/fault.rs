@@ -170,7 +170,7 @@ impl<F: CcFactory> Shard<F> {
     fn flush_port(&mut self, sh: &Shared<F>, s: usize, out: usize) {
         // The upstream on this link was un-paused at its end when the link failed: no resume
         // is owed to it (and none is sent into the dead link below).
-        self.switches[s].mmu.paused[out] = [false; QUEUES];
+        self.switches[s].mmu.forget_pauses(out);
         let mut held = Vec::new();
         for q in 0..QUEUES {
             held.clear();
