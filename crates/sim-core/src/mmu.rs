@@ -256,8 +256,7 @@ impl Mmu {
 
     /// Whether every counter is zero and nothing is paused.
     pub(crate) fn is_idle(&self) -> bool {
-        self.shared_used == 0
-            && self.cells.iter().all(|a| a.iter().all(|c| *c == Cell::default()))
+        self.shared_used == 0 && self.cells.iter().all(|a| a.iter().all(|c| *c == Cell::default()))
     }
 }
 

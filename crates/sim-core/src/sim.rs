@@ -34,8 +34,8 @@ use crate::config::{
     EcnParams, FlowSpec, PortQdisc, Serialization, SimConfig, TcpConfig, Transport, WindowMode,
 };
 use crate::engine::{
-    initial_state, Backlog, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTx, Framing, Host,
-    Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
+    initial_state, Backlog, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTable, FlowTx,
+    Framing, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
 };
 use crate::event::{EventQueue, TwoHeapQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
@@ -703,23 +703,56 @@ impl<F: CcFactory> Simulation<F> {
             faults,
             watch,
         };
-        let mut qps = Some(qps);
+        // Each shard holds the senders and receivers of the flows with an end in it: the
+        // source's shard takes the sender, the destination's (when another) an unstarted copy.
+        let ends: Vec<(usize, usize)> = shared
+            .flows
+            .iter()
+            .map(|f| {
+                let shard = |n: NodeId| shared.place[n.idx()].shard as usize;
+                (shard(f.src), shard(f.dst))
+            })
+            .collect();
+        let mut copies: Vec<Option<FlowTx<F::Cc>>> = qps
+            .iter()
+            .zip(&ends)
+            .map(|(q, &(s, d))| (s != d).then(|| q.unstarted_copy()))
+            .collect();
+        let mut qps: Vec<Option<FlowTx<F::Cc>>> = qps.into_iter().map(Some).collect();
+        let mut rx_tables: Vec<FlowTable<FlowRx>> = (0..nshards)
+            .map(|id| {
+                if nshards == 1 {
+                    return FlowTable::dense(std::mem::take(&mut rxs));
+                }
+                FlowTable::sparse(nflows, |f| {
+                    let (s, d) = ends[f];
+                    (s == id || d == id).then(|| rxs[f].clone())
+                })
+            })
+            .collect();
         let mut shards: Vec<Shard<F>> = hosts
             .into_iter()
             .zip(switches)
             .enumerate()
             .map(|(id, (hosts, switches))| {
-                // Each shard keeps a full, flow-indexed copy of the queue-pair table and uses
-                // only its own flows' entries (the last shard takes the original).
-                let qps = if id + 1 == nshards {
-                    qps.take().expect("moved once")
-                } else {
-                    qps.as_ref()
-                        .expect("not yet moved")
-                        .iter()
-                        .map(FlowTx::unstarted_copy)
-                        .collect()
+                let take = |f: usize,
+                            qps: &mut Vec<Option<FlowTx<F::Cc>>>,
+                            copies: &mut Vec<Option<FlowTx<F::Cc>>>| {
+                    let (s, d) = ends[f];
+                    if s == id {
+                        qps[f].take()
+                    } else if d == id {
+                        copies[f].take()
+                    } else {
+                        None
+                    }
                 };
+                let tx = if nshards == 1 {
+                    FlowTable::dense(qps.iter_mut().map(|q| q.take().expect("once")).collect())
+                } else {
+                    FlowTable::sparse(nflows, |f| take(f, &mut qps, &mut copies))
+                };
+                let rx = std::mem::replace(&mut rx_tables[id], FlowTable::dense(Vec::new()));
                 Shard {
                     id: id as u32,
                     now: Time::ZERO,
@@ -729,8 +762,8 @@ impl<F: CcFactory> Simulation<F> {
                     switches,
                     pool: Vec::new(),
                     free: Vec::new(),
-                    tx: qps,
-                    rx: rxs.clone(),
+                    tx,
+                    rx,
                     fct: vec![None; nflows],
                     gave_up: Vec::new(),
                     pending_starts: Vec::new(),
@@ -1018,7 +1051,7 @@ impl<F: CcFactory> Simulation<F> {
         for s in &self.shards {
             c.add(&s.counters);
             // TCP endpoints count for themselves; a shard holds only its own flows' endpoints.
-            for t in &s.tx {
+            for t in s.tx.iter() {
                 if let FlowTx::Tcp(t) = t {
                     if let Some(st) = t.ep.as_ref().map(dcsim_tcp::Sender::stats) {
                         c.tcp_retransmits += st.retrans_segments;
@@ -1441,6 +1474,68 @@ mod tests {
         h ^= h >> 13;
         h = h.wrapping_mul(0xc2b2_ae35);
         h ^ (h >> 16)
+    }
+
+    /// Each shard holds the senders and receivers of the flows with an end in it, not a copy
+    /// of every flow's, and the run is the same as on one shard.
+    #[test]
+    fn shards_hold_only_the_flows_with_an_end_in_them() {
+        use crate::cc::NoCcFactory;
+        use crate::network::{LinkSpec, NodeKind};
+        use crate::partition::Partition;
+        let build = |part: Option<Partition>| {
+            let link = |a, b| LinkSpec {
+                a: NodeId(a),
+                b: NodeId(b),
+                rate: BitsPerSec::gbps(100),
+                delay: Duration::from_us(1),
+                loss: 0.0,
+            };
+            let kinds = vec![NodeKind::Host, NodeKind::Switch, NodeKind::Host, NodeKind::Host];
+            let net = Network::new(kinds, vec![link(0, 1), link(1, 2), link(1, 3)]).unwrap();
+            let routes = RoutingTable::from_fn(4, 3, |n, h| {
+                if n == NodeId(1) {
+                    vec![crate::ids::PortNo(h as u16)]
+                } else {
+                    vec![]
+                }
+            });
+            let flows: Vec<FlowSpec> = [(0, 2), (2, 3), (3, 0), (0, 3), (2, 0)]
+                .iter()
+                .enumerate()
+                .map(|(i, &(a, b))| FlowSpec {
+                    id: FlowId(i as u32),
+                    src: NodeId(a),
+                    dst: NodeId(b),
+                    size: 20_000,
+                    start: Time(i as u64 * 1_000_000),
+                    pg: 3,
+                    dport: 100,
+                })
+                .collect();
+            let cfg = SimConfig::default();
+            match part {
+                None => Simulation::new(net, routes, cfg, flows, NoCcFactory).unwrap(),
+                Some(p) => {
+                    Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, p).unwrap()
+                }
+            }
+        };
+        let mut one = build(None);
+        assert_eq!(one.shards(), 1);
+        assert_eq!((one.shards[0].tx.held(), one.shards[0].rx.held()), (5, 5));
+        // Node i in shard i % 3: hosts 0 and 3 in shard 0, the switch in 1, host 2 in 2.
+        let mut three = build(Some(Partition::round_robin(4, 3)));
+        assert_eq!(three.shards(), 3);
+        let held: Vec<(usize, usize)> =
+            three.shards.iter().map(|s| (s.tx.held(), s.rx.held())).collect();
+        // Shard 0 is an end of every flow, shard 1 of none, shard 2 of flows 0, 1 and 4.
+        assert_eq!(held, vec![(5, 5), (0, 0), (3, 3)]);
+        one.run();
+        three.set_threads(2);
+        three.run();
+        assert_eq!(one.flow_results(), three.flow_results());
+        assert!(one.flow_results().iter().all(|r| r.fct.is_some()));
     }
 
     #[test]

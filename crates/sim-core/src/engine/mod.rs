@@ -23,7 +23,7 @@ pub(crate) use link::Link;
 pub(crate) use roce::{Qp, Rx};
 pub(crate) use switch::{Backlog, Switch, SwitchPort};
 pub(crate) use tcp::{TcpRx, TcpTx};
-pub(crate) use transport::{FlowRx, FlowTx};
+pub(crate) use transport::{FlowRx, FlowTable, FlowTx};
 
 use crate::cc::CcFactory;
 use crate::config::{FlowSpec, SimConfig};
@@ -199,10 +199,12 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) switches: Vec<Switch>,
     pub(crate) pool: Vec<Packet>,
     pub(crate) free: Vec<u32>,
-    /// Queue pairs by flow id (only flows sourced in this shard are used).
-    pub(crate) tx: Vec<FlowTx<F::Cc>>,
-    /// Receiver states by flow id (only flows destined to this shard are used).
-    pub(crate) rx: Vec<FlowRx>,
+    /// Senders by flow id: the flows with an end in this shard (the source's is the one used;
+    /// the destination's copy stays unstarted).
+    pub(crate) tx: FlowTable<FlowTx<F::Cc>>,
+    /// Receivers by flow id: the flows with an end in this shard (the destination's is the one
+    /// used).
+    pub(crate) rx: FlowTable<FlowRx>,
     /// Completion times of this shard's flows.
     pub(crate) fct: Vec<Option<Duration>>,
     /// This shard's flows that gave up (retransmission timeouts exhausted), and when.

@@ -17,7 +17,7 @@
 use dcsim_tcp::{Readiness, Receiver, Segment, Sender};
 
 use super::link::Paused;
-use super::transport::FlowTx;
+use super::transport::{FlowTable, FlowTx};
 use super::{Event, FlowRx, Host, Shard, Shared, Slot};
 use crate::cc::{CcFactory, FlowInit, ProbeLaw, MAX_TIMERS};
 use crate::config::{TcpConfig, TcpGroup};
@@ -115,14 +115,14 @@ fn segment_of(p: &Packet) -> Segment {
     }
 }
 
-fn tx_mut<C>(tx: &mut [FlowTx<C>], flow: usize) -> &mut TcpTx {
+fn tx_mut<C>(tx: &mut FlowTable<FlowTx<C>>, flow: usize) -> &mut TcpTx {
     match &mut tx[flow] {
         FlowTx::Tcp(t) => t,
         FlowTx::Roce(_) => unreachable!("flow {flow} is a TCP flow"),
     }
 }
 
-fn rx_mut(rx: &mut [FlowRx], flow: usize) -> &mut TcpRx {
+fn rx_mut(rx: &mut FlowTable<FlowRx>, flow: usize) -> &mut TcpRx {
     match &mut rx[flow] {
         FlowRx::Tcp(r) => r,
         FlowRx::Roce(_) => unreachable!("flow {flow} is a TCP flow"),

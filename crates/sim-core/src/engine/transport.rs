@@ -32,6 +32,83 @@ pub(crate) enum FlowRx {
     Tcp(Box<TcpRx>),
 }
 
+/// One shard's per-flow states (senders or receivers), indexed by flow id, holding only the
+/// flows with an end in the shard.
+///
+/// A flow's states are only ever touched by events at its two hosts, so a shard keeps the
+/// flows whose source or destination it runs: run-wide memory grows with the flows (at most
+/// two entries each), not with flows × shards. Each flow id maps to its entry through `slot`;
+/// with one shard the table is dense and indexes directly. Indexing a flow the shard does not
+/// hold panics.
+pub(crate) struct FlowTable<T> {
+    /// Whether every flow is held, at its own index (`slot` is then empty).
+    dense: bool,
+    /// Each flow's index in `items`, or [`FlowTable::ABSENT`].
+    slot: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T> FlowTable<T> {
+    const ABSENT: u32 = u32::MAX;
+
+    /// Every flow's state, in flow order.
+    pub(crate) fn dense(items: Vec<T>) -> FlowTable<T> {
+        FlowTable { dense: true, slot: Vec::new(), items }
+    }
+
+    /// The states `make(f)` returns for flows `0..n` (`None`: not held).
+    pub(crate) fn sparse(n: usize, mut make: impl FnMut(usize) -> Option<T>) -> FlowTable<T> {
+        let mut slot = Vec::with_capacity(n);
+        let mut items = Vec::new();
+        for f in 0..n {
+            match make(f) {
+                Some(t) => {
+                    slot.push(u32::try_from(items.len()).expect("fewer than 2^32 flows"));
+                    items.push(t);
+                }
+                None => slot.push(Self::ABSENT),
+            }
+        }
+        FlowTable { dense: false, slot, items }
+    }
+
+    /// The states held, in flow order.
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.items.iter()
+    }
+
+    /// How many flows are held.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.items.len()
+    }
+
+    #[inline]
+    fn at(&self, flow: usize) -> usize {
+        if self.dense {
+            flow
+        } else {
+            self.slot[flow] as usize
+        }
+    }
+}
+
+impl<T> std::ops::Index<usize> for FlowTable<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, flow: usize) -> &T {
+        &self.items[self.at(flow)]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for FlowTable<T> {
+    #[inline]
+    fn index_mut(&mut self, flow: usize) -> &mut T {
+        let i = self.at(flow);
+        &mut self.items[i]
+    }
+}
+
 impl<C> FlowTx<C> {
     /// A copy of a not-yet-started sender, for the flow tables of other shards.
     pub(crate) fn unstarted_copy(&self) -> FlowTx<C> {
@@ -47,7 +124,7 @@ impl<C> FlowTx<C> {
 
 /// The RoCE queue pair of flow `f`.
 #[inline]
-pub(crate) fn qp<C>(tx: &[FlowTx<C>], f: usize) -> &Qp<C> {
+pub(crate) fn qp<C>(tx: &FlowTable<FlowTx<C>>, f: usize) -> &Qp<C> {
     match &tx[f] {
         FlowTx::Roce(q) => q,
         FlowTx::Tcp(_) => unreachable!("flow {f} is a RoCE flow"),
@@ -56,7 +133,7 @@ pub(crate) fn qp<C>(tx: &[FlowTx<C>], f: usize) -> &Qp<C> {
 
 /// The RoCE queue pair of flow `f`, mutably.
 #[inline]
-pub(crate) fn qp_mut<C>(tx: &mut [FlowTx<C>], f: usize) -> &mut Qp<C> {
+pub(crate) fn qp_mut<C>(tx: &mut FlowTable<FlowTx<C>>, f: usize) -> &mut Qp<C> {
     match &mut tx[f] {
         FlowTx::Roce(q) => q,
         FlowTx::Tcp(_) => unreachable!("flow {f} is a RoCE flow"),
@@ -65,7 +142,7 @@ pub(crate) fn qp_mut<C>(tx: &mut [FlowTx<C>], f: usize) -> &mut Qp<C> {
 
 /// The RoCE receiver of flow `f`, mutably.
 #[inline]
-pub(crate) fn rx_mut(rx: &mut [FlowRx], f: usize) -> &mut Rx {
+pub(crate) fn rx_mut(rx: &mut FlowTable<FlowRx>, f: usize) -> &mut Rx {
     match &mut rx[f] {
         FlowRx::Roce(r) => r,
         FlowRx::Tcp(_) => unreachable!("flow {f} is a RoCE flow"),
