@@ -262,12 +262,14 @@ pub struct RunArgs {
     /// Overrides `simulation.seed`.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Worker threads (at least 1). Above 1 the network is split into that many shards (see
-    /// --partition) and simulated in parallel; the results are identical for every value.
+    /// Worker threads (at least 1). Above 1 the network is split into shards, two per thread
+    /// unless --shards says otherwise (see --partition), and simulated in parallel; the
+    /// results are identical for every value.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
-    /// Shards to split the network into (default: one per thread). More shards than threads
-    /// run several to a thread, and the run summary's `parallel:` line then tells how well N
+    /// Shards to split the network into (default: two per thread with several threads, one
+    /// with one). Each thread runs its own shards, then claims any not yet started, window by
+    /// window; the run summary's `parallel:` line tells how well N
     /// threads would share the work: `--shards 16 --threads 1` measures 16 threads' balance on
     /// any machine. The results are identical for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]

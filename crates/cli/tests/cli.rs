@@ -668,7 +668,8 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
         let (shards, by) = match i {
             0 => ("2", "load on 1 thread,"),
             1 => ("2", "rack on 2 threads,"),
-            _ => ("2", "round-robin on 2 threads,"),
+            // Two shards per thread by default.
+            _ => ("4", "round-robin on 2 threads,"),
         };
         assert!(line.starts_with(&format!("parallel: {shards} shards by {by}")), "{line}");
         assert!(line.contains("busiest shard of each window: "), "{line}");

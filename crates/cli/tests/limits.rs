@@ -342,6 +342,8 @@ fn threads_beyond_the_shards_and_a_short_lookahead() {
         &["warning: s.toml: --threads 1000: the network splits into at most 2 shards (a shard \
            is a switch with its hosts, or several), so the run uses 2 threads"],
     );
+    // Two threads ask for four shards by default; only two can be made, but each thread still
+    // has one: nothing to warn about.
     assert!(run_warns(&s, &["--threads", "2"]).is_empty());
     assert_has(
         &run_warns(&s, &["--shards", "5"]),

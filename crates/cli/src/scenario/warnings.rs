@@ -293,7 +293,7 @@ pub fn thread_warnings(v: &ValidScenario, threads: usize) -> Vec<Warning> {
 /// shards asked for than the network has, and the lookahead warning when `threads` > 1.
 pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize>) -> Vec<Warning> {
     let mut out = Vec::new();
-    let asked = shards.unwrap_or(threads);
+    let asked = shards.unwrap_or_else(|| crate::schemes::default_shards(threads));
     if asked <= 1 {
         return out;
     }
@@ -302,13 +302,15 @@ pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize
     // and cuts only switch-to-switch links: by rack gives their shard count and lookahead.
     let part = Partition::by_rack(&v.net, asked);
     let got = part.shards();
-    if got < asked {
-        let (flag, what) = match shards {
-            Some(_) => ("--shards", "shard"),
-            None => ("--threads", "thread"),
-        };
+    // Asked for shards: told when they cannot all be made. Asked for threads only: told when
+    // there are fewer shards than threads (the default's extra shards are best effort).
+    let (flag, n, what) = match shards {
+        Some(s) => ("--shards", s, "shard"),
+        None => ("--threads", threads, "thread"),
+    };
+    if got < n {
         out.push(warn(format!(
-            "{flag} {asked}: the network splits into at most {got} shard{} (a \
+            "{flag} {n}: the network splits into at most {got} shard{} (a \
              shard is a switch with its hosts, or several), so the run uses {got} {what}{}",
             if got == 1 { "" } else { "s" },
             if got == 1 { "" } else { "s" },
