@@ -31,18 +31,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dcsim_cli::scenario::{self, Source, ValidScenario};
 use dcsim_cli::schemes::RunOutput;
 
-const FATTREE_2MS: &str = r#"
-[simulation]
-stop_time = "20ms"
-seed = 1
-[topology]
-kind = "paper-fat-tree"
-[flows]
-workload = { cdf = "websearch", load = 0.3, duration = "2ms" }
-[cc]
-name = "hpcc"
-rate_ai = "50Mbps"
-"#;
+const FATTREE_2MS: &str = include_str!("../examples/perf/fattree-2ms.toml");
 
 /// TCP beside RoCE's figures: the ccafct FCT-harm setting at 40 ms RTT (a 50 Mb/s dumbbell with
 /// `fq_codel flows 1` both ways), 150 CUBIC workload flows of lognormal sizes against one
