@@ -175,13 +175,10 @@ impl Mmu {
         let may_pause = pfc && !c.paused;
         self.shared_used += to_shared;
         self.cells[out][q].egress += size;
-        if may_pause {
-            let th = self.threshold(inp);
-            let c = &mut self.cells[inp][q];
-            if c.hdrm > 0 || c.ingress.saturating_sub(reserve) >= th {
-                c.paused = true;
-                return Admit::Pause;
-            }
+        if may_pause && (self.cells[inp][q].hdrm > 0 || self.shared(inp, q) >= self.threshold(inp))
+        {
+            self.cells[inp][q].paused = true;
+            return Admit::Pause;
         }
         Admit::Ok
     }

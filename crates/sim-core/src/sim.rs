@@ -713,70 +713,36 @@ impl<F: CcFactory> Simulation<F> {
                 (shard(f.src), shard(f.dst))
             })
             .collect();
-        let mut copies: Vec<Option<FlowTx<F::Cc>>> = qps
-            .iter()
-            .zip(&ends)
-            .map(|(q, &(s, d))| (s != d).then(|| q.unstarted_copy()))
-            .collect();
-        let mut qps: Vec<Option<FlowTx<F::Cc>>> = qps.into_iter().map(Some).collect();
-        let mut rx_tables: Vec<FlowTable<FlowRx>> = (0..nshards)
-            .map(|id| {
-                if nshards == 1 {
-                    return FlowTable::dense(std::mem::take(&mut rxs));
-                }
-                FlowTable::sparse(nflows, |f| {
-                    let (s, d) = ends[f];
-                    (s == id || d == id).then(|| rxs[f].clone())
-                })
-            })
-            .collect();
+        let tx_tables = FlowTable::split(qps, &ends, nshards, FlowTx::unstarted_copy);
+        let rx_tables = FlowTable::split(rxs, &ends, nshards, FlowRx::clone);
         let mut shards: Vec<Shard<F>> = hosts
             .into_iter()
             .zip(switches)
+            .zip(tx_tables.into_iter().zip(rx_tables))
             .enumerate()
-            .map(|(id, (hosts, switches))| {
-                let take = |f: usize,
-                            qps: &mut Vec<Option<FlowTx<F::Cc>>>,
-                            copies: &mut Vec<Option<FlowTx<F::Cc>>>| {
-                    let (s, d) = ends[f];
-                    if s == id {
-                        qps[f].take()
-                    } else if d == id {
-                        copies[f].take()
-                    } else {
-                        None
-                    }
-                };
-                let tx = if nshards == 1 {
-                    FlowTable::dense(qps.iter_mut().map(|q| q.take().expect("once")).collect())
-                } else {
-                    FlowTable::sparse(nflows, |f| take(f, &mut qps, &mut copies))
-                };
-                let rx = std::mem::replace(&mut rx_tables[id], FlowTable::dense(Vec::new()));
-                Shard {
-                    id: id as u32,
-                    now: Time::ZERO,
-                    queue: TwoHeapQueue::with_capacity(1024),
-                    node_seq: vec![0; n],
-                    hosts,
-                    switches,
-                    pool: Vec::new(),
-                    free: Vec::new(),
-                    tx,
-                    rx,
-                    fct: vec![None; nflows],
-                    gave_up: Vec::new(),
-                    pending_starts: Vec::new(),
-                    counters: Counters::default(),
-                    done: 0,
-                    outbox: (0..nshards).map(|_| Vec::new()).collect(),
-                    hop_trace: Vec::new(),
-                    pfc_log: Vec::new(),
-                    dropped: Vec::new(),
-                    conns: conn_state.clone(),
-                    app_state: app_state.clone(),
-                    queries: Vec::new(),
-                }
+            .map(|(id, ((hosts, switches), (tx, rx)))| Shard {
+                id: id as u32,
+                now: Time::ZERO,
+                queue: TwoHeapQueue::with_capacity(1024),
+                node_seq: vec![0; n],
+                hosts,
+                switches,
+                pool: Vec::new(),
+                free: Vec::new(),
+                tx,
+                rx,
+                fct: vec![None; nflows],
+                gave_up: Vec::new(),
+                pending_starts: Vec::new(),
+                counters: Counters::default(),
+                done: 0,
+                outbox: (0..nshards).map(|_| Vec::new()).collect(),
+                hop_trace: Vec::new(),
+                pfc_log: Vec::new(),
+                dropped: Vec::new(),
+                conns: conn_state.clone(),
+                app_state: app_state.clone(),
+                queries: Vec::new(),
             })
             .collect();
         // Flow starts are keyed as if each source host had scheduled them at set-up, but only

@@ -38,12 +38,11 @@ pub(crate) enum FlowRx {
 /// A flow's states are only ever touched by events at its two hosts, so a shard keeps the
 /// flows whose source or destination it runs: run-wide memory grows with the flows (at most
 /// two entries each), not with flows × shards. Each flow id maps to its entry through `slot`;
-/// with one shard the table is dense and indexes directly. Indexing a flow the shard does not
-/// hold panics.
+/// with one shard `slot` is empty and the table is indexed directly. Indexing a flow the shard
+/// does not hold panics.
 pub(crate) struct FlowTable<T> {
-    /// Whether every flow is held, at its own index (`slot` is then empty).
-    dense: bool,
-    /// Each flow's index in `items`, or [`FlowTable::ABSENT`].
+    /// Each flow's index in `items`, or [`FlowTable::ABSENT`]; empty when every flow is held
+    /// at its own index.
     slot: Vec<u32>,
     items: Vec<T>,
 }
@@ -51,25 +50,34 @@ pub(crate) struct FlowTable<T> {
 impl<T> FlowTable<T> {
     const ABSENT: u32 = u32::MAX;
 
-    /// Every flow's state, in flow order.
-    pub(crate) fn dense(items: Vec<T>) -> FlowTable<T> {
-        FlowTable { dense: true, slot: Vec::new(), items }
+    /// Splits the states of every flow (`items`, in flow order) among `shards` shards, given
+    /// each flow's (source, destination) shard: the source's shard takes the state, the
+    /// destination's, when another, `copy` of it.
+    pub(crate) fn split(
+        items: Vec<T>,
+        ends: &[(usize, usize)],
+        shards: usize,
+        copy: impl Fn(&T) -> T,
+    ) -> Vec<FlowTable<T>> {
+        if shards == 1 {
+            return vec![FlowTable { slot: Vec::new(), items }];
+        }
+        let n = items.len();
+        let mut tables: Vec<FlowTable<T>> = (0..shards)
+            .map(|_| FlowTable { slot: vec![Self::ABSENT; n], items: Vec::new() })
+            .collect();
+        for (f, (item, &(src, dst))) in items.into_iter().zip(ends).enumerate() {
+            if dst != src {
+                tables[dst].put(f, copy(&item));
+            }
+            tables[src].put(f, item);
+        }
+        tables
     }
 
-    /// The states `make(f)` returns for flows `0..n` (`None`: not held).
-    pub(crate) fn sparse(n: usize, mut make: impl FnMut(usize) -> Option<T>) -> FlowTable<T> {
-        let mut slot = Vec::with_capacity(n);
-        let mut items = Vec::new();
-        for f in 0..n {
-            match make(f) {
-                Some(t) => {
-                    slot.push(u32::try_from(items.len()).expect("fewer than 2^32 flows"));
-                    items.push(t);
-                }
-                None => slot.push(Self::ABSENT),
-            }
-        }
-        FlowTable { dense: false, slot, items }
+    fn put(&mut self, flow: usize, item: T) {
+        self.slot[flow] = u32::try_from(self.items.len()).expect("fewer than 2^32 flows");
+        self.items.push(item);
     }
 
     /// The states held, in flow order.
@@ -85,7 +93,7 @@ impl<T> FlowTable<T> {
 
     #[inline]
     fn at(&self, flow: usize) -> usize {
-        if self.dense {
+        if self.slot.is_empty() {
             flow
         } else {
             self.slot[flow] as usize
