@@ -421,7 +421,7 @@ impl<F: CcFactory> Simulation<F> {
                 tx_bytes: 0,
                 tx_frames: 0,
                 tx_data_frames: 0,
-                flight: VecDeque::new(),
+                tail: crate::engine::Tail::EMPTY,
                 rng: port_rng(cfg.seed, node as u32, p),
             }
         };
@@ -440,6 +440,7 @@ impl<F: CcFactory> Simulation<F> {
                         rr_last: 0,
                         wake: None,
                         wake_version: 0,
+                        lazy_txdone: None,
                         _cc: std::marker::PhantomData,
                     });
                 }
@@ -723,11 +724,13 @@ impl<F: CcFactory> Simulation<F> {
             .map(|(id, ((hosts, switches), (tx, rx)))| Shard {
                 id: id as u32,
                 now: Time::ZERO,
+                cur_seq: 0,
                 queue: TwoHeapQueue::with_capacity(1024),
                 node_seq: vec![0; n],
                 hosts,
                 switches,
                 pool: Vec::new(),
+                flight: Vec::new(),
                 free: Vec::new(),
                 tx,
                 rx,

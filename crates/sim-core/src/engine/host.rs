@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use super::transport::{tx_finished, tx_wake, FlowTx};
 use super::{Event, Link, Shard, Shared, Slot};
 use crate::cc::{CcFactory, FlowInit};
+use crate::event::EventQueue;
 use crate::packet::PacketKind;
 use crate::sim::mix64;
 use crate::units::Time;
@@ -19,8 +20,16 @@ pub(crate) struct Host<C> {
     pub(crate) rr_last: usize,
     pub(crate) wake: Option<Time>,
     pub(crate) wake_version: u32,
+    /// The `TxDone` of the frame on the wire, when it was not put in the event queue: (when,
+    /// its reserved sequence number). See [`Shard::host_transmit`].
+    pub(crate) lazy_txdone: Option<(Time, u64)>,
     pub(crate) _cc: std::marker::PhantomData<C>,
 }
+
+/// The port number of the debug marker event for a deferred host `TxDone`
+/// ([`Shard::host_transmit`]); a host's real port is 0.
+#[cfg(debug_assertions)]
+pub(crate) const LAZY_TXDONE_CHECK: u16 = u16::MAX;
 
 impl<F: CcFactory> Shard<F> {
     pub(crate) fn flow_start(&mut self, sh: &Shared<F>, flow: usize) {
@@ -48,6 +57,7 @@ impl<F: CcFactory> Shard<F> {
 
     /// The NIC scheduler (spec §2.2).
     pub(crate) fn host_send(&mut self, sh: &Shared<F>, h: usize) {
+        self.materialize_txdone(h);
         let host = &self.hosts[h];
         if host.link.busy_until > self.now {
             return;
@@ -146,6 +156,19 @@ impl<F: CcFactory> Shard<F> {
         }
     }
 
+    /// Puts `pkt` on host slot `h`'s wire, and arranges for the NIC scheduler to run when the
+    /// frame's last bit is out (its `TxDone`).
+    ///
+    /// A host with no sender of its own and nothing queued (a receiver that just sent an ACK,
+    /// which is most host frames of most runs) would find nothing to send then: its `TxDone`
+    /// would change nothing. So it is not put in the event queue; its time and sequence number
+    /// are kept (the number is reserved now, as before, so that every later event keeps its
+    /// number), and [`Shard::host_send`] puts it in the queue, with the same key, if it is
+    /// called before that time — which every change that could give the host something to
+    /// send (an ACK or probe queued, a sender added, a pause lifted) does. The order of every
+    /// event that changes anything, and so every output, is the same as with the event always
+    /// queued; only the count of events is smaller. Debug builds check it: they queue a
+    /// marker event at that key, which asserts that the scheduler would indeed send nothing.
     pub(crate) fn host_transmit(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
         let host = &mut self.hosts[h];
         let p = &self.pool[pkt as usize];
@@ -154,8 +177,50 @@ impl<F: CcFactory> Shard<F> {
         host.link.tx_data_frames += p.is_data() as u64;
         let node = host.node;
         let done = self.transmit(sh, node, 0, pkt);
-        self.hosts[h].link.txdone_pending = true;
-        self.schedule(node, done, Event::TxDone { node, port: 0 });
+        let seq = self.next_seq(node);
+        let host = &mut self.hosts[h];
+        debug_assert!(host.lazy_txdone.is_none(), "host_send took it");
+        if host.active.is_empty() && host.ack_fifo.is_empty() {
+            host.lazy_txdone = Some((done, seq));
+            #[cfg(debug_assertions)]
+            self.queue.push(done, seq, Event::TxDone { node, port: LAZY_TXDONE_CHECK });
+        } else {
+            host.link.txdone_pending = true;
+            self.queue.push(done, seq, Event::TxDone { node, port: 0 });
+        }
+    }
+
+    /// Puts host slot `h`'s deferred `TxDone` ([`Shard::host_transmit`]) in the event queue if
+    /// it is still to come (after the event now running).
+    #[inline]
+    fn materialize_txdone(&mut self, h: usize) {
+        let host = &mut self.hosts[h];
+        if let Some((at, seq)) = host.lazy_txdone.take() {
+            if (at, seq) > (self.now, self.cur_seq) {
+                host.link.txdone_pending = true;
+                let node = host.node;
+                self.queue.push(at, seq, Event::TxDone { node, port: 0 });
+            }
+        }
+    }
+
+    /// Debug builds: the marker of a deferred `TxDone` is due. Unless the `TxDone` was put in
+    /// the queue (or a later frame's replaced it), check that it would have changed nothing:
+    /// the NIC scheduler, run now, neither sends nor schedules anything.
+    #[cfg(debug_assertions)]
+    pub(crate) fn check_lazy_txdone(&mut self, sh: &Shared<F>, h: usize) {
+        let host = &mut self.hosts[h];
+        if host.lazy_txdone != Some((self.now, self.cur_seq)) {
+            return;
+        }
+        host.lazy_txdone = None;
+        let node = host.node as usize;
+        let before = self.node_seq[node];
+        self.host_send(sh, h);
+        assert_eq!(
+            self.node_seq[node], before,
+            "a deferred TxDone at host {node} would have sent or scheduled something"
+        );
     }
 
     pub(crate) fn host_arrive(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {

@@ -1,7 +1,5 @@
 //! Links: the transmit side of a port, serialization, propagation and the loss model.
 
-use std::collections::VecDeque;
-
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -14,12 +12,12 @@ use crate::units::{BitsPerSec, Duration, Time};
 /// Transmit side of one port, common to hosts and switches.
 ///
 /// `repr(C)`, in the order the compiler chose when it was free to (pinned so that the switch
-/// port's layout, which depends on it, cannot change under a new compiler): the in-flight
-/// queue first, the random stream, then the scalars a frame reads, together.
+/// port's layout, which depends on it, cannot change under a new compiler): the last frame
+/// put on the wire first, the random stream, then the scalars a frame reads, together.
 #[repr(C)]
 pub(crate) struct Link {
-    /// Frames on the wire towards the peer: (arrival time, event seq, packet), in order.
-    pub(crate) flight: VecDeque<(Time, u64, u32)>,
+    /// The last frame put on the wire towards the peer (see [`Flight`]).
+    pub(crate) tail: Tail,
     pub(crate) rng: ChaCha8Rng,
     /// While down: when the frame the failure cut off would have finished (the port's
     /// `busy_until` at the failure).
@@ -47,6 +45,45 @@ pub(crate) struct Link {
     pub(crate) txdone_pending: bool,
     /// Priorities paused by PFC frames received on this port.
     pub(crate) paused: Paused,
+}
+
+/// The frames on a link's wire, in order, without a queue at the link.
+///
+/// Frames on a link arrive in the order they were sent, so only the first frame on the wire
+/// has its arrival in the event queue. Each frame on the wire records the one sent behind it
+/// (`Shard::flight`, by packet: its arrival time, sequence number and packet), and the link
+/// records the last one sent ([`Tail`]). The arrival of a frame puts its successor's arrival in
+/// the event queue; a frame sent when the last one has arrived (its arrival key is behind the
+/// event now running) starts the chain afresh. So an arrival touches only the packet and its
+/// record, never the sending port, which lies elsewhere in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Flight {
+    /// When the frame arrives at the far end.
+    pub(crate) at: Time,
+    /// The sequence number of its arrival event.
+    pub(crate) seq: u64,
+    /// The frame (its pool index), or [`Flight::NONE`].
+    pub(crate) pkt: u32,
+}
+
+impl Flight {
+    /// No frame.
+    pub(crate) const NONE: Flight = Flight { at: Time::ZERO, seq: 0, pkt: u32::MAX };
+}
+
+/// The last frame a link put on the wire: its [`Flight`] record, padded to the 32 bytes the
+/// switch port's hand-made layout reserves here (see `SwitchPort`). Until a frame is sent it
+/// is [`Flight::NONE`], whose key (0, 0) precedes or is every event's: "already arrived".
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub(crate) struct Tail {
+    pub(crate) last: Flight,
+    _pad: [u32; 2],
+}
+
+impl Tail {
+    /// Nothing sent yet.
+    pub(crate) const EMPTY: Tail = Tail { last: Flight::NONE, _pad: [0; 2] };
 }
 
 /// The priorities a port may not send, set by PFC frames from its peer: bit `q` for class `q`.
@@ -110,11 +147,17 @@ impl<F: CcFactory> Shard<F> {
             self.outbox[shard as usize].push(c);
             return done;
         }
+        let now_key = (now, self.cur_seq);
         let link = self.link_mut(sh, node, port);
-        let first = link.flight.is_empty();
-        link.flight.push_back((at, seq, pkt));
-        if first {
-            self.queue.push(at, seq, Event::Arrive { node, port, pkt });
+        let last = link.tail.last;
+        let me = Flight { at, seq, pkt };
+        link.tail.last = me;
+        self.flight[pkt as usize] = Flight::NONE;
+        if (last.at, last.seq) > now_key {
+            // The last frame sent is still on the wire: this one follows it.
+            self.flight[last.pkt as usize] = me;
+        } else {
+            self.queue.push(at, seq, Event::Arrive { node: peer, port: peer_port, pkt });
         }
         done
     }

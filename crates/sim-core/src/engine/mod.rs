@@ -20,6 +20,7 @@ pub(crate) use app::{initial_state, AppState, ConnState};
 pub(crate) use fault::FaultPlan;
 pub(crate) use host::Host;
 pub(crate) use link::Link;
+pub(crate) use link::{Flight, Tail};
 pub(crate) use roce::{Qp, Rx};
 pub(crate) use switch::{Backlog, Switch, SwitchPort};
 pub(crate) use tcp::{TcpRx, TcpTx};
@@ -36,10 +37,9 @@ use crate::units::{Duration, Time};
 /// Events. Compact (at most 16 bytes): packets live in a pool and are named by index.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
-    /// The packet at the head of the link leaving `port` of `node`, `pkt`, has been fully
-    /// received by the node at the other end. (Packets on a link arrive in order, so only the
-    /// head of each link's in-flight FIFO sits in the event queue; `pkt` lets the loop
-    /// prefetch it without looking at the link.)
+    /// Packet `pkt`, the first on its link's wire, has been fully received on `port` of
+    /// `node`. (Packets on a link arrive in order, so only the first of each link sits in the
+    /// event queue; see [`Flight`].)
     Arrive { node: u32, port: u16, pkt: u32 },
     /// A packet that crossed from another shard, `pkt` in this shard's pool, has been fully
     /// received on `port` of `node`.
@@ -192,12 +192,17 @@ pub(crate) struct Crossing {
 pub(crate) struct Shard<F: CcFactory> {
     pub(crate) id: u32,
     pub(crate) now: Time,
+    /// The sequence number of the event now running.
+    pub(crate) cur_seq: u64,
     pub(crate) queue: TwoHeapQueue<Event>,
     /// Per-node scheduling counters (indexed by node id; only this shard's nodes are used).
     pub(crate) node_seq: Vec<u64>,
     pub(crate) hosts: Vec<Host<F::Cc>>,
     pub(crate) switches: Vec<Switch>,
     pub(crate) pool: Vec<Packet>,
+    /// By pool index: for a frame on a link's wire, the frame sent behind it on that link
+    /// ([`Flight::NONE`] if none yet).
+    pub(crate) flight: Vec<Flight>,
     pub(crate) free: Vec<u32>,
     /// Senders by flow id: the flows with an end in this shard (the source's is the one used;
     /// the destination's copy stays unstarted).
@@ -237,8 +242,9 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let last = Time(end.0 - 1).min(stop);
-        while let Some((at, _, ev)) = self.queue.pop_until(last) {
+        while let Some((at, seq, ev)) = self.queue.pop_until(last) {
             self.now = at;
+            self.cur_seq = seq;
             self.counters.events += 1;
             self.prefetch_next(sh);
             self.dispatch(sh, ev);
@@ -250,7 +256,10 @@ impl<F: CcFactory> Shard<F> {
     #[inline]
     fn prefetch_next(&mut self, sh: &Shared<F>) {
         match self.queue.peek_event() {
-            Some(&Event::Arrive { pkt, .. }) => prefetch(&self.pool[pkt as usize]),
+            Some(&Event::Arrive { pkt, .. }) => {
+                prefetch(&self.pool[pkt as usize]);
+                prefetch(&self.flight[pkt as usize]);
+            }
             Some(&Event::TxDone { node, port }) => {
                 // Most likely the head of the first non-empty queue goes next.
                 if let Slot::Switch(s) = sh.place[node as usize].slot {
@@ -319,6 +328,7 @@ impl<F: CcFactory> Shard<F> {
             }
             None => {
                 self.pool.push(p);
+                self.flight.push(Flight::NONE);
                 (self.pool.len() - 1) as u32
             }
         }
@@ -336,20 +346,24 @@ impl<F: CcFactory> Shard<F> {
                 Slot::Switch(s) => self.switch_arrive(sh, s as usize, port as usize, pkt),
             },
             Event::Arrive { node, port, pkt } => {
-                let link = self.link_mut(sh, node, port);
-                let (_, _, head) = link.flight.pop_front().expect("an arrival has a frame");
-                debug_assert_eq!(head, pkt, "the event names the link's head frame");
-                let (peer, peer_port) = (link.peer, link.peer_port);
-                if let Some(&(t, seq, next)) = link.flight.front() {
-                    self.queue.push(t, seq, Event::Arrive { node, port, pkt: next });
+                let next = self.flight[pkt as usize];
+                if next.pkt != Flight::NONE.pkt {
+                    self.queue.push(next.at, next.seq, Event::Arrive { node, port, pkt: next.pkt });
                 }
-                match sh.place[peer as usize].slot {
+                match sh.place[node as usize].slot {
                     Slot::Host(h) => self.host_arrive(sh, h as usize, pkt),
-                    Slot::Switch(s) => self.switch_arrive(sh, s as usize, peer_port as usize, pkt),
+                    Slot::Switch(s) => self.switch_arrive(sh, s as usize, port as usize, pkt),
                 }
             }
             Event::TxDone { node, port } => match sh.place[node as usize].slot {
                 Slot::Host(h) => {
+                    #[cfg(debug_assertions)]
+                    if port == host::LAZY_TXDONE_CHECK {
+                        // A marker, not an event of the model.
+                        self.counters.events -= 1;
+                        self.check_lazy_txdone(sh, h as usize);
+                        return;
+                    }
                     self.hosts[h as usize].link.txdone_pending = false;
                     self.host_send(sh, h as usize);
                 }

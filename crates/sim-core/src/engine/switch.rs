@@ -47,7 +47,7 @@ const _: () = {
     use std::mem::{offset_of, size_of};
     let backlog = offset_of!(SwitchPort, backlog);
     assert!(backlog % 64 == 0 && size_of::<Backlog>() == 32);
-    assert!(offset_of!(SwitchPort, link) + offset_of!(Link, flight) == backlog + 32);
+    assert!(offset_of!(SwitchPort, link) + offset_of!(Link, tail) == backlog + 32);
     let scalars = offset_of!(SwitchPort, link) + offset_of!(Link, cut_until);
     assert!(scalars % 64 == 0);
     assert!(offset_of!(SwitchPort, sample) + size_of::<SampleState>() <= scalars + 128);
