@@ -2,7 +2,9 @@
 //! delay later) at steady-state queue sizes typical of fabric runs. Reports events/s.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use dcsim::core::event::{BinaryHeapQueue, EventQueue, QuadHeapQueue, RadixQueue, WheelQueue};
+use dcsim::core::event::{
+    BinaryHeapQueue, EventQueue, QuadHeapQueue, RadixQueue, TwoHeapQueue, WheelQueue,
+};
 use dcsim::core::units::Time;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -36,6 +38,10 @@ fn bench(c: &mut Criterion) {
     for size in [64usize, 1024, 16_384] {
         g.bench_with_input(BenchmarkId::new("binary_heap", size), &size, |b, &s| {
             b.iter(|| hold::<BinaryHeapQueue<Ev>>(s, ops))
+        });
+        // The simulator's queue (every event in its main heap here).
+        g.bench_with_input(BenchmarkId::new("two_heap", size), &size, |b, &s| {
+            b.iter(|| hold::<TwoHeapQueue<Ev>>(s, ops))
         });
         g.bench_with_input(BenchmarkId::new("quad_heap", size), &size, |b, &s| {
             b.iter(|| hold::<QuadHeapQueue<Ev>>(s, ops))

@@ -494,6 +494,7 @@ impl<F: CcFactory> Simulation<F> {
                     hash_seeds[i] = ecmp_seed(i, cfg.seed);
                     switches.push(Switch {
                         node: i as u32,
+                        lossy: ports.iter().any(|p: &SwitchPort| p.link.loss > 0.0),
                         ports,
                         mmu: Mmu::new(&cfg.switch, &geometry, nic_rate),
                         hash_seed: hash_seeds[i],

@@ -240,12 +240,15 @@ pub(crate) struct Switch {
     pub(crate) ports: Vec<SwitchPort>,
     pub(crate) mmu: Mmu,
     pub(crate) hash_seed: u32,
+    /// Some port's link loses frames (`Link::loss > 0`): only then does an arrival read its
+    /// ingress port, which most arrivals otherwise never touch.
+    pub(crate) lossy: bool,
 }
 
 impl<F: CcFactory> Shard<F> {
     pub(crate) fn switch_arrive(&mut self, sh: &Shared<F>, s: usize, inp: usize, pkt: u32) {
         let sw = &mut self.switches[s];
-        if Self::lost(&mut sw.ports[inp].link) {
+        if sw.lossy && Self::lost(&mut sw.ports[inp].link) {
             self.counters.link_losses += 1;
             self.drop_packet(pkt);
             return;
