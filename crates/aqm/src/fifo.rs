@@ -88,6 +88,13 @@ pub struct Fifo {
 }
 
 impl Fifo {
+    /// Whether an empty queue keeps a packet of `wire` bytes (every limit is at least one
+    /// packet, so only the byte limit can refuse it).
+    #[inline(always)]
+    pub fn admits_alone(&self, wire: u32) -> bool {
+        self.limit_packets >= 1 && u64::from(wire) <= self.limit_bytes
+    }
+
     /// An empty queue.
     ///
     /// # Panics

@@ -213,6 +213,21 @@ impl Qdisc {
             QdiscConfig::DualPi2(p) => Qdisc::DualPi2(Box::new(DualPi2::new(p))),
         }
     }
+
+    /// Whether a packet of `wire` bytes offered to this discipline would come straight back
+    /// from the next dequeue, unmarked, with no random draw and the discipline as it was:
+    /// true for an empty RED queue (the depth left behind an only packet is 0, never above
+    /// `kmin`) and an empty FIFO whose byte limit admits the packet; false for the
+    /// disciplines that time or classify packets. A switch whose port is idle and holds
+    /// nothing sends such a packet without queueing it.
+    #[inline(always)]
+    pub fn passes_through_when_empty(&self, wire: u32) -> bool {
+        match self {
+            Qdisc::Red(q) => q.is_empty(),
+            Qdisc::Fifo(q) => q.is_empty() && q.admits_alone(wire),
+            _ => false,
+        }
+    }
 }
 
 macro_rules! dispatch {

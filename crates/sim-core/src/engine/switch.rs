@@ -306,6 +306,21 @@ impl<F: CcFactory> Shard<F> {
         p.arrived = self.now;
         let (ecn, hash_seed) = (p.ecn, self.switches[s].hash_seed);
         let port = &mut self.switches[s].ports[out];
+        if q != 0
+            && port.backlogged == 0
+            && port.link.busy_until <= self.now
+            && !port.link.paused.get(q)
+            && port.classes[q].passes_through_when_empty(wire)
+        {
+            // The port is free and holds nothing: the scheduler would pick this class (the only
+            // one backlogged, not paused) and its discipline would hand the packet straight
+            // back, so it leaves now as `switch_send` would send it, without the round trip
+            // through the queue (whose bytes it would have grown and shrunk again).
+            port.rr_last = q as u8;
+            self.send_dequeued(sh, s, out, q, pkt, wire as u64);
+            self.switches[s].ports[out].settle(&sh.watch, self.now);
+            return;
+        }
         port.backlog.grow(&sh.watch, &mut port.sample, self.now, wire as u64, q);
         let mut entry = Entry { pkt, wire, ecn, flow: 0, enq: self.now };
         match &mut port.classes[q] {
@@ -470,9 +485,25 @@ impl<F: CcFactory> Shard<F> {
                 break (q, pkt, d.entry.wire as u64);
             }
         };
-        let sw = &mut self.switches[s];
-        let port = &mut sw.ports[out];
+        let port = &mut self.switches[s].ports[out];
         port.backlog.shrink(&sh.watch, &mut port.sample, self.now, wire, q);
+        self.send_dequeued(sh, s, out, q, pkt, wire);
+    }
+
+    /// Sends packet `pkt` (`wire` bytes), just taken from class `q` at egress port `out` of
+    /// switch slot `s` (its bytes no longer counted in the port's backlog): MMU release,
+    /// telemetry stamps, transmission, and a `TxDone` if frames wait behind it.
+    #[inline(always)]
+    fn send_dequeued(
+        &mut self,
+        sh: &Shared<F>,
+        s: usize,
+        out: usize,
+        q: usize,
+        pkt: u32,
+        wire: u64,
+    ) {
+        let sw = &mut self.switches[s];
         if q != 0 {
             let inp = self.pool[pkt as usize].in_port.idx();
             let resume = sw.mmu.release(inp, out, q, wire);
