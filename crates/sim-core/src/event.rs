@@ -147,23 +147,32 @@ impl<E> MinHeap<E> {
         self.v.reserve(1);
         let len = self.v.len();
         let base = self.v.as_mut_ptr();
-        let mut pos = len;
-        // SAFETY: there is room for `len + 1` entries; `pos` and `parent` stay below `len + 1`
-        // and every slot moved from holds an entry (`parent < pos <= len`). Each entry moved
-        // leaves a duplicate behind that is overwritten before the length is set, so no entry
-        // is dropped twice or lost.
+        // SAFETY: there is room for `len + 1` entries and slots `0..len` hold entries; slot
+        // `len` is the hole. The length is set once the hole is filled.
         unsafe {
-            while pos > 0 {
-                let parent = (pos - 1) / 2;
-                if (*base.add(parent)).key <= e.key {
-                    break;
-                }
-                std::ptr::copy_nonoverlapping(base.add(parent), base.add(pos), 1);
-                pos = parent;
-            }
-            std::ptr::write(base.add(pos), e);
+            Self::sift_up(base, len, e);
             self.v.set_len(len + 1);
         }
+    }
+
+    /// Fills the hole at `pos` with `e` or with the ancestors larger than `e`, moving the hole
+    /// up to where `e` belongs and writing `e` there.
+    ///
+    /// # Safety
+    /// `base..base + pos` hold entries and slot `pos` is a hole (its content already moved out
+    /// or never written): each move leaves a duplicate behind in a slot that is overwritten
+    /// next, so no entry is dropped twice or lost.
+    #[inline(always)]
+    unsafe fn sift_up(base: *mut Entry<E>, mut pos: usize, e: Entry<E>) {
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if (*base.add(parent)).key <= e.key {
+                break;
+            }
+            std::ptr::copy_nonoverlapping(base.add(parent), base.add(pos), 1);
+            pos = parent;
+        }
+        std::ptr::write(base.add(pos), e);
     }
 
     #[inline]
@@ -191,15 +200,7 @@ impl<E> MinHeap<E> {
                 std::ptr::copy_nonoverlapping(base.add(child), base.add(pos), 1);
                 pos = child;
             }
-            while pos > 0 {
-                let parent = (pos - 1) / 2;
-                if (*base.add(parent)).key <= last.key {
-                    break;
-                }
-                std::ptr::copy_nonoverlapping(base.add(parent), base.add(pos), 1);
-                pos = parent;
-            }
-            std::ptr::write(base.add(pos), last);
+            Self::sift_up(base, pos, last);
             Some(top)
         }
     }
