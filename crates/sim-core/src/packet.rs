@@ -75,7 +75,12 @@ pub struct IntHop {
 }
 
 /// The INT stack of a data packet, echoed unchanged in its ACK.
+///
+/// `repr(C)` with the count first, so that it shares the packet's second cache line with the
+/// area's tag and the first record (the event loop prefetches that line with the first): a
+/// hop's push then misses only on the line of its own record.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[repr(C)]
 pub struct IntStack {
     /// Number of hops that stamped (may exceed [`MAX_INT_HOPS`]; records wrap).
     pub nhop: u16,

@@ -286,6 +286,17 @@ impl BitsPerSec {
     pub const fn get(self) -> u64 {
         self.0
     }
+    /// The picoseconds one byte takes at this rate, where that is a whole number no larger
+    /// than 8 000 000 (rates from 1 Mb/s that divide 8 Tb/s: every standard speed). Then
+    /// [`BitsPerSec::tx_time`] of `b` bytes is exactly `b` times it, and a frame's time is a
+    /// multiplication (a `u32` frame size times it fits `u64`) rather than a division.
+    pub const fn exact_ps_per_byte(self) -> Option<u64> {
+        if self.0 >= 1_000_000 && (8 * PS_PER_SEC).is_multiple_of(self.0) {
+            Some(8 * PS_PER_SEC / self.0)
+        } else {
+            None
+        }
+    }
     /// Serialization time of `bytes` at this rate, rounded **up** to the picosecond
     /// (exact for every multiple of 25 Gb/s up to 400 Gb/s). A time beyond the `u64` range
     /// (about 213 days: e.g. 3 GB at 1 bit/s) saturates at `u64::MAX` picoseconds instead of
@@ -342,6 +353,22 @@ impl fmt::Display for BitsPerSec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_picoseconds_per_byte_agree_with_tx_time() {
+        for gbps in [1, 10, 25, 40, 50, 100, 200, 400, 800] {
+            let r = BitsPerSec::gbps(gbps);
+            let ps = r.exact_ps_per_byte().expect("a standard speed");
+            for b in [1, 64, 1000, 1048, 9000, 2_000_000, 3_000_000] {
+                assert_eq!(r.tx_time(b), Duration::from_ps(b * ps), "{gbps} Gb/s, {b} B");
+            }
+        }
+        assert_eq!(BitsPerSec::gbps(100).exact_ps_per_byte(), Some(80));
+        // 3 Gb/s: 2666.67 ps per byte; 1 kb/s: a whole number, but too large to take.
+        assert_eq!(BitsPerSec::gbps(3).exact_ps_per_byte(), None);
+        assert_eq!(BitsPerSec(1000).exact_ps_per_byte(), None);
+        assert_eq!(BitsPerSec(1_000_000).exact_ps_per_byte(), Some(8_000_000));
+    }
 
     #[test]
     fn tx_time_is_exact_at_standard_speeds() {

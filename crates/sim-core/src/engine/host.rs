@@ -73,10 +73,16 @@ impl<F: CcFactory> Shard<F> {
         if n == 0 {
             return;
         }
-        let start = (host.rr_last + 1) % n;
+        // `rr_last` may lie beyond a list that compaction shortened since.
+        let start = match host.rr_last + 1 {
+            s if s < n => s,
+            s => s % n,
+        };
+        // `(start + k) % n` for `k < n`, without a division.
+        let wrap = |k: usize| if start + k < n { start + k } else { start + k - n };
         let mut chosen = None;
         for k in 0..n {
-            let i = (start + k) % n;
+            let i = wrap(k);
             if self.tx_ready(sh, host, host.active[i]) {
                 chosen = Some((i, k));
                 break;
@@ -86,7 +92,7 @@ impl<F: CcFactory> Shard<F> {
         let examined = chosen.map_or(n, |(_, k)| k);
         let mut m = None;
         for k in 0..examined {
-            let i = (start + k) % n;
+            let i = wrap(k);
             if tx_finished(&self.tx[host.active[i] as usize]) {
                 m = Some(m.map_or(i, |x: usize| x.min(i)));
             }

@@ -71,19 +71,27 @@ impl Flight {
     pub(crate) const NONE: Flight = Flight { at: Time::ZERO, seq: 0, pkt: u32::MAX };
 }
 
-/// The last frame a link put on the wire: its [`Flight`] record, padded to the 32 bytes the
-/// switch port's hand-made layout reserves here (see `SwitchPort`). Until a frame is sent it
-/// is [`Flight::NONE`], whose key (0, 0) precedes or is every event's: "already arrived".
+/// What every transmission on a link reads and writes, in the 32 bytes the switch port's
+/// hand-made layout reserves here (see `SwitchPort`): the last frame put on the wire (its
+/// [`Flight`] record) and the picoseconds a byte takes on the wire.
+///
+/// Until a frame is sent, `last` is [`Flight::NONE`], whose key (0, 0) precedes or is every
+/// event's: "already arrived". `ps_per_byte` is set in exact serialization at a rate where it
+/// is a whole number ([`BitsPerSec::exact_ps_per_byte`]: every standard speed), so that a
+/// frame's serialization time is a multiplication; else it is 0, and each frame divides.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub(crate) struct Tail {
     pub(crate) last: Flight,
-    _pad: [u32; 2],
+    pub(crate) ps_per_byte: u64,
 }
 
 impl Tail {
-    /// Nothing sent yet.
-    pub(crate) const EMPTY: Tail = Tail { last: Flight::NONE, _pad: [0; 2] };
+    /// Nothing sent yet, on a wire where a byte takes `ps_per_byte` picoseconds (0: not a
+    /// whole number, or ns-3's serialization).
+    pub(crate) const fn new(ps_per_byte: u64) -> Tail {
+        Tail { last: Flight::NONE, ps_per_byte }
+    }
 }
 
 /// The priorities a port may not send, set by PFC frames from its peer: bit `q` for class `q`.
@@ -125,7 +133,13 @@ impl<F: CcFactory> Shard<F> {
         let now = self.now;
         let id = self.id;
         let link = self.link_mut(sh, node, port);
-        let done = now + sh.cfg.serialization.tx_time(link.rate, wire);
+        let ser = if link.tail.ps_per_byte != 0 {
+            // `wire` < 2^32 bytes, `ps_per_byte` <= 8e6: no overflow.
+            Duration(wire * link.tail.ps_per_byte)
+        } else {
+            sh.cfg.serialization.tx_time(link.rate, wire)
+        };
+        let done = now + ser;
         link.busy_until = done;
         let at = done + link.delay;
         let (peer, peer_port, link_id) = (link.peer, link.peer_port, link.id);

@@ -257,7 +257,11 @@ impl<F: CcFactory> Shard<F> {
     fn prefetch_next(&mut self, sh: &Shared<F>) {
         match self.queue.peek_event() {
             Some(&Event::Arrive { pkt, .. }) => {
-                prefetch(&self.pool[pkt as usize]);
+                // The packet's first two lines: every hop reads the first and writes the
+                // second (`arrived`; an INT stamp's count and the area's tag).
+                let p = &self.pool[pkt as usize];
+                prefetch(p);
+                prefetch(&p.arrived);
                 prefetch(&self.flight[pkt as usize]);
             }
             Some(&Event::TxDone { node, port }) => {
@@ -418,5 +422,10 @@ mod tests {
         assert!(std::mem::offset_of!(Packet, ts) + 8 <= 64);
         assert!(std::mem::offset_of!(Packet, in_port) + 2 <= 64);
         assert!(std::mem::size_of::<Packet>() <= 256, "{}", std::mem::size_of::<Packet>());
+        // The second line (prefetched too) holds `arrived`, the area's tag and an INT stack's
+        // count.
+        assert!(std::mem::offset_of!(Packet, arrived) + 8 <= 128);
+        assert!(std::mem::offset_of!(Packet, area) + 16 <= 128);
+        assert_eq!(std::mem::offset_of!(crate::packet::IntStack, nhop), 0);
     }
 }

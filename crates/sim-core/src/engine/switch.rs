@@ -278,7 +278,8 @@ impl<F: CcFactory> Shard<F> {
         let out = if hops.len() == 1 {
             hops[0].idx()
         } else {
-            hops[murmur3_32(&hash_key, sw.hash_seed) as usize % hops.len()].idx()
+            // A 32-bit remainder (the same value; half the latency of a 64-bit division).
+            hops[(murmur3_32(&hash_key, sw.hash_seed) % hops.len() as u32) as usize].idx()
         };
         if sh.faults.is_some() && sw.ports[out].link.down {
             // Routed to a failed link before routing converged.
