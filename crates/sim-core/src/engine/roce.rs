@@ -356,9 +356,8 @@ impl<F: CcFactory> Shard<F> {
         let size = if flow < sh.nlisted { qp.size } else { u64::MAX };
         let mut ctx =
             CcCtx::new(self.now, qp.snd_nxt, qp.snd_una, size, qp.max_rate, qp.rate, qp.win);
-        let mut cc = qp.cc.take().expect("a started flow has CC state");
-        call(&mut cc, &mut ctx);
-        qp.cc = Some(cc);
+        // In place: a scheme's state can be hundreds of bytes (HPCC keeps a record per hop).
+        call(qp.cc.as_mut().expect("a started flow has CC state"), &mut ctx);
         qp.win = ctx.window;
         if let Some((r, retime)) = ctx.rate_set {
             let r = BitsPerSec(r.0.clamp(1, qp.max_rate.0));
