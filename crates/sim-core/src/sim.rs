@@ -747,6 +747,7 @@ impl<F: CcFactory> Simulation<F> {
                 hop_trace: Vec::new(),
                 pfc_log: Vec::new(),
                 dropped: Vec::new(),
+                ser_memo: crate::engine::SerMemo::new(shared.cfg.serialization),
                 conns: conn_state.clone(),
                 app_state: app_state.clone(),
                 queries: Vec::new(),

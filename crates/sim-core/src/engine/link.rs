@@ -3,8 +3,9 @@
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Crossing, Event, Shard, Shared};
+use super::{Crossing, Event, Shard, Shared, Slot};
 use crate::cc::CcFactory;
+use crate::config::Serialization;
 use crate::event::EventQueue;
 use crate::mmu::QUEUES;
 use crate::units::{BitsPerSec, Duration, Time};
@@ -94,6 +95,40 @@ impl Tail {
     }
 }
 
+/// The serialization times a shard computed last, by (rate, frame size): a small direct-mapped
+/// memo for the links whose time per byte is not a whole number of picoseconds, or that follow
+/// ns-3's rule ([`Serialization::Ns3`]: a floating-point division and a
+/// fixed-point truncation per frame). A run has few distinct link rates and frame sizes (full
+/// packets, ACKs, last packets), so nearly every frame finds its time here; a miss computes it
+/// and takes the slot. The times are those the rule gives, so the memo changes nothing else.
+pub(crate) struct SerMemo {
+    ser: Serialization,
+    slots: Box<[(BitsPerSec, u64, Duration); SerMemo::SLOTS]>,
+}
+
+impl SerMemo {
+    const SLOTS: usize = 64;
+
+    /// An empty memo of the times of mode `ser`.
+    pub(crate) fn new(ser: Serialization) -> SerMemo {
+        // Rate 0 never matches: links have positive rates.
+        SerMemo { ser, slots: Box::new([(BitsPerSec(0), 0, Duration::ZERO); Self::SLOTS]) }
+    }
+
+    /// The time `wire` bytes take at `rate`.
+    #[inline]
+    pub(crate) fn tx_time(&mut self, rate: BitsPerSec, wire: u64) -> Duration {
+        let i = (wire ^ rate.0 ^ (rate.0 >> 17)) as usize % Self::SLOTS;
+        let slot = &mut self.slots[i];
+        if slot.0 == rate && slot.1 == wire {
+            return slot.2;
+        }
+        let d = self.ser.tx_time(rate, wire);
+        *slot = (rate, wire, d);
+        d
+    }
+}
+
 /// The priorities a port may not send, set by PFC frames from its peer: bit `q` for class `q`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub(crate) struct Paused(u8);
@@ -132,12 +167,15 @@ impl<F: CcFactory> Shard<F> {
         let seq = self.next_seq(node);
         let now = self.now;
         let id = self.id;
-        let link = self.link_mut(sh, node, port);
+        let link = match sh.place[node as usize].slot {
+            Slot::Host(h) => &mut self.hosts[h as usize].link,
+            Slot::Switch(s) => &mut self.switches[s as usize].ports[port as usize].link,
+        };
         let ser = if link.tail.ps_per_byte != 0 {
             // `wire` < 2^32 bytes, `ps_per_byte` <= 8e6: no overflow.
             Duration(wire * link.tail.ps_per_byte)
         } else {
-            sh.cfg.serialization.tx_time(link.rate, wire)
+            self.ser_memo.tx_time(link.rate, wire)
         };
         let done = now + ser;
         link.busy_until = done;
@@ -188,5 +226,33 @@ impl<F: CcFactory> Shard<F> {
             self.counters.data_bytes_dropped += p.payload as u64;
         }
         self.release(pkt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SerMemo;
+    use crate::config::Serialization;
+    use crate::units::BitsPerSec;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The memo answers what its rule computes, for any sequence of (rate, size), repeats
+        /// and slot collisions included, in either mode.
+        #[test]
+        fn the_serialization_memo_gives_the_rules_times(
+            frames in prop::collection::vec(
+                (any::<bool>(), prop::sample::select(vec![1_000_000u64, 3_000_000_000,
+                    25_000_000_000, 100_000_000_000, 100_000_000_001, 400_000_000_000]),
+                 prop::sample::select(vec![64u64, 84, 1000, 1048, 1064, 9000, 65_536])),
+                1..300),
+        ) {
+            let mut memos = [SerMemo::new(Serialization::Exact), SerMemo::new(Serialization::Ns3)];
+            for (ns3, rate, wire) in frames {
+                let memo = &mut memos[ns3 as usize];
+                let rate = BitsPerSec(rate);
+                prop_assert_eq!(memo.tx_time(rate, wire), memo.ser.tx_time(rate, wire));
+            }
+        }
     }
 }

@@ -20,7 +20,7 @@ pub(crate) use app::{initial_state, AppState, ConnState};
 pub(crate) use fault::FaultPlan;
 pub(crate) use host::Host;
 pub(crate) use link::Link;
-pub(crate) use link::{Flight, Tail};
+pub(crate) use link::{Flight, SerMemo, Tail};
 pub(crate) use roce::{Qp, Rx};
 pub(crate) use switch::{Backlog, Switch, SwitchPort};
 pub(crate) use tcp::{TcpRx, TcpTx};
@@ -226,6 +226,8 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) pfc_log: Vec<PfcEvent>,
     /// Scratch: the packets a queue discipline dropped during one call.
     pub(crate) dropped: Vec<dcsim_aqm::Dropped>,
+    /// Serialization times by (rate, frame size), for links that cannot multiply.
+    pub(crate) ser_memo: SerMemo,
     /// Connection states (each shard uses the sides of its own hosts).
     pub(crate) conns: Vec<ConnState>,
     /// Client states by application (used by the shard of each client's host).
