@@ -200,7 +200,8 @@ impl<F: CcFactory> Shard<F> {
             return done;
         }
         let now_key = (now, self.cur_seq);
-        let link = self.link_mut(sh, node, port);
+        // The same link as above (the borrow is taken once; the branches that returned
+        // needed `self` whole).
         let last = link.tail.last;
         let me = Flight { at, seq, pkt };
         link.tail.last = me;
