@@ -266,16 +266,34 @@ impl<F: CcFactory> Shard<F> {
                 prefetch(&p.arrived);
                 prefetch(&self.flight[pkt as usize]);
             }
-            Some(&Event::TxDone { node, port }) => {
+            Some(&Event::TxDone { node, port }) => match sh.place[node as usize].slot {
                 // Most likely the head of the first non-empty queue goes next.
-                if let Slot::Switch(s) = sh.place[node as usize].slot {
+                Slot::Switch(s) => {
                     let p = &self.switches[s as usize].ports[port as usize];
                     if let Some(pkt) = p.likely_next() {
                         prefetch(&self.pool[pkt as usize]);
                     }
                 }
+                Slot::Host(h) => self.prefetch_next_sender(h),
+            },
+            Some(&Event::NicWake { node, .. }) => {
+                if let Slot::Host(h) = sh.place[node as usize].slot {
+                    self.prefetch_next_sender(h);
+                }
             }
             _ => {}
+        }
+    }
+
+    /// Starts loading the sender the NIC scheduler of host slot `h` will look at first (the
+    /// one after the last served, in its round robin).
+    #[inline]
+    fn prefetch_next_sender(&self, h: u32) {
+        let host = &self.hosts[h as usize];
+        let n = host.active.len();
+        if n > 0 {
+            let i = if host.rr_last + 1 < n { host.rr_last + 1 } else { 0 };
+            prefetch(&self.tx[host.active[i] as usize]);
         }
     }
 
