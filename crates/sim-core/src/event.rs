@@ -300,12 +300,19 @@ impl<E: Copy> TwoHeapQueue<E> {
     /// heap). Ordering is unaffected: `(time, seq)` decides, whichever heap holds the event.
     #[inline]
     pub fn push_aside(&mut self, time: Time, seq: u64, ev: E) {
-        let e = Entry { key: key(time, seq), ev };
-        if self.taken == Taken::Aside {
+        self.insert(Taken::Aside, Entry { key: key(time, seq), ev });
+    }
+
+    /// Inserts `e` into the heap `into` (`Main` or `Aside`): in place of the entry the last
+    /// pop took from it, if that is still there.
+    #[inline(always)]
+    fn insert(&mut self, into: Taken, e: Entry<E>) {
+        let heap = if into == Taken::Aside { &mut self.aside } else { &mut self.main };
+        if self.taken == into {
             self.taken = Taken::None;
-            self.aside.replace_root(e);
+            heap.replace_root(e);
         } else {
-            self.aside.push(e);
+            heap.push(e);
         }
     }
 
@@ -362,13 +369,7 @@ impl<E: Copy> TwoHeapQueue<E> {
 impl<E: Copy> EventQueue<E> for TwoHeapQueue<E> {
     #[inline]
     fn push(&mut self, time: Time, seq: u64, ev: E) {
-        let e = Entry { key: key(time, seq), ev };
-        if self.taken == Taken::Main {
-            self.taken = Taken::None;
-            self.main.replace_root(e);
-        } else {
-            self.main.push(e);
-        }
+        self.insert(Taken::Main, Entry { key: key(time, seq), ev });
     }
     #[inline]
     fn pop(&mut self) -> Option<(Time, u64, E)> {
