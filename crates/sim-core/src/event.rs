@@ -127,10 +127,11 @@ impl<E> EventQueue<E> for BinaryHeapQueue<E> {
 /// buffer then, and a wider load cannot be forwarded from several narrower stores: every push
 /// waited for its stores to reach the cache (about a tenth of the event loop's samples). This
 /// heap's `push` compares the new key with its ancestors, moves them down, and writes the
-/// entry once, where it belongs. The root is taken out by [`MinHeap::remove_root`] or
-/// replaced by [`MinHeap::replace_root`] (see [`TwoHeapQueue`] for why): the hole the root
-/// leaves goes down to the bottom along the smaller children, then up to where the entry
-/// that fills it belongs (Floyd's method), with unchecked moves as the standard library's.
+/// entry once, where it belongs. The root is taken out by [`MinHeap::remove_root`] (the hole
+/// the root leaves goes down to the bottom along the smaller children, then the last entry
+/// goes up from there: Floyd's method, as the standard library's `pop`) or replaced by
+/// [`MinHeap::replace_root`] (the new entry goes down from the root to where it belongs; see
+/// [`TwoHeapQueue`] for why), with unchecked moves as the standard library's.
 struct MinHeap<E> {
     v: Vec<Entry<E>>,
 }
@@ -271,8 +272,8 @@ enum Taken {
 ///
 /// A pop copies the head out and leaves its entry in place, marked as taken. Most events
 /// schedule another (a link's next arrival, a port's next `TxDone`): the first push into the
-/// heap that holds the taken entry replaces it, one pass from the root down and back up,
-/// where a removal followed by an insertion makes two. Otherwise the next pop (or `peek_time`)
+/// heap that holds the taken entry replaces it, one pass from the root down to where the new
+/// entry belongs, where a removal followed by an insertion makes two. Otherwise the next pop (or `peek_time`)
 /// removes it first. Every method answers as if the taken entry were gone.
 pub struct TwoHeapQueue<E> {
     main: MinHeap<E>,

@@ -421,10 +421,7 @@ impl<F: CcFactory> Simulation<F> {
                 tx_bytes: 0,
                 tx_frames: 0,
                 tx_data_frames: 0,
-                tail: crate::engine::Tail::new(match cfg.serialization {
-                    Serialization::Exact => port.rate.exact_ps_per_byte().unwrap_or(0),
-                    Serialization::Ns3 => 0,
-                }),
+                tail: crate::engine::Tail::new(cfg.serialization, port.rate),
                 rng: port_rng(cfg.seed, node as u32, p),
             }
         };

@@ -26,6 +26,19 @@ pub(crate) struct Host<C> {
     pub(crate) _cc: std::marker::PhantomData<C>,
 }
 
+impl<C> Host<C> {
+    /// Where the round robin over `active` starts: after the sender served last (`rr_last`
+    /// may lie beyond a list that compaction shortened since). `None` without senders.
+    #[inline]
+    pub(crate) fn rr_start(&self) -> Option<usize> {
+        match (self.rr_last + 1, self.active.len()) {
+            (_, 0) => None,
+            (s, n) if s < n => Some(s),
+            (s, n) => Some(s % n),
+        }
+    }
+}
+
 /// The port number of the debug marker event for a deferred host `TxDone`
 /// ([`Shard::host_transmit`]); a host's real port is 0.
 #[cfg(debug_assertions)]
@@ -73,11 +86,7 @@ impl<F: CcFactory> Shard<F> {
         if n == 0 {
             return;
         }
-        // `rr_last` may lie beyond a list that compaction shortened since.
-        let start = match host.rr_last + 1 {
-            s if s < n => s,
-            s => s % n,
-        };
+        let start = host.rr_start().expect("senders");
         // `(start + k) % n` for `k < n`, without a division.
         let wrap = |k: usize| if start + k < n { start + k } else { start + k - n };
         let mut chosen = None;

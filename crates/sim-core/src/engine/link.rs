@@ -3,7 +3,7 @@
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Crossing, Event, Shard, Shared, Slot};
+use super::{Crossing, Event, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::config::Serialization;
 use crate::event::EventQueue;
@@ -88,9 +88,13 @@ pub(crate) struct Tail {
 }
 
 impl Tail {
-    /// Nothing sent yet, on a wire where a byte takes `ps_per_byte` picoseconds (0: not a
-    /// whole number, or ns-3's serialization).
-    pub(crate) const fn new(ps_per_byte: u64) -> Tail {
+    /// Nothing sent yet, on a wire of `rate` whose frames take the times of mode `ser`.
+    pub(crate) fn new(ser: Serialization, rate: BitsPerSec) -> Tail {
+        let ps_per_byte = match ser {
+            Serialization::Exact => rate.exact_ps_per_byte().unwrap_or(0),
+            // ns-3's rule truncates each frame's time: no fixed time per byte.
+            Serialization::Ns3 => 0,
+        };
         Tail { last: Flight::NONE, ps_per_byte }
     }
 }
@@ -167,10 +171,8 @@ impl<F: CcFactory> Shard<F> {
         let seq = self.next_seq(node);
         let now = self.now;
         let id = self.id;
-        let link = match sh.place[node as usize].slot {
-            Slot::Host(h) => &mut self.hosts[h as usize].link,
-            Slot::Switch(s) => &mut self.switches[s as usize].ports[port as usize].link,
-        };
+        let slot = sh.place[node as usize].slot;
+        let link = super::link_in(&mut self.hosts, &mut self.switches, slot, port);
         let ser = if link.tail.ps_per_byte != 0 {
             // `wire` < 2^32 bytes, `ps_per_byte` <= 8e6: no overflow.
             Duration(wire * link.tail.ps_per_byte)
@@ -200,8 +202,7 @@ impl<F: CcFactory> Shard<F> {
             return done;
         }
         let now_key = (now, self.cur_seq);
-        // The same link as above (the borrow is taken once; the branches that returned
-        // needed `self` whole).
+        // Still the link borrowed above (the branches that returned needed `self` whole).
         let last = link.tail.last;
         let me = Flight { at, seq, pkt };
         link.tail.last = me;

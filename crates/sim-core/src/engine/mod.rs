@@ -73,6 +73,21 @@ fn prefetch<T>(p: &T) {
     let _ = p;
 }
 
+/// The link at `port` of the node in `slot`, borrowed from the node lists alone (so that a
+/// caller may use the shard's other fields while it holds the link).
+#[inline]
+pub(crate) fn link_in<'a, C>(
+    hosts: &'a mut [Host<C>],
+    switches: &'a mut [Switch],
+    slot: Slot,
+    port: u16,
+) -> &'a mut Link {
+    match slot {
+        Slot::Host(h) => &mut hosts[h as usize].link,
+        Slot::Switch(s) => &mut switches[s as usize].ports[port as usize].link,
+    }
+}
+
 /// Static per-flow facts.
 pub(crate) struct FlowMeta {
     pub(crate) hash_fwd: [u32; 3],
@@ -290,9 +305,7 @@ impl<F: CcFactory> Shard<F> {
     #[inline]
     fn prefetch_next_sender(&self, h: u32) {
         let host = &self.hosts[h as usize];
-        let n = host.active.len();
-        if n > 0 {
-            let i = if host.rr_last + 1 < n { host.rr_last + 1 } else { 0 };
+        if let Some(i) = host.rr_start() {
             prefetch(&self.tx[host.active[i] as usize]);
         }
     }
@@ -337,10 +350,7 @@ impl<F: CcFactory> Shard<F> {
 
     #[inline]
     pub(crate) fn link_mut(&mut self, sh: &Shared<F>, node: u32, port: u16) -> &mut Link {
-        match sh.place[node as usize].slot {
-            Slot::Host(h) => &mut self.hosts[h as usize].link,
-            Slot::Switch(s) => &mut self.switches[s as usize].ports[port as usize].link,
-        }
+        link_in(&mut self.hosts, &mut self.switches, sh.place[node as usize].slot, port)
     }
 
     #[inline]
