@@ -89,6 +89,13 @@ pub struct IntStack {
 }
 
 impl IntStack {
+    /// No records (what a packet outside [`HeaderMode::Int`] gives its congestion control).
+    pub const EMPTY: IntStack = IntStack {
+        nhop: 0,
+        hops: [IntHop { rate: BitsPerSec(0), time: Time::ZERO, tx_bytes: 0, qlen: 0 };
+            MAX_INT_HOPS],
+    };
+
     /// Appends a hop record (overwriting the oldest beyond five hops).
     #[inline]
     pub fn push(&mut self, hop: IntHop) {

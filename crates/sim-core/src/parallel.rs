@@ -117,9 +117,10 @@ impl Exchange {
                 let from = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let mut mailbox = self.mail[prev][from * n + s].lock().expect("mailbox");
-                for c in mailbox.drain(..) {
+                for c in mailbox.iter() {
                     shard.ingest(c);
                 }
+                mailbox.clear();
             }
         }
         let before = shard.counters.events;
@@ -225,7 +226,7 @@ pub(crate) fn run<F: CcFactory>(
         cells.into_iter().map(|c| c.into_inner().expect("shard")).collect();
     for mail in ex.mail {
         for (i, mailbox) in mail.into_iter().enumerate() {
-            for c in mailbox.into_inner().expect("mailbox") {
+            for c in &mailbox.into_inner().expect("mailbox") {
                 shards[i % n].ingest(c);
             }
         }

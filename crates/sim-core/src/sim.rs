@@ -993,9 +993,10 @@ impl<F: CcFactory> Simulation<F> {
                     for to in 0..self.shards.len() {
                         let mut out = std::mem::take(&mut self.shards[from].outbox[to]);
                         self.stats.crossings += out.len() as u64;
-                        for c in out.drain(..) {
+                        for c in &out {
                             self.shards[to].ingest(c);
                         }
+                        out.clear();
                         self.shards[from].outbox[to] = out; // keep the capacity
                     }
                 }

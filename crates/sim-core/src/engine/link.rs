@@ -195,10 +195,15 @@ impl<F: CcFactory> Shard<F> {
         let shard = sh.place[peer as usize].shard;
         if shard != id {
             // The far end belongs to another shard: hand the packet over at the next window.
-            let p = self.pool[pkt as usize];
+            let p = &self.pool[pkt as usize];
+            self.outbox[shard as usize].push(Crossing {
+                at,
+                seq,
+                node: peer,
+                port: peer_port,
+                pkt: *p,
+            });
             self.release(pkt);
-            let c = Crossing { at, seq, node: peer, port: peer_port, pkt: p };
-            self.outbox[shard as usize].push(c);
             return done;
         }
         let now_key = (now, self.cur_seq);

@@ -310,9 +310,21 @@ impl<F: CcFactory> Shard<F> {
         }
     }
 
-    /// Takes in packets other shards sent to this one.
-    pub(crate) fn ingest(&mut self, c: Crossing) {
-        let pkt = self.alloc(c.pkt);
+    /// Takes in a packet another shard sent to this one (copied once, from the mailbox into
+    /// the pool).
+    #[inline]
+    pub(crate) fn ingest(&mut self, c: &Crossing) {
+        let pkt = match self.free.pop() {
+            Some(i) => {
+                self.pool[i as usize] = c.pkt;
+                i
+            }
+            None => {
+                self.pool.push(c.pkt);
+                self.flight.push(Flight::NONE);
+                (self.pool.len() - 1) as u32
+            }
+        };
         self.queue.push(c.at, c.seq, Event::Deliver { node: c.node, port: c.port, pkt });
     }
 

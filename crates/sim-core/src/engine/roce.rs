@@ -233,11 +233,6 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let (ack, kind, ecn, ts_echo, pint) = (p.seq, p.kind, p.ecn_echo, p.ts, p.pint);
-        // Only INT-mode ACKs carry records; copy them out of the pool for the callback.
-        let int = match (sh.header, &p.area) {
-            (HeaderMode::Int, Area::Int(s)) => *s,
-            _ => IntStack::default(),
-        };
         let nic = &sh.cfg.nic;
         let mut seq = ack;
         if nic.back_to_chunk {
@@ -276,8 +271,15 @@ impl<F: CcFactory> Shard<F> {
         if nack {
             qp.snd_nxt = qp.snd_una;
         }
-        let fb = Feedback { ack, nack, ecn, int: &int, ts_echo, pint };
-        self.with_cc(sh, flow, |cc, ctx| cc.on_feedback(ctx, &fb));
+        self.with_cc(sh, flow, |cc, ctx, pool| {
+            // Only INT-mode ACKs carry records; the callback reads them in the pool (a copy
+            // of the stack per ACK cost a `memcpy` call).
+            let int = match (sh.header, &pool[pkt as usize].area) {
+                (HeaderMode::Int, Area::Int(s)) => s,
+                _ => &IntStack::EMPTY,
+            };
+            cc.on_feedback(ctx, &Feedback { ack, nack, ecn, int, ts_echo, pint })
+        });
         self.host_send(sh, h);
     }
 
@@ -341,15 +343,16 @@ impl<F: CcFactory> Shard<F> {
         }
         // As in the reference, a timer changes the rate (and timers) but does not kick the NIC
         // scheduler: the new rate applies from the next packet the scheduler sends anyway.
-        self.with_cc(sh, flow, |cc, ctx| cc.on_timer(ctx, slot as usize));
+        self.with_cc(sh, flow, |cc, ctx, _| cc.on_timer(ctx, slot as usize));
     }
 
-    /// Runs a CC callback and applies what it asked for.
+    /// Runs a CC callback and applies what it asked for. The callback may read the packet
+    /// pool (an ACK's INT records stay there).
     pub(crate) fn with_cc(
         &mut self,
         sh: &Shared<F>,
         flow: usize,
-        call: impl FnOnce(&mut F::Cc, &mut CcCtx),
+        call: impl FnOnce(&mut F::Cc, &mut CcCtx, &[Packet]),
     ) {
         let qp = qp_mut(&mut self.tx, flow);
         // A stream is an endless flow to its congestion control.
@@ -357,7 +360,7 @@ impl<F: CcFactory> Shard<F> {
         let mut ctx =
             CcCtx::new(self.now, qp.snd_nxt, qp.snd_una, size, qp.max_rate, qp.rate, qp.win);
         // In place: a scheme's state can be hundreds of bytes (HPCC keeps a record per hop).
-        call(qp.cc.as_mut().expect("a started flow has CC state"), &mut ctx);
+        call(qp.cc.as_mut().expect("a started flow has CC state"), &mut ctx, &self.pool);
         qp.win = ctx.window;
         if let Some((r, retime)) = ctx.rate_set {
             let r = BitsPerSec(r.0.clamp(1, qp.max_rate.0));
