@@ -10,7 +10,7 @@ use dcsim::core::ids::{FlowId, NodeId};
 use dcsim::core::network::{Network, RoutingTable};
 use dcsim::core::units::{BitsPerSec, Duration, Time};
 use dcsim::core::{
-    traffic_load, ParallelStats, Partition, Partitioner, Simulation, SHARED_THREADS,
+    traffic, traffic_load, ParallelStats, Partition, Partitioner, Simulation, SHARED_THREADS,
 };
 use dcsim::hpcc::HpccFactory;
 use dcsim::topology::{self, Topology};
@@ -75,7 +75,7 @@ fn check_threads<F: CcFactory + Clone>(
     assert_eq!(seq.parallel_stats(), &ParallelStats::default(), "{name}: one shard, no windows");
     let trace = seq.hop_trace();
     assert!(!trace.is_empty(), "{name}: the traced flows crossed switches");
-    for part in [Partitioner::Load, Partitioner::Rack, Partitioner::RoundRobin] {
+    for part in [Partitioner::Cut, Partitioner::Load, Partitioner::Rack, Partitioner::RoundRobin] {
         let pname = part.name();
         // One shard per thread, and more shards than threads (claimed window by window).
         let one_each = thread_counts.iter().map(|&t| (t, t.max(2)));
@@ -323,6 +323,36 @@ fn traffic_load_follows_the_packets_paths() {
         spines_seen.extend(crossed.iter().filter(spine));
     }
     assert!(spines_seen.len() > 1, "the flows spread over several spines: {spines_seen:?}");
+}
+
+/// The per-link estimate is the frames the run hands between shards: on the paper fat tree
+/// (web search, no loss, no PFC frames), the crossings of a run are exactly the frames
+/// `traffic` puts on the links its partition cuts, for both partitioners that read it; and
+/// the cut-aware partition hands over at least a quarter fewer frames than the balanced one.
+#[test]
+fn crossings_are_the_traffic_a_partition_cuts() {
+    let t = topology::paper_fat_tree();
+    let flows = websearch(320, 400, 9);
+    let cfg = hpcc_cfg();
+    let f = HpccFactory::default();
+    let net = t.validate().unwrap();
+    let routes = topology::compute_routes(&net);
+    let tr = traffic(&net, &routes, &flows, &cfg);
+    assert_eq!(tr.nodes, traffic_load(&net, &routes, &flows, &cfg));
+    for shards in [2, 4] {
+        let mut crossings = Vec::new();
+        for part in [Partitioner::Load, Partitioner::Cut] {
+            let p = part.partition(&net, &routes, &flows, &cfg, shards);
+            let cut = p.cut(&net, &tr.links);
+            let sim = run(&t, &flows, &cfg, &f, |_, _| p.clone(), 1);
+            let what = format!("{} on {shards} shards", part.name());
+            assert_eq!(sim.counters().pfc_pauses, 0, "{what}");
+            assert_eq!(sim.summary().flows_done, flows.len(), "{what}");
+            assert_eq!(sim.parallel_stats().crossings, cut, "{what}");
+            crossings.push(cut);
+        }
+        assert!(crossings[1] * 4 <= crossings[0] * 3, "{shards} shards: {crossings:?}");
+    }
 }
 
 /// A run stepped with `run_until` on several threads, with more shards than threads, ends as

@@ -57,7 +57,7 @@ mod sim;
 pub mod telemetry;
 pub mod units;
 
-pub use partition::{traffic_load, Partition, Partitioner};
+pub use partition::{traffic, traffic_load, Partition, Partitioner, Traffic};
 pub use results::{
     Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary, SHARED_THREADS,
 };
