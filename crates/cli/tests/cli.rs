@@ -687,7 +687,7 @@ fn an_unknown_partitioner_or_zero_shards_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("unknown partitioner `metis`: expected one of load, rack, round-robin"),
+        err.contains("unknown partitioner `metis`: expected one of load, cut, rack, round-robin"),
         "{err}"
     );
     let o = c.run(&["run", "scenario.toml", "--out", "out", "--shards", "0"]);
