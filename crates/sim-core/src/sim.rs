@@ -688,6 +688,18 @@ impl<F: CcFactory> Simulation<F> {
 
         let nflows = flows.len();
         let pint = (header == HeaderMode::Pint).then(|| max_rtt.as_ps().max(1));
+        // Each cut link's two receiving ends, numbered within their shards (`Shard::cross_in`).
+        let mut cross_rx = vec![[u32::MAX; 2]; net.links().len()];
+        let mut cross_slots = vec![0u32; nshards];
+        for (l, spec) in net.links().iter().enumerate() {
+            let (sa, sb) = (place[spec.a.idx()].shard, place[spec.b.idx()].shard);
+            if sa != sb {
+                for (end, shard) in [(0, sb), (1, sa)] {
+                    cross_rx[l][end] = cross_slots[shard as usize];
+                    cross_slots[shard as usize] += 1;
+                }
+            }
+        }
         let shared = Shared {
             cfg,
             net,
@@ -698,6 +710,7 @@ impl<F: CcFactory> Simulation<F> {
             flows,
             meta,
             place,
+            cross_rx,
             tracing: false,
             nlisted,
             conn_paths,
@@ -741,6 +754,7 @@ impl<F: CcFactory> Simulation<F> {
                 counters: Counters::default(),
                 done: 0,
                 outbox: (0..nshards).map(|_| Vec::new()).collect(),
+                cross_in: vec![crate::engine::Flight::NONE; cross_slots[id] as usize],
                 hop_trace: Vec::new(),
                 pfc_log: Vec::new(),
                 dropped: Vec::new(),

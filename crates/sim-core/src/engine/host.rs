@@ -238,6 +238,9 @@ impl<F: CcFactory> Shard<F> {
         );
     }
 
+    /// A packet has been fully received at host slot `h` (kept out of line, as
+    /// `switch_arrive`).
+    #[inline(never)]
     pub(crate) fn host_arrive(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
         if Self::lost(&mut self.hosts[h].link) {
             self.counters.link_losses += 1;

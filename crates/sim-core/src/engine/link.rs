@@ -195,24 +195,26 @@ impl<F: CcFactory> Shard<F> {
         let shard = sh.place[peer as usize].shard;
         if shard != id {
             // The far end belongs to another shard: hand the packet over at the next window.
+            // The receiving end's slot: frames towards end `a` take the link's second.
+            let to_a = sh.net.links()[link_id as usize].a.0 == peer;
+            let slot = sh.cross_rx[link_id as usize][to_a as usize];
             let p = &self.pool[pkt as usize];
-            self.outbox[shard as usize].push(Crossing {
-                at,
-                seq,
-                node: peer,
-                port: peer_port,
-                pkt: *p,
-            });
+            let c = Crossing { at, seq, node: peer, port: peer_port, slot, pkt: *p };
+            self.outbox[shard as usize].push(c);
             self.release(pkt);
             return done;
         }
-        let now_key = (now, self.cur_seq);
         // Still the link borrowed above (the branches that returned needed `self` whole).
         let last = link.tail.last;
         let me = Flight { at, seq, pkt };
         link.tail.last = me;
         self.flight[pkt as usize] = Flight::NONE;
-        if (last.at, last.seq) > now_key {
+        // The last frame is still on the wire if it is due after now. Not a comparison of
+        // keys with the event running: an event may be scheduled for now with a smaller
+        // sequence number than one already run at now, so a frame due at now may have arrived
+        // even if its key is the larger; one due at now is put in the queue on its own, which
+        // is exact either way.
+        if last.at > now {
             // The last frame sent is still on the wire: this one follows it.
             self.flight[last.pkt as usize] = me;
         } else {

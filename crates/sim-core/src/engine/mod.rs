@@ -41,9 +41,6 @@ pub(crate) enum Event {
     /// `node`. (Packets on a link arrive in order, so only the first of each link sits in the
     /// event queue; see [`Flight`].)
     Arrive { node: u32, port: u16, pkt: u32 },
-    /// A packet that crossed from another shard, `pkt` in this shard's pool, has been fully
-    /// received on `port` of `node`.
-    Deliver { node: u32, port: u16, pkt: u32 },
     /// `port` of `node` finished transmitting.
     TxDone { node: u32, port: u16 },
     /// Flow `flow` starts (at its source host).
@@ -124,6 +121,10 @@ pub(crate) struct Shared<F: CcFactory> {
     pub(crate) flows: Vec<FlowSpec>,
     pub(crate) meta: Vec<FlowMeta>,
     pub(crate) place: Vec<Place>,
+    /// By link index, for a link between two shards: the slot in the receiver's
+    /// [`Shard::cross_in`] of frames from end `a` to end `b` (`[0]`) and from `b` to `a`
+    /// (`[1]`); `u32::MAX` for a link within a shard.
+    pub(crate) cross_rx: Vec<[u32; 2]>,
     /// Some flow is traced ([`FlowMeta::traced`]); spares the per-hop lookup otherwise.
     pub(crate) tracing: bool,
     /// How many flows were listed; flows from here on are the streams of
@@ -200,6 +201,8 @@ pub(crate) struct Crossing {
     pub(crate) seq: u64,
     pub(crate) node: u32,
     pub(crate) port: u16,
+    /// The receiving end's slot in the receiver's [`Shard::cross_in`].
+    pub(crate) slot: u32,
     pub(crate) pkt: Packet,
 }
 
@@ -235,6 +238,9 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) done: usize,
     /// Packets for other shards, by target shard, sent during the current window.
     pub(crate) outbox: Vec<Vec<Crossing>>,
+    /// By receiving end of a link from another shard ([`Shared::cross_rx`]): the last packet
+    /// taken in on it ([`Shard::ingest`]).
+    pub(crate) cross_in: Vec<Flight>,
     /// Hop samples of traced flows, in the order this shard recorded them.
     pub(crate) hop_trace: Vec<HopSample>,
     /// PFC frames sent by this shard's switches, in the order sent (when logged).
@@ -311,12 +317,22 @@ impl<F: CcFactory> Shard<F> {
     }
 
     /// Takes in a packet another shard sent to this one (copied once, from the mailbox into
-    /// the pool).
+    /// the pool), as an arrival on its link's wire.
+    ///
+    /// Packets crossing on one link are chained as `transmit` chains the frames of a link
+    /// within a shard ([`Flight`]): the receiving port remembers the last crossing it took in
+    /// (`cross_in`), and a packet that follows it while it is still to arrive waits behind
+    /// it instead of entering the event queue, so a window's crossings (thousands, on a busy
+    /// cut) put one event per link in the queue, not one per packet. The keys are those the
+    /// packets were sent with, so the order of events is the same either way; a packet that
+    /// does not follow the remembered one (the end-of-run hand-over may take mailboxes out of
+    /// step order) enters the queue on its own, which is also exact.
     #[inline]
     pub(crate) fn ingest(&mut self, c: &Crossing) {
         let pkt = match self.free.pop() {
             Some(i) => {
                 self.pool[i as usize] = c.pkt;
+                self.flight[i as usize] = Flight::NONE;
                 i
             }
             None => {
@@ -325,7 +341,23 @@ impl<F: CcFactory> Shard<F> {
                 (self.pool.len() - 1) as u32
             }
         };
-        self.queue.push(c.at, c.seq, Event::Deliver { node: c.node, port: c.port, pkt });
+        let me = Flight { at: c.at, seq: c.seq, pkt };
+        let tail = &mut self.cross_in[c.slot as usize];
+        let last = *tail;
+        let follows = (me.at, me.seq) > (last.at, last.seq);
+        if follows {
+            *tail = me;
+        }
+        // Still to arrive: due after now. (Not a comparison of keys: an event may be scheduled
+        // for now with a smaller sequence number than one already run at now, so the key of
+        // the event running does not tell whether one due at the same time has run.)
+        if follows && last.at > self.now {
+            // The last crossing on this link is still to arrive: this one follows it.
+            self.flight[last.pkt as usize] = me;
+        } else {
+            let ev = Event::Arrive { node: c.node, port: c.port, pkt };
+            self.queue.push(c.at, c.seq, ev);
+        }
     }
 
     /// Packets sent to other shards and not yet delivered.
@@ -387,10 +419,6 @@ impl<F: CcFactory> Shard<F> {
 
     fn dispatch(&mut self, sh: &Shared<F>, ev: Event) {
         match ev {
-            Event::Deliver { node, port, pkt } => match sh.place[node as usize].slot {
-                Slot::Host(h) => self.host_arrive(sh, h as usize, pkt),
-                Slot::Switch(s) => self.switch_arrive(sh, s as usize, port as usize, pkt),
-            },
             Event::Arrive { node, port, pkt } => {
                 let next = self.flight[pkt as usize];
                 if next.pkt != Flight::NONE.pkt {

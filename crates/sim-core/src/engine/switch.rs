@@ -246,6 +246,10 @@ pub(crate) struct Switch {
 }
 
 impl<F: CcFactory> Shard<F> {
+    /// A packet has been fully received on port `inp` of switch slot `s`. Kept out of line:
+    /// inlined into the dispatch (its one caller), it made the dispatch too large to inline
+    /// into the event loop (+3% instructions, +4–5% wall time on one core).
+    #[inline(never)]
     pub(crate) fn switch_arrive(&mut self, sh: &Shared<F>, s: usize, inp: usize, pkt: u32) {
         let sw = &mut self.switches[s];
         if sw.lossy && Self::lost(&mut sw.ports[inp].link) {
