@@ -275,7 +275,7 @@ impl Partition {
     /// The heaviest a shard may be in [`Partition::by_load_and_cut`], given the shard weights
     /// of [`Partition::by_load`]: 1/32 above an even share of their total, or the heaviest of
     /// those shards if that is more.
-    pub fn balance_bound(weights: &[u64]) -> u64 {
+    fn balance_bound(weights: &[u64]) -> u64 {
         let total = weights.iter().fold(0u64, |a, &w| a.saturating_add(w));
         let even = total.div_ceil(weights.len().max(1) as u64);
         let max = weights.iter().copied().max().unwrap_or(0);

@@ -3,10 +3,9 @@
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Crossing, Event, Shard, Shared};
+use super::{Crossing, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::config::Serialization;
-use crate::event::EventQueue;
 use crate::mmu::QUEUES;
 use crate::units::{BitsPerSec, Duration, Time};
 
@@ -205,21 +204,8 @@ impl<F: CcFactory> Shard<F> {
             return done;
         }
         // Still the link borrowed above (the branches that returned needed `self` whole).
-        let last = link.tail.last;
-        let me = Flight { at, seq, pkt };
-        link.tail.last = me;
-        self.flight[pkt as usize] = Flight::NONE;
-        // The last frame is still on the wire if it is due after now. Not a comparison of
-        // keys with the event running: an event may be scheduled for now with a smaller
-        // sequence number than one already run at now, so a frame due at now may have arrived
-        // even if its key is the larger; one due at now is put in the queue on its own, which
-        // is exact either way.
-        if last.at > now {
-            // The last frame sent is still on the wire: this one follows it.
-            self.flight[last.pkt as usize] = me;
-        } else {
-            self.queue.push(at, seq, Event::Arrive { node: peer, port: peer_port, pkt });
-        }
+        let last = std::mem::replace(&mut link.tail.last, Flight { at, seq, pkt });
+        self.follow_or_queue(last, Flight { at, seq, pkt }, peer, peer_port);
         done
     }
 

@@ -317,46 +317,43 @@ impl<F: CcFactory> Shard<F> {
     }
 
     /// Takes in a packet another shard sent to this one (copied once, from the mailbox into
-    /// the pool), as an arrival on its link's wire.
-    ///
-    /// Packets crossing on one link are chained as `transmit` chains the frames of a link
-    /// within a shard ([`Flight`]): the receiving port remembers the last crossing it took in
-    /// (`cross_in`), and a packet that follows it while it is still to arrive waits behind
-    /// it instead of entering the event queue, so a window's crossings (thousands, on a busy
-    /// cut) put one event per link in the queue, not one per packet. The keys are those the
-    /// packets were sent with, so the order of events is the same either way; a packet that
-    /// does not follow the remembered one (the end-of-run hand-over may take mailboxes out of
-    /// step order) enters the queue on its own, which is also exact.
+    /// the pool), as an arrival on its link's wire: behind the last packet taken in on the
+    /// same link ([`Shard::cross_in`]) while that one is still to arrive, as
+    /// [`Shard::follow_or_queue`] chains a link's frames within a shard. So a window's
+    /// crossings (thousands, on a busy cut) put one event per link in the queue, not one per
+    /// packet, and the keys are those the packets were sent with. A packet that does not
+    /// follow the remembered one (the end-of-run hand-over may take mailboxes out of step
+    /// order) enters the queue on its own, which is also exact.
     #[inline]
     pub(crate) fn ingest(&mut self, c: &Crossing) {
-        let pkt = match self.free.pop() {
-            Some(i) => {
-                self.pool[i as usize] = c.pkt;
-                self.flight[i as usize] = Flight::NONE;
-                i
-            }
-            None => {
-                self.pool.push(c.pkt);
-                self.flight.push(Flight::NONE);
-                (self.pool.len() - 1) as u32
-            }
-        };
+        let pkt = self.alloc_ref(&c.pkt);
         let me = Flight { at: c.at, seq: c.seq, pkt };
         let tail = &mut self.cross_in[c.slot as usize];
         let last = *tail;
-        let follows = (me.at, me.seq) > (last.at, last.seq);
-        if follows {
+        if (me.at, me.seq) > (last.at, last.seq) {
             *tail = me;
+            self.follow_or_queue(last, me, c.node, c.port);
+        } else {
+            self.follow_or_queue(Flight::NONE, me, c.node, c.port);
         }
-        // Still to arrive: due after now. (Not a comparison of keys: an event may be scheduled
-        // for now with a smaller sequence number than one already run at now, so the key of
-        // the event running does not tell whether one due at the same time has run.)
-        if follows && last.at > self.now {
-            // The last crossing on this link is still to arrive: this one follows it.
+    }
+
+    /// Puts frame `me` on its link's wire towards `port` of `node`: behind `last`, the frame
+    /// sent before it on the same link, if that one is still on the wire (chained in
+    /// [`Shard::flight`]; its arrival will queue this one's), else its arrival in the event
+    /// queue.
+    ///
+    /// "Still on the wire" is "due after now", not "its key follows the running event's": an
+    /// event may be scheduled for now with a smaller sequence number than one already run at
+    /// now, so a frame due at now may have arrived although its key is the larger. One due at
+    /// now is queued on its own, which is exact whether or not it has arrived.
+    #[inline]
+    pub(crate) fn follow_or_queue(&mut self, last: Flight, me: Flight, node: u32, port: u16) {
+        self.flight[me.pkt as usize] = Flight::NONE;
+        if last.at > self.now {
             self.flight[last.pkt as usize] = me;
         } else {
-            let ev = Event::Arrive { node: c.node, port: c.port, pkt };
-            self.queue.push(c.at, c.seq, ev);
+            self.queue.push(me.at, me.seq, Event::Arrive { node, port, pkt: me.pkt });
         }
     }
 
@@ -399,13 +396,19 @@ impl<F: CcFactory> Shard<F> {
 
     #[inline]
     pub(crate) fn alloc(&mut self, p: Packet) -> u32 {
+        self.alloc_ref(&p)
+    }
+
+    /// [`Shard::alloc`] of a packet copied from where it lies (a crossing in a mailbox).
+    #[inline]
+    pub(crate) fn alloc_ref(&mut self, p: &Packet) -> u32 {
         match self.free.pop() {
             Some(i) => {
-                self.pool[i as usize] = p;
+                self.pool[i as usize] = *p;
                 i
             }
             None => {
-                self.pool.push(p);
+                self.pool.push(*p);
                 self.flight.push(Flight::NONE);
                 (self.pool.len() - 1) as u32
             }
