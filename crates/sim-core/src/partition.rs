@@ -239,8 +239,8 @@ impl Partition {
     /// to the shard so far (graph growing: on a fat tree it gathers a pod's racks and
     /// aggregation switches). Refinement moves one unit at a time to the shard it exchanges
     /// the most traffic with, while no shard weighs more than the bound
-    /// ([`Partition::balance_bound`] of `by_load`'s shard weights: 1/32 above an even share,
-    /// or `by_load`'s heaviest shard if that is more); moves that cut the same traffic and
+    /// (1/32 above an even share of the total, or `by_load`'s heaviest shard if that is
+    /// more); moves that cut the same traffic and
     /// leave the target lighter than the source was are taken too, and a unit of a shard
     /// above the bound moves wherever it fits best. The result cuts at most the traffic
     /// `by_load` cuts ([`Partition::cut`]), with no shard above the bound.
