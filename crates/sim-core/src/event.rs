@@ -387,6 +387,359 @@ impl<E: Copy> EventQueue<E> for TwoHeapQueue<E> {
     }
 }
 
+/// [`EventQueue`] as a calendar of time buckets over the near future, with a heap for the far
+/// future: the queue the simulator runs on.
+///
+/// A *monotone* queue: no event may be pushed earlier than the last event popped (a
+/// discrete-event simulation never schedules into the past). Time is cut into buckets of
+/// `2^shift` picoseconds, and the `N` buckets from that of the last event popped form a ring.
+/// Each bucket is a list of its events sorted by `(time, seq)`, in one slab of nodes; a bitmap
+/// marks the buckets that hold events. An event within the ring's horizon is linked into its
+/// bucket, usually empty or holding one or two (a push walks them); a pop takes the head of
+/// the first non-empty bucket, found in the bitmap. Events beyond the horizon wait in a binary
+/// heap and move into the ring when it reaches them. The order is exactly `(time, seq)`,
+/// whatever the shape: buckets are ordered by time and each is sorted.
+///
+/// The buckets double, halving their width, while more than a quarter as many events are
+/// queued as there are buckets (so a fabric with more links in flight gets finer buckets; the
+/// horizon stays).
+///
+/// A binary heap pays a walk from its root to a leaf on every pop (seven to ten levels at the
+/// 150–650 events a fabric run keeps pending); here an event due a link delay or a frame's
+/// serialization ahead costs a bucket's short list on push and an unlink on pop.
+pub struct CalendarQueue<E> {
+    shift: u32,
+    mask: u64,
+    /// Absolute index (`time >> shift`) of the bucket of the last event popped: the ring's
+    /// events lie in buckets `base .. base + N`, the far heap's at or beyond `base + N`.
+    base: u64,
+    /// No event lies in buckets `base .. cursor` (a lower bound of the first non-empty one,
+    /// which [`CalendarQueue::peek_event`] moves up to it, so that the pop after does not
+    /// search again).
+    cursor: u64,
+    /// By ring slot: the first node of the bucket's sorted list, or [`NIL`].
+    heads: Box<[u32]>,
+    /// By ring slot: bit set while the bucket holds events.
+    bits: Box<[u64]>,
+    nodes: Vec<Node<E>>,
+    /// The first unused node, or [`NIL`].
+    free: u32,
+    far: MinHeap<E>,
+    len: usize,
+    /// The length beyond which the buckets double ([`GROW_SHIFT`]; `usize::MAX` once they
+    /// no longer can).
+    grow_at: usize,
+}
+
+/// No node.
+const NIL: u32 = u32::MAX;
+
+/// A [`CalendarQueue`] doubles its buckets while it holds more than `N >> GROW_SHIFT` events.
+const GROW_SHIFT: u32 = 2;
+
+/// The most buckets a [`CalendarQueue`] grows to (2^22: 20 MiB of heads and bits).
+const MAX_BUCKETS: usize = 1 << 22;
+
+#[derive(Clone, Copy)]
+struct Node<E> {
+    time: u64,
+    seq: u64,
+    /// The next node of the bucket (or of the free list), or [`NIL`].
+    next: u32,
+    ev: E,
+}
+
+impl<E: Copy> Default for CalendarQueue<E> {
+    /// 1024 buckets of 2^12 ps (4.1 ns): a 4.2 µs horizon.
+    fn default() -> Self {
+        CalendarQueue::new(12, 10)
+    }
+}
+
+impl<E: Copy> CalendarQueue<E> {
+    /// A calendar of `2^log_buckets` buckets (6 ≤ `log_buckets` ≤ 22) of `2^shift`
+    /// picoseconds each (`shift` < 48).
+    pub fn new(shift: u32, log_buckets: u32) -> Self {
+        assert!((6..=22).contains(&log_buckets) && shift < 48, "calendar shape");
+        let n = 1usize << log_buckets;
+        CalendarQueue {
+            shift,
+            mask: n as u64 - 1,
+            base: 0,
+            cursor: 0,
+            heads: vec![NIL; n].into_boxed_slice(),
+            bits: vec![0; n / 64].into_boxed_slice(),
+            nodes: Vec::new(),
+            free: NIL,
+            far: MinHeap::with_capacity(0),
+            len: 0,
+            grow_at: Self::grow_at(shift, n),
+        }
+    }
+
+    /// The length beyond which a calendar of `n` buckets of `2^shift` ps doubles them.
+    fn grow_at(shift: u32, n: usize) -> usize {
+        if shift > 0 && n < MAX_BUCKETS {
+            n >> GROW_SHIFT
+        } else {
+            usize::MAX
+        }
+    }
+
+    /// A calendar for a run whose events are mostly due within `span` (a link's delay plus a
+    /// frame's serialization): 1024 buckets over at least twice the span.
+    pub fn covering(span: crate::units::Duration) -> Self {
+        let width = (span.0.saturating_mul(2) >> 10).max(1);
+        // The width rounded up to a power of two picoseconds.
+        let shift = (64 - (width - 1).leading_zeros()).min(40);
+        CalendarQueue::new(shift, 10)
+    }
+
+    /// The number of buckets.
+    #[inline(always)]
+    fn buckets(&self) -> usize {
+        self.mask as usize + 1
+    }
+
+    #[inline(always)]
+    fn slot(&self, abs: u64) -> usize {
+        (abs & self.mask) as usize
+    }
+
+    #[inline(always)]
+    fn key_of(&self, node: u32) -> (u64, u64) {
+        let n = &self.nodes[node as usize];
+        (n.time, n.seq)
+    }
+
+    /// Links `node` (with its key set) into the ring bucket of absolute index `abs` (within
+    /// the horizon), after the events with smaller keys.
+    #[inline(always)]
+    fn link(&mut self, abs: u64, node: u32) {
+        let i = self.slot(abs);
+        let key = self.key_of(node);
+        let mut at = self.heads[i];
+        if at == NIL || key < self.key_of(at) {
+            self.nodes[node as usize].next = at;
+            self.heads[i] = node;
+            self.bits[i / 64] |= 1 << (i % 64);
+            return;
+        }
+        loop {
+            let next = self.nodes[at as usize].next;
+            if next == NIL || key < self.key_of(next) {
+                self.nodes[node as usize].next = next;
+                self.nodes[at as usize].next = node;
+                return;
+            }
+            at = next;
+        }
+    }
+
+    /// A node holding the event (not linked).
+    #[inline(always)]
+    fn node(&mut self, time: u64, seq: u64, ev: E) -> u32 {
+        let n = Node { time, seq, next: NIL, ev };
+        if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = n;
+            i
+        } else {
+            self.nodes.push(n);
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// The absolute index of the first non-empty ring bucket, if any.
+    #[inline(always)]
+    fn first_in_ring(&self) -> Option<u64> {
+        let start = self.slot(self.cursor);
+        let (w0, b0) = (start / 64, start % 64);
+        let bits = self.bits[w0] & (!0u64 << b0);
+        if bits != 0 {
+            let i = w0 * 64 + bits.trailing_zeros() as usize;
+            return Some(self.cursor + (i - start) as u64);
+        }
+        self.first_in_ring_after(start)
+    }
+
+    /// The rest of [`CalendarQueue::first_in_ring`]: the words after the cursor's, round to
+    /// its own again (its bits below the cursor: buckets one turn ahead).
+    #[inline(never)]
+    fn first_in_ring_after(&self, start: usize) -> Option<u64> {
+        let words = self.bits.len();
+        let (w0, n) = (start / 64, self.buckets());
+        for k in 1..=words {
+            let w = (w0 + k) % words;
+            let mut bits = self.bits[w];
+            if k == words {
+                bits &= (1u64 << (start % 64)).wrapping_sub(1);
+            }
+            if bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                return Some(self.cursor + ((i + n - start) % n) as u64);
+            }
+        }
+        None
+    }
+
+    /// Where the next event is: the absolute index of its ring bucket, or `None` if the
+    /// ring is empty (the next event, if any, is the far heap's head). Moves the cursor to it.
+    #[inline(always)]
+    fn find_next(&mut self) -> Option<u64> {
+        if self.heads[self.slot(self.cursor)] != NIL {
+            return Some(self.cursor);
+        }
+        let r = self.first_in_ring()?;
+        self.cursor = r;
+        Some(r)
+    }
+
+    /// Makes bucket `abs` (that of the next event, about to be popped) the ring's first,
+    /// moving the far events the ring then reaches into it.
+    #[inline(always)]
+    fn start_at(&mut self, abs: u64) {
+        self.cursor = abs;
+        if abs == self.base {
+            return;
+        }
+        self.base = abs;
+        if self.far.len() > 0 {
+            self.migrate();
+        }
+    }
+
+    /// Moves the far events within the ring's horizon into the ring.
+    #[inline(never)]
+    fn migrate(&mut self) {
+        let horizon = self.base + self.mask + 1;
+        while let Some(top) = self.far.peek() {
+            let (t, seq, ev) = top.split();
+            let abs = t.0 >> self.shift;
+            if abs >= horizon {
+                break;
+            }
+            self.far.remove_root();
+            let node = self.node(t.0, seq, ev);
+            self.link(abs, node);
+        }
+    }
+
+    /// Doubles the buckets, halving their width: the horizon stays, each bucket's events
+    /// split between two (in order, so each list stays sorted).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = self.buckets();
+        let old = std::mem::replace(&mut self.heads, vec![NIL; 2 * n].into_boxed_slice());
+        self.bits = vec![0; 2 * n / 64].into_boxed_slice();
+        let old_base = self.base;
+        // Ring events lay in old buckets `base .. base + n`, now within `2 base .. 2 base +
+        // 2n`; far events at or beyond old `base + n`, now `2 (base + n)`.
+        self.shift -= 1;
+        self.mask = 2 * n as u64 - 1;
+        self.grow_at = Self::grow_at(self.shift, 2 * n);
+        self.base = old_base << 1;
+        self.cursor = self.base;
+        for k in 0..n as u64 {
+            let mut at = old[((old_base + k) & (n as u64 - 1)) as usize];
+            while at != NIL {
+                let next = self.nodes[at as usize].next;
+                let abs = self.nodes[at as usize].time >> self.shift;
+                self.link(abs, at);
+                at = next;
+            }
+        }
+    }
+
+    /// Inserts an event (as [`EventQueue::push`]).
+    #[inline(always)]
+    pub fn push(&mut self, time: Time, seq: u64, ev: E) {
+        self.len += 1;
+        if self.len > self.grow_at {
+            self.grow();
+        }
+        let abs = time.0 >> self.shift;
+        debug_assert!(abs >= self.base, "calendar queue: event pushed into the past");
+        if abs > self.base + self.mask {
+            self.far.push(Entry { key: key(time, seq), ev });
+        } else {
+            self.cursor = self.cursor.min(abs);
+            let node = self.node(time.0, seq, ev);
+            self.link(abs, node);
+        }
+    }
+
+    /// Removes and returns the next event if its time is at most `last`.
+    #[inline(always)]
+    pub fn pop_until(&mut self, last: Time) -> Option<(Time, u64, E)> {
+        let abs = match self.find_next() {
+            Some(abs) => abs,
+            None => {
+                // The ring is empty: start it at the far heap's head.
+                let t = time_of(self.far.peek()?.key);
+                if t > last {
+                    return None;
+                }
+                t.0 >> self.shift
+            }
+        };
+        let slot = self.slot(abs);
+        let h = self.heads[slot];
+        if h != NIL && self.nodes[h as usize].time > last.0 {
+            return None;
+        }
+        self.start_at(abs);
+        let h = self.heads[slot];
+        let n = self.nodes[h as usize];
+        self.heads[slot] = n.next;
+        if n.next == NIL {
+            self.bits[slot / 64] &= !(1 << (slot % 64));
+        }
+        self.nodes[h as usize].next = self.free;
+        self.free = h;
+        self.len -= 1;
+        Some((Time(n.time), n.seq, n.ev))
+    }
+
+    /// The next event, without removing it.
+    #[inline(always)]
+    pub fn peek_event(&mut self) -> Option<&E> {
+        match self.find_next() {
+            Some(abs) => Some(&self.nodes[self.heads[self.slot(abs)] as usize].ev),
+            None => self.far.peek().map(|e| &e.ev),
+        }
+    }
+
+    /// The time of the next event.
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<Time> {
+        match self.find_next() {
+            Some(abs) => Some(Time(self.nodes[self.heads[self.slot(abs)] as usize].time)),
+            None => self.far.peek().map(|e| time_of(e.key)),
+        }
+    }
+}
+
+impl<E: Copy> EventQueue<E> for CalendarQueue<E> {
+    #[inline]
+    fn push(&mut self, time: Time, seq: u64, ev: E) {
+        CalendarQueue::push(self, time, seq, ev)
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<(Time, u64, E)> {
+        self.pop_until(Time::MAX)
+    }
+    #[inline]
+    fn peek_time(&mut self) -> Option<Time> {
+        CalendarQueue::peek_time(self)
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// [`EventQueue`] as an implicit 4-ary min-heap (shallower than a binary heap; children of a
 /// node share a cache line more often).
 pub struct QuadHeapQueue<E> {
@@ -723,6 +1076,61 @@ mod tests {
         assert_eq!(order, (0..100).collect::<Vec<_>>());
     }
 
+    /// A pop that finds nothing due by its bound leaves the queue where it was: an event
+    /// pushed afterwards, earlier than every queued one but not before the last popped, comes
+    /// out first (as it does when a window of the parallel engine ends, and crossings from
+    /// other shards arrive before this shard's next event). Both from the ring and from the far
+    /// heap.
+    #[test]
+    fn a_pop_past_its_bound_moves_nothing() {
+        for later in [100u64, 1 << 30] {
+            let mut q = CalendarQueue::<u32>::new(3, 6);
+            q.push(Time(5), 0, 0);
+            q.push(Time(later), 1, 1);
+            assert_eq!(q.pop_until(Time(10)), Some((Time(5), 0, 0)));
+            assert_eq!(q.pop_until(Time(10)), None);
+            q.push(Time(12), 2, 2);
+            q.push(Time(11), 3, 3);
+            assert_eq!(q.peek_event(), Some(&3));
+            let order: Vec<u32> = drain(&mut q).into_iter().map(|e| e.2).collect();
+            assert_eq!(order, [3, 2, 1]);
+        }
+    }
+
+    /// The calendar's buckets double while it fills (from 64 to 4096 here, the width going
+    /// from 2^20 ps down to 2^14) and its order stays `(time, seq)`, events at equal times in
+    /// their `seq` order included; a long run of pops and pushes over many turns of the ring
+    /// and far heap then drains in order too.
+    #[test]
+    fn the_calendar_grows_and_keeps_its_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut model = BinaryHeapQueue::default();
+        let mut q = CalendarQueue::new(20, 6);
+        let mut seq = 0u64;
+        for _ in 0..1000 {
+            let t = Time(rng.gen_range(0..1u64 << 26) & !0xfff);
+            seq += 1;
+            let s = seq * 7919 % 1_000_003;
+            model.push(t, s, seq as u32);
+            q.push(t, s, seq as u32);
+        }
+        assert_eq!(q.buckets(), 4096);
+        assert_eq!(q.shift, 14);
+        for _ in 0..100_000 {
+            let e = q.pop();
+            assert_eq!(e, model.pop());
+            let now = e.expect("as many pushes as pops").0;
+            seq += 1;
+            let scale = rng.gen_range(0..30);
+            let t = now + crate::units::Duration(rng.gen_range(0..1u64 << scale));
+            model.push(t, seq, seq as u32);
+            q.push(t, seq, seq as u32);
+            assert_eq!(q.len(), model.len());
+        }
+        assert_eq!(drain(&mut q), drain(&mut model));
+    }
+
     proptest! {
         /// Interleaved pushes (never earlier than the last pop) and pops give the same
         /// sequence from the radix queue and the timing wheel as from the binary heap.
@@ -732,6 +1140,9 @@ mod tests {
             let mut b = RadixQueue::default();
             let mut w = WheelQueue::new(3, 4);
             let mut h = TwoHeapQueue::default();
+            // 64 buckets of 8 ps at first (a 512 ps horizon: the large steps go far), which
+            // double from 17 events queued on.
+            let mut c = CalendarQueue::new(3, 6);
             let mut now = 0u64;
             let mut seq = 0u64;
             for (kind, dt, big) in ops {
@@ -741,12 +1152,17 @@ mod tests {
                     if head > Time::ZERO {
                         prop_assert!(h.pop_until(Time(head.0 - 1)).is_none());
                         prop_assert_eq!(h.len(), a.len());
+                        prop_assert!(c.pop_until(Time(head.0 - 1)).is_none());
+                        prop_assert_eq!(c.len(), a.len());
                     }
                     let x = a.pop();
                     let y = b.pop();
                     let z = w.pop();
                     let v = if kind == 0 && dt.is_multiple_of(2) { h.pop_until(Time(u64::MAX)) } else { h.pop() };
+                    let u = if dt.is_multiple_of(3) { c.pop_until(Time(u64::MAX)) } else { c.pop() };
                     prop_assert_eq!(h.peek_event(), a.peek_event());
+                    prop_assert_eq!(c.peek_event(), a.peek_event());
+                    prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), u.map(|e| (e.0, e.1, e.2)));
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), y.map(|e| (e.0, e.1, e.2)));
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), v.map(|e| (e.0, e.1, e.2)));
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), z.map(|e| (e.0, e.1, e.2)));
@@ -759,6 +1175,7 @@ mod tests {
                     a.push(Time(t), s, seq as u32);
                     b.push(Time(t), s, seq as u32);
                     w.push(Time(t), s, seq as u32);
+                    c.push(Time(t), s, seq as u32);
                     // Every third event goes to the second heap.
                     if seq.is_multiple_of(3) {
                         h.push_aside(Time(t), s, seq as u32);
@@ -769,7 +1186,9 @@ mod tests {
                 prop_assert_eq!(a.len(), b.len());
                 prop_assert_eq!(a.len(), w.len());
                 prop_assert_eq!(a.len(), h.len());
+                prop_assert_eq!(a.len(), c.len());
                 prop_assert_eq!(a.peek_time(), h.peek_time());
+                prop_assert_eq!(a.peek_time(), EventQueue::peek_time(&mut c));
                 let p = a.peek_time();
                 prop_assert_eq!(p, b.peek_time());
                 prop_assert_eq!(p, w.peek_time());
@@ -780,6 +1199,7 @@ mod tests {
             prop_assert_eq!(&da, &drain(&mut b));
             prop_assert_eq!(&da, &drain(&mut w));
             prop_assert_eq!(&da, &drain(&mut h));
+            prop_assert_eq!(&da, &drain(&mut c));
         }
 
         #[test]

@@ -29,7 +29,6 @@ use std::time::Instant;
 
 use crate::cc::CcFactory;
 use crate::engine::{Crossing, Shard, Shared};
-use crate::event::EventQueue;
 use crate::results::ParallelStats;
 use crate::units::{Duration, Time};
 

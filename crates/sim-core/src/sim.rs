@@ -37,7 +37,7 @@ use crate::engine::{
     initial_state, Backlog, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTable, FlowTx,
     Framing, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
 };
-use crate::event::{EventQueue, TwoHeapQueue};
+use crate::event::{CalendarQueue, EventQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Mmu, QUEUES};
 use crate::network::{Network, NodeKind, RoutingTable};
@@ -730,6 +730,20 @@ impl<F: CcFactory> Simulation<F> {
             .collect();
         let tx_tables = FlowTable::split(qps, &ends, nshards, FlowTx::unstarted_copy);
         let rx_tables = FlowTable::split(rxs, &ends, nshards, FlowRx::clone);
+        // The event queues' horizon: most events are due within a link's delay and a full
+        // frame's serialization (the median link's).
+        let span = {
+            let mut per_link: Vec<Duration> = shared
+                .net
+                .links()
+                .iter()
+                .map(|l| {
+                    l.delay + l.rate.tx_time(crate::packet::HeaderMode::Int.data_wire(1500) as u64)
+                })
+                .collect();
+            per_link.sort_unstable();
+            per_link.get(per_link.len() / 2).copied().unwrap_or(Duration::from_us(1))
+        };
         let mut shards: Vec<Shard<F>> = hosts
             .into_iter()
             .zip(switches)
@@ -739,7 +753,7 @@ impl<F: CcFactory> Simulation<F> {
                 id: id as u32,
                 now: Time::ZERO,
                 cur_seq: 0,
-                queue: TwoHeapQueue::with_capacity(1024),
+                queue: CalendarQueue::covering(span),
                 node_seq: vec![0; n],
                 hosts,
                 switches,

@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 use super::transport::{tx_finished, tx_wake, FlowTx};
 use super::{Event, Link, Shard, Shared, Slot};
 use crate::cc::{CcFactory, FlowInit};
-use crate::event::EventQueue;
 use crate::packet::PacketKind;
 use crate::sim::mix64;
 use crate::units::Time;

@@ -28,7 +28,7 @@ pub(crate) use transport::{FlowRx, FlowTable, FlowTx};
 
 use crate::cc::CcFactory;
 use crate::config::{FlowSpec, SimConfig};
-use crate::event::{EventQueue, TwoHeapQueue};
+use crate::event::CalendarQueue;
 use crate::network::{Network, RoutingTable};
 use crate::packet::{HeaderMode, Packet};
 use crate::results::{Counters, HopSample, PfcEvent};
@@ -212,7 +212,7 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) now: Time,
     /// The sequence number of the event now running.
     pub(crate) cur_seq: u64,
-    pub(crate) queue: TwoHeapQueue<Event>,
+    pub(crate) queue: CalendarQueue<Event>,
     /// Per-node scheduling counters (indexed by node id; only this shard's nodes are used).
     pub(crate) node_seq: Vec<u64>,
     pub(crate) hosts: Vec<Host<F::Cc>>,
@@ -381,12 +381,7 @@ impl<F: CcFactory> Shard<F> {
     #[inline]
     pub(crate) fn schedule(&mut self, origin: u32, at: Time, ev: Event) {
         let seq = self.next_seq(origin);
-        match ev {
-            // Versioned events, often superseded before they are due: kept out of the heap
-            // of packet events (same order either way).
-            Event::CcTimer { .. } | Event::NicWake { .. } => self.queue.push_aside(at, seq, ev),
-            _ => self.queue.push(at, seq, ev),
-        }
+        self.queue.push(at, seq, ev);
     }
 
     #[inline]
@@ -420,6 +415,7 @@ impl<F: CcFactory> Shard<F> {
         self.free.push(i);
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, sh: &Shared<F>, ev: Event) {
         match ev {
             Event::Arrive { node, port, pkt } => {
