@@ -613,11 +613,11 @@ impl<E: Copy> CalendarQueue<E> {
     /// Moves the far events within the ring's horizon into the ring.
     #[inline(never)]
     fn migrate(&mut self) {
-        let horizon = self.base + self.mask + 1;
         while let Some(top) = self.far.peek() {
             let (t, seq, ev) = top.split();
             let abs = t.0 >> self.shift;
-            if abs >= horizon {
+            // Beyond the horizon (`base + N`, written so that it cannot overflow).
+            if abs - self.base > self.mask {
                 break;
             }
             self.far.remove_root();
@@ -662,7 +662,8 @@ impl<E: Copy> CalendarQueue<E> {
         }
         let abs = time.0 >> self.shift;
         debug_assert!(abs >= self.base, "calendar queue: event pushed into the past");
-        if abs > self.base + self.mask {
+        // Beyond the horizon (`base + N`, written so that it cannot overflow).
+        if abs - self.base > self.mask {
             self.far.push(Entry { key: key(time, seq), ev });
         } else {
             self.cursor = self.cursor.min(abs);
@@ -1025,7 +1026,8 @@ impl<E> EventQueue<E> for WheelQueue<E> {
         debug_assert!(abs >= self.base, "wheel queue: event pushed into the past");
         self.len += 1;
         let e = Entry { key: key(time, seq), ev };
-        if abs > self.base + self.mask {
+        // Beyond the horizon (`base + N`, written so that it cannot overflow).
+        if abs - self.base > self.mask {
             self.far.push(e);
         } else {
             self.put(abs, e);
@@ -1095,6 +1097,18 @@ mod tests {
             let order: Vec<u32> = drain(&mut q).into_iter().map(|e| e.2).collect();
             assert_eq!(order, [3, 2, 1]);
         }
+    }
+
+    /// Times at the end of the range, in one-picosecond buckets: the horizon's arithmetic
+    /// cannot overflow.
+    #[test]
+    fn the_calendar_takes_the_last_times() {
+        let mut q = CalendarQueue::<u32>::new(0, 6);
+        q.push(Time(u64::MAX - 1), 0, 0);
+        q.push(Time(u64::MAX), 1, 1);
+        q.push(Time(u64::MAX - 100), 2, 2);
+        let order: Vec<u32> = drain(&mut q).into_iter().map(|e| e.2).collect();
+        assert_eq!(order, [2, 0, 1]);
     }
 
     /// The calendar's buckets double while it fills (from 64 to 4096 here, the width going
