@@ -120,7 +120,8 @@ impl<E> EventQueue<E> for BinaryHeapQueue<E> {
     }
 }
 
-/// A binary min-heap of entries by key, for [`TwoHeapQueue`].
+/// A binary min-heap of entries by key, for [`TwoHeapQueue`] and the far events of
+/// [`CalendarQueue`].
 ///
 /// The standard library's `BinaryHeap::push` appends the entry and then reads it back whole
 /// to sift it up. An event just built field by field in a handler is still in the store

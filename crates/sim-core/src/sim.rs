@@ -731,16 +731,11 @@ impl<F: CcFactory> Simulation<F> {
         let tx_tables = FlowTable::split(qps, &ends, nshards, FlowTx::unstarted_copy);
         let rx_tables = FlowTable::split(rxs, &ends, nshards, FlowRx::clone);
         // The event queues' horizon: most events are due within a link's delay and a full
-        // frame's serialization (the median link's).
+        // data frame's serialization (the median link's).
         let span = {
-            let mut per_link: Vec<Duration> = shared
-                .net
-                .links()
-                .iter()
-                .map(|l| {
-                    l.delay + l.rate.tx_time(crate::packet::HeaderMode::Int.data_wire(1500) as u64)
-                })
-                .collect();
+            let frame = shared.header.data_wire(shared.cfg.nic.mtu) as u64;
+            let mut per_link: Vec<Duration> =
+                shared.net.links().iter().map(|l| l.delay + l.rate.tx_time(frame)).collect();
             per_link.sort_unstable();
             per_link.get(per_link.len() / 2).copied().unwrap_or(Duration::from_us(1))
         };
