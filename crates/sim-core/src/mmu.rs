@@ -138,12 +138,22 @@ impl Mmu {
         }
     }
 
-    #[inline]
-    fn shared(&self, port: usize, q: usize) -> u64 {
-        self.cells[port][q].ingress.saturating_sub(self.reserve)
+    /// The ingress dynamic threshold of a port whose alpha shift is `shift`, with `free` bytes
+    /// of the shared pool free (as [`Mmu::threshold`], from values the caller holds).
+    #[inline(always)]
+    fn threshold_of(&self, shift: u32, free: u64) -> u64 {
+        match self.dt_alpha {
+            None => free >> shift,
+            Some(alpha) => scaled(alpha, free),
+        }
     }
 
     /// Admits `size` bytes arriving on `inp` for queue `q`, leaving through `out`.
+    ///
+    /// Inlined into the switch's arrival handler: the port's facts and its cell are read once
+    /// and the thresholds computed from them (the call and the repeated lookups were a third
+    /// of its cost).
+    #[inline(always)]
     pub(crate) fn admit(&mut self, inp: usize, out: usize, q: usize, size: u64) -> Admit {
         let pfc = self.pfc_classes & (1 << q) != 0;
         if !pfc {
@@ -151,13 +161,15 @@ impl Mmu {
                 return self.admit_egress(inp, out, q, size, cap, alpha);
             }
         }
-        let s = self.shared(inp, q);
+        let (reserve, headroom, shift) = (self.reserve, self.headroom[inp], self.shift[inp]);
+        let free = self.free();
+        let th_free = self.threshold_of(shift, free);
+        let c = &mut self.cells[inp][q];
+        let s = c.ingress.saturating_sub(reserve);
         // A queue's shared bytes never exceed what is free besides them: a no-op for the
         // reference's threshold (at most `free`), a bound for an explicit alpha above 1.
-        let th = self.threshold(inp).min(s + self.free());
+        let th = th_free.min(s + free);
         let shared_full = size + s > th;
-        let (reserve, headroom) = (self.reserve, self.headroom[inp]);
-        let c = &mut self.cells[inp][q];
         let headroom_full = !pfc || size + c.hdrm > headroom;
         if shared_full && headroom_full {
             return Admit::Drop;
@@ -173,9 +185,12 @@ impl Mmu {
             to_shared = size.min(n - reserve);
         }
         let may_pause = pfc && !c.paused;
+        let (hdrm, ingress) = (c.hdrm, c.ingress);
         self.shared_used += to_shared;
         self.cells[out][q].egress += size;
-        if may_pause && (self.cells[inp][q].hdrm > 0 || self.shared(inp, q) >= self.threshold(inp))
+        if may_pause
+            && (hdrm > 0
+                || ingress.saturating_sub(reserve) >= self.threshold_of(shift, self.free()))
         {
             self.cells[inp][q].paused = true;
             return Admit::Pause;
@@ -210,7 +225,9 @@ impl Mmu {
     }
 
     /// Releases `size` bytes of (`inp`, `q`) leaving through `out`; returns whether to send a
-    /// PFC resume upstream for (`inp`, `q`).
+    /// PFC resume upstream for (`inp`, `q`). Inlined into the switch's egress path, as
+    /// [`Mmu::admit`] is into its ingress.
+    #[inline(always)]
     pub(crate) fn release(&mut self, inp: usize, out: usize, q: usize, size: u64) -> bool {
         let reserve = self.reserve;
         let c = &mut self.cells[inp][q];
@@ -219,11 +236,11 @@ impl Mmu {
         let rest = size - from_hdrm;
         let before = c.ingress;
         c.ingress = before - rest;
-        let (paused, hdrm) = (c.paused, c.hdrm);
+        let (paused, hdrm, ingress) = (c.paused, c.hdrm, c.ingress);
         self.shared_used -= rest.min(before.saturating_sub(reserve));
         self.cells[out][q].egress -= size;
         if paused && hdrm == 0 {
-            let s = self.shared(inp, q);
+            let s = ingress.saturating_sub(reserve);
             if s == 0 || s + self.resume_offset <= self.threshold(inp) {
                 self.cells[inp][q].paused = false;
                 return true;
