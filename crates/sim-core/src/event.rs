@@ -509,8 +509,54 @@ impl<E: Copy> CalendarQueue<E> {
 
     #[inline(always)]
     fn key_of(&self, node: u32) -> (u64, u64) {
-        let n = &self.nodes[node as usize];
+        let n = self.nd(node);
         (n.time, n.seq)
+    }
+
+    // The accessors below skip the bounds checks (a fifth of the loop's instructions were
+    // checks). Their indices are valid by the queue's own invariants, checked in debug builds:
+    // `heads` has `mask + 1` entries (a multiple of 64, `bits` one bit each) and every slot is
+    // an absolute index masked by `mask`; every node index stored in `heads`, in a node's
+    // `next` or in `free` names a node of `nodes`, which never shrinks.
+
+    /// The node at index `i` (one stored in the ring or the free list).
+    #[inline(always)]
+    fn nd(&self, i: u32) -> &Node<E> {
+        debug_assert!((i as usize) < self.nodes.len());
+        // SAFETY: `i` names a node of `nodes` (the invariant above).
+        unsafe { self.nodes.get_unchecked(i as usize) }
+    }
+
+    /// [`CalendarQueue::nd`], mutable.
+    #[inline(always)]
+    fn nd_mut(&mut self, i: u32) -> &mut Node<E> {
+        debug_assert!((i as usize) < self.nodes.len());
+        // SAFETY: as in `nd`.
+        unsafe { self.nodes.get_unchecked_mut(i as usize) }
+    }
+
+    /// The head of ring slot `slot` (`< N`: a masked index).
+    #[inline(always)]
+    fn head(&self, slot: usize) -> u32 {
+        debug_assert!(slot < self.heads.len());
+        // SAFETY: `slot` is masked by `mask`, and `heads` has `mask + 1` entries.
+        unsafe { *self.heads.get_unchecked(slot) }
+    }
+
+    /// [`CalendarQueue::head`], mutable.
+    #[inline(always)]
+    fn head_mut(&mut self, slot: usize) -> &mut u32 {
+        debug_assert!(slot < self.heads.len());
+        // SAFETY: as in `head`.
+        unsafe { self.heads.get_unchecked_mut(slot) }
+    }
+
+    /// The bitmap word of ring slot `slot` (`< N`).
+    #[inline(always)]
+    fn word_mut(&mut self, slot: usize) -> &mut u64 {
+        debug_assert!(slot / 64 < self.bits.len());
+        // SAFETY: `bits` has one bit for each of the `mask + 1` slots.
+        unsafe { self.bits.get_unchecked_mut(slot / 64) }
     }
 
     /// Links `node` (with its key set) into the ring bucket of absolute index `abs` (within
@@ -519,18 +565,18 @@ impl<E: Copy> CalendarQueue<E> {
     fn link(&mut self, abs: u64, node: u32) {
         let i = self.slot(abs);
         let key = self.key_of(node);
-        let mut at = self.heads[i];
+        let mut at = self.head(i);
         if at == NIL || key < self.key_of(at) {
-            self.nodes[node as usize].next = at;
-            self.heads[i] = node;
-            self.bits[i / 64] |= 1 << (i % 64);
+            self.nd_mut(node).next = at;
+            *self.head_mut(i) = node;
+            *self.word_mut(i) |= 1 << (i % 64);
             return;
         }
         loop {
-            let next = self.nodes[at as usize].next;
+            let next = self.nd(at).next;
             if next == NIL || key < self.key_of(next) {
-                self.nodes[node as usize].next = next;
-                self.nodes[at as usize].next = node;
+                self.nd_mut(node).next = next;
+                self.nd_mut(at).next = node;
                 return;
             }
             at = next;
@@ -543,8 +589,8 @@ impl<E: Copy> CalendarQueue<E> {
         let n = Node { time, seq, next: NIL, ev };
         if self.free != NIL {
             let i = self.free;
-            self.free = self.nodes[i as usize].next;
-            self.nodes[i as usize] = n;
+            self.free = self.nd(i).next;
+            *self.nd_mut(i) = n;
             i
         } else {
             self.nodes.push(n);
@@ -589,7 +635,7 @@ impl<E: Copy> CalendarQueue<E> {
     /// ring is empty (the next event, if any, is the far heap's head). Moves the cursor to it.
     #[inline(always)]
     fn find_next(&mut self) -> Option<u64> {
-        if self.heads[self.slot(self.cursor)] != NIL {
+        if self.head(self.slot(self.cursor)) != NIL {
             return Some(self.cursor);
         }
         let r = self.first_in_ring()?;
@@ -646,8 +692,8 @@ impl<E: Copy> CalendarQueue<E> {
         for k in 0..n as u64 {
             let mut at = old[((old_base + k) & (n as u64 - 1)) as usize];
             while at != NIL {
-                let next = self.nodes[at as usize].next;
-                let abs = self.nodes[at as usize].time >> self.shift;
+                let next = self.nd(at).next;
+                let abs = self.nd(at).time >> self.shift;
                 self.link(abs, at);
                 at = next;
             }
@@ -688,18 +734,18 @@ impl<E: Copy> CalendarQueue<E> {
             }
         };
         let slot = self.slot(abs);
-        let h = self.heads[slot];
-        if h != NIL && self.nodes[h as usize].time > last.0 {
+        let h = self.head(slot);
+        if h != NIL && self.nd(h).time > last.0 {
             return None;
         }
         self.start_at(abs);
-        let h = self.heads[slot];
-        let n = self.nodes[h as usize];
-        self.heads[slot] = n.next;
+        let h = self.head(slot);
+        let n = *self.nd(h);
+        *self.head_mut(slot) = n.next;
         if n.next == NIL {
-            self.bits[slot / 64] &= !(1 << (slot % 64));
+            *self.word_mut(slot) &= !(1 << (slot % 64));
         }
-        self.nodes[h as usize].next = self.free;
+        self.nd_mut(h).next = self.free;
         self.free = h;
         self.len -= 1;
         Some((Time(n.time), n.seq, n.ev))
@@ -709,7 +755,7 @@ impl<E: Copy> CalendarQueue<E> {
     #[inline(always)]
     pub fn peek_event(&mut self) -> Option<&E> {
         match self.find_next() {
-            Some(abs) => Some(&self.nodes[self.heads[self.slot(abs)] as usize].ev),
+            Some(abs) => Some(&self.nd(self.head(self.slot(abs))).ev),
             None => self.far.peek().map(|e| &e.ev),
         }
     }
@@ -718,7 +764,7 @@ impl<E: Copy> CalendarQueue<E> {
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
         match self.find_next() {
-            Some(abs) => Some(Time(self.nodes[self.heads[self.slot(abs)] as usize].time)),
+            Some(abs) => Some(Time(self.nd(self.head(self.slot(abs))).time)),
             None => self.far.peek().map(|e| time_of(e.key)),
         }
     }
