@@ -166,11 +166,12 @@ impl<F: CcFactory> Shard<F> {
     /// free again. The caller decides whether it needs a `TxDone` event then.
     #[inline]
     pub(crate) fn transmit(&mut self, sh: &Shared<F>, node: u32, port: u16, pkt: u32) -> Time {
-        let wire = self.pool[pkt as usize].wire as u64;
+        // SAFETY: a pooled packet and a node id (the invariants of `super::at`).
+        let wire = unsafe { super::at(&self.pool, pkt as usize) }.wire as u64;
         let seq = self.next_seq(node);
         let now = self.now;
         let id = self.id;
-        let slot = sh.place[node as usize].slot;
+        let slot = unsafe { super::at(&sh.place, node as usize) }.slot;
         let link = super::link_in(&mut self.hosts, &mut self.switches, slot, port);
         let ser = if link.tail.ps_per_byte != 0 {
             // `wire` < 2^32 bytes, `ps_per_byte` <= 8e6: no overflow.
@@ -191,7 +192,8 @@ impl<F: CcFactory> Shard<F> {
                 return done;
             }
         }
-        let shard = sh.place[peer as usize].shard;
+        // SAFETY: a link's peer (the nodes invariant of `super::at`).
+        let shard = unsafe { super::at(&sh.place, peer as usize) }.shard;
         if shard != id {
             // The far end belongs to another shard: hand the packet over at the next window.
             // The receiving end's slot: frames towards end `a` take the link's second.

@@ -70,6 +70,43 @@ fn prefetch<T>(p: &T) {
     let _ = p;
 }
 
+/// `v[i]`, without the bounds check: for the hottest lookups of the event loop and the
+/// frame path, whose indices the engine made itself (a third of the loop's instructions were
+/// bounds checks). Each caller names the invariant that makes `i` valid; debug builds (the
+/// test suite) check it. The invariants:
+///
+/// * **pool**: a packet index held in an event, a [`Flight`] record, a queue discipline or a
+///   port was returned by [`Shard::alloc`]; the pool and its [`Shard::flight`] records grow
+///   together and never shrink.
+/// * **nodes**: a node id held in an event, a link's `peer` or a packet was checked against
+///   the network when the run was built, and [`Shared::place`] and [`Shard::node_seq`] have
+///   an entry for every node.
+/// * **slots**: an event in a shard's queue names a node of that shard (crossings are handed
+///   to the shard that owns the receiver), so the node's [`Slot`] indexes that shard's hosts
+///   or switches.
+/// * **ports**: a port number held in an event, a link's `peer_port`, a packet's `in_port` or
+///   a routing table's next hop is a port of that switch.
+///
+/// # Safety
+/// `i < v.len()`.
+#[inline(always)]
+pub(crate) unsafe fn at<T>(v: &[T], i: usize) -> &T {
+    debug_assert!(i < v.len(), "index {i} out of {}", v.len());
+    // SAFETY: the caller's contract.
+    unsafe { v.get_unchecked(i) }
+}
+
+/// [`at`], mutable.
+///
+/// # Safety
+/// `i < v.len()`.
+#[inline(always)]
+pub(crate) unsafe fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
+    debug_assert!(i < v.len(), "index {i} out of {}", v.len());
+    // SAFETY: the caller's contract.
+    unsafe { v.get_unchecked_mut(i) }
+}
+
 /// The link at `port` of the node in `slot`, borrowed from the node lists alone (so that a
 /// caller may use the shard's other fields while it holds the link).
 #[inline]
@@ -79,9 +116,15 @@ pub(crate) fn link_in<'a, C>(
     slot: Slot,
     port: u16,
 ) -> &'a mut Link {
-    match slot {
-        Slot::Host(h) => &mut hosts[h as usize].link,
-        Slot::Switch(s) => &mut switches[s as usize].ports[port as usize].link,
+    // SAFETY: `slot` is a node of this shard's (the slots invariant of `at`), and `port` a
+    // port of it (the ports invariant).
+    unsafe {
+        match slot {
+            Slot::Host(h) => &mut at_mut(hosts, h as usize).link,
+            Slot::Switch(s) => {
+                &mut at_mut(&mut at_mut(switches, s as usize).ports, port as usize).link
+            }
+        }
     }
 }
 
@@ -282,21 +325,25 @@ impl<F: CcFactory> Shard<F> {
             Some(&Event::Arrive { pkt, .. }) => {
                 // The packet's first two lines: every hop reads the first and writes the
                 // second (`arrived`; an INT stamp's count and the area's tag).
-                let p = &self.pool[pkt as usize];
+                // SAFETY: an event's packet and node (the pool and nodes invariants of `at`).
+                let p = unsafe { at(&self.pool, pkt as usize) };
                 prefetch(p);
                 prefetch(&p.arrived);
-                prefetch(&self.flight[pkt as usize]);
+                prefetch(unsafe { at(&self.flight, pkt as usize) });
             }
-            Some(&Event::TxDone { node, port }) => match sh.place[node as usize].slot {
-                // Most likely the head of the first non-empty queue goes next.
-                Slot::Switch(s) => {
-                    let p = &self.switches[s as usize].ports[port as usize];
-                    if let Some(pkt) = p.likely_next() {
-                        prefetch(&self.pool[pkt as usize]);
+            // SAFETY: an event's node.
+            Some(&Event::TxDone { node, port }) => {
+                match unsafe { at(&sh.place, node as usize) }.slot {
+                    // Most likely the head of the first non-empty queue goes next.
+                    Slot::Switch(s) => {
+                        let p = &self.switches[s as usize].ports[port as usize];
+                        if let Some(pkt) = p.likely_next() {
+                            prefetch(&self.pool[pkt as usize]);
+                        }
                     }
+                    Slot::Host(h) => self.prefetch_next_sender(h),
                 }
-                Slot::Host(h) => self.prefetch_next_sender(h),
-            },
+            }
             Some(&Event::NicWake { node, .. }) => {
                 if let Slot::Host(h) = sh.place[node as usize].slot {
                     self.prefetch_next_sender(h);
@@ -349,9 +396,11 @@ impl<F: CcFactory> Shard<F> {
     /// now is queued on its own, which is exact whether or not it has arrived.
     #[inline]
     pub(crate) fn follow_or_queue(&mut self, last: Flight, me: Flight, node: u32, port: u16) {
-        self.flight[me.pkt as usize] = Flight::NONE;
+        // SAFETY: frames on a wire are pooled packets (the pool invariant of `at`); `last`,
+        // due after now, is one (`Flight::NONE` is due at 0).
+        unsafe { *at_mut(&mut self.flight, me.pkt as usize) = Flight::NONE };
         if last.at > self.now {
-            self.flight[last.pkt as usize] = me;
+            unsafe { *at_mut(&mut self.flight, last.pkt as usize) = me };
         } else {
             self.queue.push(me.at, me.seq, Event::Arrive { node, port, pkt: me.pkt });
         }
@@ -366,7 +415,8 @@ impl<F: CcFactory> Shard<F> {
 
     #[inline]
     pub(crate) fn next_seq(&mut self, origin: u32) -> u64 {
-        let c = &mut self.node_seq[origin as usize];
+        // SAFETY: a node id (the nodes invariant of `at`).
+        let c = unsafe { at_mut(&mut self.node_seq, origin as usize) };
         let seq = (*c << 24) | origin as u64;
         *c += 1;
         seq
@@ -419,16 +469,18 @@ impl<F: CcFactory> Shard<F> {
     fn dispatch(&mut self, sh: &Shared<F>, ev: Event) {
         match ev {
             Event::Arrive { node, port, pkt } => {
-                let next = self.flight[pkt as usize];
+                // SAFETY: an event's packet and node (the pool and nodes invariants of `at`).
+                let next = unsafe { *at(&self.flight, pkt as usize) };
                 if next.pkt != Flight::NONE.pkt {
                     self.queue.push(next.at, next.seq, Event::Arrive { node, port, pkt: next.pkt });
                 }
-                match sh.place[node as usize].slot {
+                match unsafe { at(&sh.place, node as usize) }.slot {
                     Slot::Host(h) => self.host_arrive(sh, h as usize, pkt),
                     Slot::Switch(s) => self.switch_arrive(sh, s as usize, port as usize, pkt),
                 }
             }
-            Event::TxDone { node, port } => match sh.place[node as usize].slot {
+            // SAFETY: an event's node.
+            Event::TxDone { node, port } => match unsafe { at(&sh.place, node as usize) }.slot {
                 Slot::Host(h) => {
                     #[cfg(debug_assertions)]
                     if port == host::LAZY_TXDONE_CHECK {

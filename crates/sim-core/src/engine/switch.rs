@@ -3,7 +3,7 @@
 
 use dcsim_aqm::{Ctx, DropCause, Entry, Qdisc, QueueDisc};
 
-use super::{Event, Link, Shard, Shared};
+use super::{at, at_mut, Event, Link, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
@@ -251,13 +251,15 @@ impl<F: CcFactory> Shard<F> {
     /// into the event loop (+3% instructions, +4–5% wall time on one core).
     #[inline(never)]
     pub(crate) fn switch_arrive(&mut self, sh: &Shared<F>, s: usize, inp: usize, pkt: u32) {
-        let sw = &mut self.switches[s];
-        if sw.lossy && Self::lost(&mut sw.ports[inp].link) {
+        // SAFETY (this function's unchecked lookups): `s` is a switch of this shard, `inp` and
+        // `out` ports of it, `pkt` a pooled packet (the invariants of `super::at`).
+        let sw = unsafe { at_mut(&mut self.switches, s) };
+        if sw.lossy && Self::lost(&mut unsafe { at_mut(&mut sw.ports, inp) }.link) {
             self.counters.link_losses += 1;
             self.drop_packet(pkt);
             return;
         }
-        let p = &self.pool[pkt as usize];
+        let p = unsafe { at(&self.pool, pkt as usize) };
         let (kind, dst, hash_key, pg, wire) = (p.kind, p.dst, p.hash_key, p.pg, p.wire);
         if let PacketKind::Pfc { pause, queue } = kind {
             self.release(pkt);
@@ -285,7 +287,7 @@ impl<F: CcFactory> Shard<F> {
             // A 32-bit remainder (the same value; half the latency of a 64-bit division).
             hops[(murmur3_32(&hash_key, sw.hash_seed) % hops.len() as u32) as usize].idx()
         };
-        if sh.faults.is_some() && sw.ports[out].link.down {
+        if sh.faults.is_some() && unsafe { at(&sw.ports, out) }.link.down {
             // Routed to a failed link before routing converged.
             self.counters.drops_link_down += 1;
             self.drop_packet(pkt);
@@ -306,11 +308,12 @@ impl<F: CcFactory> Shard<F> {
                 Admit::Ok => {}
             }
         }
-        let p = &mut self.pool[pkt as usize];
+        let p = unsafe { at_mut(&mut self.pool, pkt as usize) };
         p.in_port = PortNo(inp as u16);
         p.arrived = self.now;
-        let (ecn, hash_seed) = (p.ecn, self.switches[s].hash_seed);
-        let port = &mut self.switches[s].ports[out];
+        let sw = unsafe { at_mut(&mut self.switches, s) };
+        let (ecn, hash_seed) = (p.ecn, sw.hash_seed);
+        let port = unsafe { at_mut(&mut sw.ports, out) };
         if q != 0
             && port.backlogged == 0
             && port.link.busy_until <= self.now
@@ -448,8 +451,10 @@ impl<F: CcFactory> Shard<F> {
     /// [`Shard::switch_send`] before the monitors are told.
     #[inline(always)]
     fn switch_send_next(&mut self, sh: &Shared<F>, s: usize, out: usize) {
-        let sw = &mut self.switches[s];
-        let port = &mut sw.ports[out];
+        // SAFETY (this function's unchecked lookups): `s` is a switch of this shard and `out` a
+        // port of it (the invariants of `super::at`).
+        let sw = unsafe { at_mut(&mut self.switches, s) };
+        let port = unsafe { at_mut(&mut sw.ports, out) };
         if port.link.busy_until > self.now {
             // Come back when the frame on the wire is out (once); a failed link sends nothing.
             if !port.link.txdone_pending && !port.link.down {
@@ -460,8 +465,8 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let (q, pkt, wire) = loop {
-            let sw = &mut self.switches[s];
-            let port = &mut sw.ports[out];
+            let sw = unsafe { at_mut(&mut self.switches, s) };
+            let port = unsafe { at_mut(&mut sw.ports, out) };
             let backlogged = port.backlogged;
             let q = if backlogged & 1 != 0 {
                 0
@@ -490,7 +495,7 @@ impl<F: CcFactory> Shard<F> {
                 break (q, pkt, d.entry.wire as u64);
             }
         };
-        let port = &mut self.switches[s].ports[out];
+        let port = unsafe { at_mut(&mut at_mut(&mut self.switches, s).ports, out) };
         port.backlog.shrink(&sh.watch, &mut port.sample, self.now, wire, q);
         self.send_dequeued(sh, s, out, q, pkt, wire);
     }
@@ -508,9 +513,11 @@ impl<F: CcFactory> Shard<F> {
         pkt: u32,
         wire: u64,
     ) {
-        let sw = &mut self.switches[s];
+        // SAFETY (this function's unchecked lookups): `s` is a switch of this shard, `out` a
+        // port of it and `pkt` a pooled packet (the invariants of `super::at`).
+        let sw = unsafe { at_mut(&mut self.switches, s) };
         if q != 0 {
-            let inp = self.pool[pkt as usize].in_port.idx();
+            let inp = unsafe { at(&self.pool, pkt as usize) }.in_port.idx();
             let resume = sw.mmu.release(inp, out, q, wire);
             debug_assert_eq!(
                 sw.mmu.egress_bytes(out, q),
@@ -522,9 +529,9 @@ impl<F: CcFactory> Shard<F> {
                 self.switch_send_pfc(sh, s, inp, false, q as u8);
             }
         }
-        let sw = &mut self.switches[s];
-        let port = &mut sw.ports[out];
-        let pk = &mut self.pool[pkt as usize];
+        let sw = unsafe { at_mut(&mut self.switches, s) };
+        let port = unsafe { at_mut(&mut sw.ports, out) };
+        let pk = unsafe { at_mut(&mut self.pool, pkt as usize) };
         let data = pk.is_data();
         // Data packets in INT runs, and the INT probes of probe-driven TCP senders (the only TCP
         // packets that carry an INT header: their echoes carry none).
@@ -565,7 +572,8 @@ impl<F: CcFactory> Shard<F> {
             self.hop_trace.push(HopSample { flow, seq, origin, node, sent, latency });
         }
         if backlog {
-            self.switches[s].ports[out].link.txdone_pending = true;
+            unsafe { at_mut(&mut at_mut(&mut self.switches, s).ports, out) }.link.txdone_pending =
+                true;
             self.schedule(node, done, Event::TxDone { node, port: out as u16 });
         }
     }
