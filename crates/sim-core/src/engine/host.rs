@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::transport::{tx_finished, tx_wake, FlowTx};
-use super::{Event, Link, Shard, Shared, Slot};
+use super::{at, at_mut, Event, Link, Shard, Shared, Slot};
 use crate::cc::{CcFactory, FlowInit};
 use crate::packet::PacketKind;
 use crate::sim::mix64;
@@ -70,13 +70,15 @@ impl<F: CcFactory> Shard<F> {
     /// The NIC scheduler (spec §2.2).
     pub(crate) fn host_send(&mut self, sh: &Shared<F>, h: usize) {
         self.materialize_txdone(h);
-        let host = &self.hosts[h];
+        // SAFETY (this function's unchecked lookups): `h` is a host of this shard (the slots
+        // invariant of `super::at`).
+        let host = unsafe { at(&self.hosts, h) };
         if host.link.busy_until > self.now {
             return;
         }
         let ack_q = if sh.cfg.nic.ack_high_prio { 0 } else { 3 };
         if !host.ack_fifo.is_empty() && !host.link.paused.get(ack_q) {
-            let host = &mut self.hosts[h];
+            let host = unsafe { at_mut(&mut self.hosts, h) };
             let pkt = host.ack_fifo.pop_front().expect("non-empty");
             self.host_transmit(sh, h, pkt);
             return;
@@ -105,7 +107,7 @@ impl<F: CcFactory> Shard<F> {
                 m = Some(m.map_or(i, |x: usize| x.min(i)));
             }
         }
-        let host = &mut self.hosts[h];
+        let host = unsafe { at_mut(&mut self.hosts, h) };
         let mut chosen_idx = chosen.map(|(i, _)| i);
         if let Some(m) = m {
             let tx = &self.tx;
@@ -184,15 +186,17 @@ impl<F: CcFactory> Shard<F> {
     /// queued; only the count of events is smaller. Debug builds check it: they queue a
     /// marker event at that key, which asserts that the scheduler would indeed send nothing.
     pub(crate) fn host_transmit(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
-        let host = &mut self.hosts[h];
-        let p = &self.pool[pkt as usize];
+        // SAFETY (this function's unchecked lookups): `h` is a host of this shard and `pkt` a
+        // pooled packet (the invariants of `super::at`).
+        let host = unsafe { at_mut(&mut self.hosts, h) };
+        let p = unsafe { at(&self.pool, pkt as usize) };
         host.link.tx_bytes += p.wire as u64;
         host.link.tx_frames += 1;
         host.link.tx_data_frames += p.is_data() as u64;
         let node = host.node;
         let done = self.transmit(sh, node, 0, pkt);
         let seq = self.next_seq(node);
-        let host = &mut self.hosts[h];
+        let host = unsafe { at_mut(&mut self.hosts, h) };
         debug_assert!(host.lazy_txdone.is_none(), "host_send took it");
         if host.active.is_empty() && host.ack_fifo.is_empty() {
             host.lazy_txdone = Some((done, seq));
@@ -208,7 +212,8 @@ impl<F: CcFactory> Shard<F> {
     /// it is still to come (after the event now running).
     #[inline]
     fn materialize_txdone(&mut self, h: usize) {
-        let host = &mut self.hosts[h];
+        // SAFETY: `h` is a host of this shard (the slots invariant of `super::at`).
+        let host = unsafe { at_mut(&mut self.hosts, h) };
         if let Some((at, seq)) = host.lazy_txdone.take() {
             if (at, seq) > (self.now, self.cur_seq) {
                 host.link.txdone_pending = true;
@@ -241,12 +246,14 @@ impl<F: CcFactory> Shard<F> {
     /// `switch_arrive`).
     #[inline(never)]
     pub(crate) fn host_arrive(&mut self, sh: &Shared<F>, h: usize, pkt: u32) {
-        if Self::lost(&mut self.hosts[h].link) {
+        // SAFETY (this function's unchecked lookups): `h` is a host of this shard and `pkt` a
+        // pooled packet (the invariants of `super::at`).
+        if Self::lost(&mut unsafe { at_mut(&mut self.hosts, h) }.link) {
             self.counters.link_losses += 1;
             self.drop_packet(pkt);
             return;
         }
-        match self.pool[pkt as usize].kind {
+        match unsafe { at(&self.pool, pkt as usize) }.kind {
             PacketKind::Pfc { pause, queue } => {
                 self.release(pkt);
                 self.hosts[h].link.paused.set(queue as usize, pause);
@@ -255,7 +262,7 @@ impl<F: CcFactory> Shard<F> {
                 }
             }
             PacketKind::Data => {
-                let flow = self.pool[pkt as usize].flow.idx();
+                let flow = unsafe { at(&self.pool, pkt as usize) }.flow.idx();
                 self.receive_data(sh, h, pkt);
                 if flow >= sh.nlisted {
                     let delivered = super::transport::rx_mut(&mut self.rx, flow).expected;
