@@ -335,17 +335,20 @@ impl<F: CcFactory> Shard<F> {
             Some(&Event::TxDone { node, port }) => {
                 match unsafe { at(&sh.place, node as usize) }.slot {
                     // Most likely the head of the first non-empty queue goes next.
+                    // SAFETY: an event's switch and port, and a queued packet (the invariants
+                    // of `at`).
                     Slot::Switch(s) => {
-                        let p = &self.switches[s as usize].ports[port as usize];
-                        if let Some(pkt) = p.likely_next() {
-                            prefetch(&self.pool[pkt as usize]);
+                        let sw = unsafe { at(&self.switches, s as usize) };
+                        if let Some(pkt) = unsafe { at(&sw.ports, port as usize) }.likely_next() {
+                            prefetch(unsafe { at(&self.pool, pkt as usize) });
                         }
                     }
                     Slot::Host(h) => self.prefetch_next_sender(h),
                 }
             }
             Some(&Event::NicWake { node, .. }) => {
-                if let Slot::Host(h) = sh.place[node as usize].slot {
+                // SAFETY: an event's node.
+                if let Slot::Host(h) = unsafe { at(&sh.place, node as usize) }.slot {
                     self.prefetch_next_sender(h);
                 }
             }
@@ -357,7 +360,8 @@ impl<F: CcFactory> Shard<F> {
     /// one after the last served, in its round robin).
     #[inline]
     fn prefetch_next_sender(&self, h: u32) {
-        let host = &self.hosts[h as usize];
+        // SAFETY: a host of this shard (the slots invariant of `at`).
+        let host = unsafe { at(&self.hosts, h as usize) };
         if let Some(i) = host.rr_start() {
             prefetch(&self.tx[host.active[i] as usize]);
         }
@@ -489,11 +493,13 @@ impl<F: CcFactory> Shard<F> {
                         self.check_lazy_txdone(sh, h as usize);
                         return;
                     }
-                    self.hosts[h as usize].link.txdone_pending = false;
+                    // SAFETY: an event's host, switch and port (the invariants of `at`).
+                    unsafe { at_mut(&mut self.hosts, h as usize) }.link.txdone_pending = false;
                     self.host_send(sh, h as usize);
                 }
                 Slot::Switch(s) => {
-                    self.switches[s as usize].ports[port as usize].link.txdone_pending = false;
+                    let sw = unsafe { at_mut(&mut self.switches, s as usize) };
+                    unsafe { at_mut(&mut sw.ports, port as usize) }.link.txdone_pending = false;
                     self.switch_send(sh, s as usize, port as usize);
                 }
             },
@@ -503,8 +509,11 @@ impl<F: CcFactory> Shard<F> {
                 self.flow_start(sh, flow as usize)
             }
             Event::NicWake { node, version } => {
-                let Slot::Host(h) = sh.place[node as usize].slot else { unreachable!() };
-                let host = &mut self.hosts[h as usize];
+                // SAFETY: an event's node, a host of this shard.
+                let Slot::Host(h) = unsafe { at(&sh.place, node as usize) }.slot else {
+                    unreachable!()
+                };
+                let host = unsafe { at_mut(&mut self.hosts, h as usize) };
                 if host.wake_version == version && host.wake.is_some() {
                     host.wake = None;
                     self.host_send(sh, h as usize);
