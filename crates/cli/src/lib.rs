@@ -274,13 +274,13 @@ pub struct RunArgs {
     /// any machine. The results are identical for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub shards: Option<u32>,
-    /// How nodes are split into shards: `load` (racks and switches balanced by the frames the
-    /// flows will make them handle), `cut` (balanced as `load`, then units moved to cut as
-    /// little of that traffic between shards as the balance allows: about half the crossings
-    /// on fat trees), `rack` (racks balanced by hosts, other switches dealt round robin) or
-    /// `round-robin` (node i in shard i mod N; every link cut). The results are identical for
-    /// every value.
-    #[arg(long, value_name = "NAME", default_value = "load", value_parser = parse_partitioner)]
+    /// How nodes are split into shards: `cut` (the default: racks and switches balanced by
+    /// the frames the flows will make them handle, then units moved to cut as little of that
+    /// traffic between shards as the balance allows: about half the crossings on fat trees),
+    /// `load` (balanced the same way, without regard to the traffic cut), `rack` (racks
+    /// balanced by hosts, other switches dealt round robin) or `round-robin` (node i in shard
+    /// i mod N; every link cut). The results are identical for every value.
+    #[arg(long, value_name = "NAME", default_value = "cut", value_parser = parse_partitioner)]
     pub partition: Partitioner,
     /// Also write pfc.csv: every PFC pause/resume frame a switch sent (as `[output] pfc_log`).
     #[arg(long)]
