@@ -422,6 +422,9 @@ pub struct CalendarQueue<E> {
     heads: Box<[u32]>,
     /// By ring slot: bit set while the bucket holds events.
     bits: Box<[u64]>,
+    /// By word of `bits`: bit set while the word is not zero (so that a search past empty
+    /// buckets skips 4096 of them per word read).
+    summary: Box<[u64]>,
     nodes: Vec<Node<E>>,
     /// The first unused node, or [`NIL`].
     free: u32,
@@ -470,6 +473,7 @@ impl<E: Copy> CalendarQueue<E> {
             cursor: 0,
             heads: vec![NIL; n].into_boxed_slice(),
             bits: vec![0; n / 64].into_boxed_slice(),
+            summary: vec![0; n.div_ceil(64 * 64)].into_boxed_slice(),
             nodes: Vec::new(),
             free: NIL,
             far: MinHeap::with_capacity(0),
@@ -488,12 +492,19 @@ impl<E: Copy> CalendarQueue<E> {
     }
 
     /// A calendar for a run whose events are mostly due within `span` (a link's delay plus a
-    /// frame's serialization): 1024 buckets over at least twice the span.
+    /// frame's serialization): 2^16 buckets over at least twice the span.
+    ///
+    /// Buckets this narrow (64 ps for a 1 µs link) hold one event each, nearly always: the
+    /// events of a fabric are due mostly within a frame's serialization (a link's next frame
+    /// is queued when the one before it arrives), so with 1024 buckets over the same horizon
+    /// a push walked past three events on average, a chain of dependent loads that cost more
+    /// than scanning the bitmap past empty buckets (docs/performance.md).
     pub fn covering(span: crate::units::Duration) -> Self {
-        let width = (span.0.saturating_mul(2) >> 10).max(1);
+        const LOG_BUCKETS: u32 = 16;
+        let width = (span.0.saturating_mul(2) >> LOG_BUCKETS).max(1);
         // The width rounded up to a power of two picoseconds.
         let shift = (64 - (width - 1).leading_zeros()).min(40);
-        CalendarQueue::new(shift, 10)
+        CalendarQueue::new(shift, LOG_BUCKETS)
     }
 
     /// The number of buckets.
@@ -551,6 +562,22 @@ impl<E: Copy> CalendarQueue<E> {
         unsafe { self.heads.get_unchecked_mut(slot) }
     }
 
+    /// Notes in the summary that bitmap word `w` (`< N / 64`) is not zero.
+    #[inline(always)]
+    fn mark_word(&mut self, w: usize) {
+        debug_assert!(w / 64 < self.summary.len());
+        // SAFETY: `summary` has one bit for each word of `bits`.
+        unsafe { *self.summary.get_unchecked_mut(w / 64) |= 1 << (w % 64) };
+    }
+
+    /// Notes in the summary that bitmap word `w` (`< N / 64`) is zero.
+    #[inline(always)]
+    fn unmark_word(&mut self, w: usize) {
+        debug_assert!(w / 64 < self.summary.len());
+        // SAFETY: as in `mark_word`.
+        unsafe { *self.summary.get_unchecked_mut(w / 64) &= !(1 << (w % 64)) };
+    }
+
     /// The bitmap word of ring slot `slot` (`< N`).
     #[inline(always)]
     fn word_mut(&mut self, slot: usize) -> &mut u64 {
@@ -570,6 +597,7 @@ impl<E: Copy> CalendarQueue<E> {
             self.nd_mut(node).next = at;
             *self.head_mut(i) = node;
             *self.word_mut(i) |= 1 << (i % 64);
+            self.mark_word(i / 64);
             return;
         }
         loop {
@@ -612,23 +640,51 @@ impl<E: Copy> CalendarQueue<E> {
     }
 
     /// The rest of [`CalendarQueue::first_in_ring`]: the words after the cursor's, round to
-    /// its own again (its bits below the cursor: buckets one turn ahead).
+    /// its own again (its bits below the cursor: buckets one turn ahead), found through the
+    /// summary.
     #[inline(never)]
     fn first_in_ring_after(&self, start: usize) -> Option<u64> {
-        let words = self.bits.len();
-        let (w0, n) = (start / 64, self.buckets());
-        for k in 1..=words {
-            let w = (w0 + k) % words;
-            let mut bits = self.bits[w];
-            if k == words {
-                bits &= (1u64 << (start % 64)).wrapping_sub(1);
-            }
-            if bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                return Some(self.cursor + ((i + n - start) % n) as u64);
-            }
+        let n = self.buckets();
+        let w0 = start / 64;
+        let at = |w: usize, bits: u64| {
+            let i = w * 64 + bits.trailing_zeros() as usize;
+            Some(self.cursor + ((i + n - start) % n) as u64)
+        };
+        let found = self
+            .next_word(w0 + 1, self.bits.len())
+            .or_else(|| self.next_word(0, w0))
+            .map(|w| (w, self.bits[w]));
+        if let Some((w, bits)) = found {
+            return at(w, bits);
+        }
+        let bits = self.bits[w0] & (1u64 << (start % 64)).wrapping_sub(1);
+        if bits != 0 {
+            return at(w0, bits);
         }
         None
+    }
+
+    /// The first non-zero word of `bits` in `from..to`, if any, by the summary.
+    #[inline]
+    fn next_word(&self, from: usize, to: usize) -> Option<usize> {
+        if from >= to {
+            return None;
+        }
+        let (mut k, last) = (from / 64, (to - 1) / 64);
+        let mut word = self.summary[k] & (!0u64 << (from % 64));
+        loop {
+            if k == last {
+                word &= !0u64 >> (63 - (to - 1) % 64);
+            }
+            if word != 0 {
+                return Some(k * 64 + word.trailing_zeros() as usize);
+            }
+            if k == last {
+                return None;
+            }
+            k += 1;
+            word = self.summary[k];
+        }
     }
 
     /// Where the next event is: the absolute index of its ring bucket, or `None` if the
@@ -681,6 +737,7 @@ impl<E: Copy> CalendarQueue<E> {
         let n = self.buckets();
         let old = std::mem::replace(&mut self.heads, vec![NIL; 2 * n].into_boxed_slice());
         self.bits = vec![0; 2 * n / 64].into_boxed_slice();
+        self.summary = vec![0; (2 * n).div_ceil(64 * 64)].into_boxed_slice();
         let old_base = self.base;
         // Ring events lay in old buckets `base .. base + n`, now within `2 base .. 2 base +
         // 2n`; far events at or beyond old `base + n`, now `2 (base + n)`.
@@ -743,7 +800,11 @@ impl<E: Copy> CalendarQueue<E> {
         let n = *self.nd(h);
         *self.head_mut(slot) = n.next;
         if n.next == NIL {
-            *self.word_mut(slot) &= !(1 << (slot % 64));
+            let word = self.word_mut(slot);
+            *word &= !(1 << (slot % 64));
+            if *word == 0 {
+                self.unmark_word(slot / 64);
+            }
         }
         self.nd_mut(h).next = self.free;
         self.free = h;
@@ -1204,6 +1265,9 @@ mod tests {
             // 64 buckets of 8 ps at first (a 512 ps horizon: the large steps go far), which
             // double from 17 events queued on.
             let mut c = CalendarQueue::new(3, 6);
+            // 16,384 buckets of 1 ps: a ring of 256 bitmap words, 4 summary words, that the
+            // medium steps leave sparse (searches skip words through the summary, and wrap).
+            let mut c2 = CalendarQueue::new(0, 14);
             let mut now = 0u64;
             let mut seq = 0u64;
             for (kind, dt, big) in ops {
@@ -1215,12 +1279,16 @@ mod tests {
                         prop_assert_eq!(h.len(), a.len());
                         prop_assert!(c.pop_until(Time(head.0 - 1)).is_none());
                         prop_assert_eq!(c.len(), a.len());
+                        prop_assert!(c2.pop_until(Time(head.0 - 1)).is_none());
                     }
                     let x = a.pop();
                     let y = b.pop();
                     let z = w.pop();
                     let v = if kind == 0 && dt.is_multiple_of(2) { h.pop_until(Time(u64::MAX)) } else { h.pop() };
                     let u = if dt.is_multiple_of(3) { c.pop_until(Time(u64::MAX)) } else { c.pop() };
+                    let u2 = if dt.is_multiple_of(5) { c2.pop_until(Time(u64::MAX)) } else { c2.pop() };
+                    prop_assert_eq!(c2.peek_event(), a.peek_event());
+                    prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), u2.map(|e| (e.0, e.1, e.2)));
                     prop_assert_eq!(h.peek_event(), a.peek_event());
                     prop_assert_eq!(c.peek_event(), a.peek_event());
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), u.map(|e| (e.0, e.1, e.2)));
@@ -1229,7 +1297,13 @@ mod tests {
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), z.map(|e| (e.0, e.1, e.2)));
                     now = x.unwrap().0 .0;
                 } else {
-                    let t = now + if big { dt << 20 } else { dt };
+                    // Small steps, medium ones (up to 20 ns: sparse in `c2`'s ring, some beyond
+                    // it) and big ones (far beyond every ring).
+                    let t = now + match (big, dt % 2) {
+                        (false, _) => dt,
+                        (true, 1) => dt << 9,
+                        (true, _) => dt << 20,
+                    };
                     // seq is unique but not monotone in time
                     let s = (seq * 7919) % 100_003 + seq * 100_003;
                     seq += 1;
@@ -1237,6 +1311,7 @@ mod tests {
                     b.push(Time(t), s, seq as u32);
                     w.push(Time(t), s, seq as u32);
                     c.push(Time(t), s, seq as u32);
+                    c2.push(Time(t), s, seq as u32);
                     // Every third event goes to the second heap.
                     if seq.is_multiple_of(3) {
                         h.push_aside(Time(t), s, seq as u32);
@@ -1248,7 +1323,9 @@ mod tests {
                 prop_assert_eq!(a.len(), w.len());
                 prop_assert_eq!(a.len(), h.len());
                 prop_assert_eq!(a.len(), c.len());
+                prop_assert_eq!(a.len(), c2.len());
                 prop_assert_eq!(a.peek_time(), h.peek_time());
+                prop_assert_eq!(a.peek_time(), EventQueue::peek_time(&mut c2));
                 prop_assert_eq!(a.peek_time(), EventQueue::peek_time(&mut c));
                 let p = a.peek_time();
                 prop_assert_eq!(p, b.peek_time());
@@ -1261,6 +1338,7 @@ mod tests {
             prop_assert_eq!(&da, &drain(&mut w));
             prop_assert_eq!(&da, &drain(&mut h));
             prop_assert_eq!(&da, &drain(&mut c));
+            prop_assert_eq!(&da, &drain(&mut c2));
         }
 
         #[test]
