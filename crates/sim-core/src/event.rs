@@ -429,6 +429,9 @@ pub struct CalendarQueue<E> {
     /// The first unused node, or [`NIL`].
     free: u32,
     far: MinHeap<E>,
+    /// The absolute bucket index of the far heap's head (meaningless while it is empty), so
+    /// that a pop moving the ring need not look at the heap until the ring reaches it.
+    far_abs: u64,
     len: usize,
     /// The length beyond which the buckets double ([`GROW_SHIFT`]; `usize::MAX` once they
     /// no longer can).
@@ -477,6 +480,7 @@ impl<E: Copy> CalendarQueue<E> {
             nodes: Vec::new(),
             free: NIL,
             far: MinHeap::with_capacity(0),
+            far_abs: 0,
             len: 0,
             grow_at: Self::grow_at(shift, n),
         }
@@ -708,7 +712,8 @@ impl<E: Copy> CalendarQueue<E> {
             return;
         }
         self.base = abs;
-        if self.far.len() > 0 {
+        // The far head is never before the next event (`abs`): no overflow.
+        if self.far.len() > 0 && self.far_abs - abs <= self.mask {
             self.migrate();
         }
     }
@@ -721,6 +726,7 @@ impl<E: Copy> CalendarQueue<E> {
             let abs = t.0 >> self.shift;
             // Beyond the horizon (`base + N`, written so that it cannot overflow).
             if abs - self.base > self.mask {
+                self.far_abs = abs;
                 break;
             }
             self.far.remove_root();
@@ -755,6 +761,9 @@ impl<E: Copy> CalendarQueue<E> {
                 at = next;
             }
         }
+        if let Some(top) = self.far.peek() {
+            self.far_abs = time_of(top.key).0 >> self.shift;
+        }
     }
 
     /// Inserts an event (as [`EventQueue::push`]).
@@ -768,6 +777,7 @@ impl<E: Copy> CalendarQueue<E> {
         debug_assert!(abs >= self.base, "calendar queue: event pushed into the past");
         // Beyond the horizon (`base + N`, written so that it cannot overflow).
         if abs - self.base > self.mask {
+            self.far_abs = if self.far.len() == 0 { abs } else { self.far_abs.min(abs) };
             self.far.push(Entry { key: key(time, seq), ev });
         } else {
             self.cursor = self.cursor.min(abs);
