@@ -215,6 +215,12 @@ impl<F: CcFactory> Shard<F> {
         // SAFETY: `h` is a host of this shard (the slots invariant of `super::at`).
         let host = unsafe { at_mut(&mut self.hosts, h) };
         if let Some((at, seq)) = host.lazy_txdone.take() {
+            // Comparing keys is exact here (unlike "is a frame still on the wire", which
+            // `transmit` decides by time): the deferred event would have been queued when its
+            // frame started, before the running event was popped (or by the running event
+            // itself, and then `at > now`), so it would already have run exactly if its key is
+            // the smaller — even at `at == now` with a sequence number below the running
+            // event's, which another node's counter may have given.
             if (at, seq) > (self.now, self.cur_seq) {
                 host.link.txdone_pending = true;
                 let node = host.node;
