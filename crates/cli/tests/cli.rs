@@ -666,7 +666,8 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
         assert_eq!(read(&c.path(&format!("{out}/counters.csv"))), counters, "{args:?}");
         let line = summary.lines().find(|l| l.starts_with("parallel: ")).expect("a parallel line");
         let (shards, by) = match i {
-            0 => ("2", "load on 1 thread,"),
+            // `cut` is the default partitioner.
+            0 => ("2", "cut on 1 thread,"),
             1 => ("2", "rack on 2 threads,"),
             // Two shards per thread by default.
             _ => ("4", "round-robin on 2 threads,"),
