@@ -38,11 +38,6 @@ impl<C> Host<C> {
     }
 }
 
-/// The port number of the debug marker event for a deferred host `TxDone`
-/// ([`Shard::host_transmit`]); a host's real port is 0.
-#[cfg(debug_assertions)]
-pub(crate) const LAZY_TXDONE_CHECK: u16 = u16::MAX;
-
 impl<F: CcFactory> Shard<F> {
     pub(crate) fn flow_start(&mut self, sh: &Shared<F>, flow: usize) {
         if let FlowTx::Tcp(_) = self.tx[flow] {
@@ -159,7 +154,7 @@ impl<F: CcFactory> Shard<F> {
         host.wake = Some(at);
         host.wake_version = host.wake_version.wrapping_add(1);
         let (node, version) = (host.node, host.wake_version);
-        self.schedule(node, at, Event::NicWake { node, version });
+        self.schedule(node, at, Event::NicWake { host: h as u32, version });
     }
 
     /// Moves host slot `h`'s pending NIC wake-up earlier, to `at`, when a sender becomes due
@@ -201,10 +196,10 @@ impl<F: CcFactory> Shard<F> {
         if host.active.is_empty() && host.ack_fifo.is_empty() {
             host.lazy_txdone = Some((done, seq));
             #[cfg(debug_assertions)]
-            self.queue.push(done, seq, Event::TxDone { node, port: LAZY_TXDONE_CHECK });
+            self.queue.push(done, seq, Event::HostTxDone { host: h as u32, check: true });
         } else {
             host.link.txdone_pending = true;
-            self.queue.push(done, seq, Event::TxDone { node, port: 0 });
+            self.queue.push(done, seq, Event::HostTxDone { host: h as u32, check: false });
         }
     }
 
@@ -223,8 +218,7 @@ impl<F: CcFactory> Shard<F> {
             // event's, which another node's counter may have given.
             if (at, seq) > (self.now, self.cur_seq) {
                 host.link.txdone_pending = true;
-                let node = host.node;
-                self.queue.push(at, seq, Event::TxDone { node, port: 0 });
+                self.queue.push(at, seq, Event::HostTxDone { host: h as u32, check: false });
             }
         }
     }

@@ -193,21 +193,22 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         // SAFETY: a link's peer (the nodes invariant of `super::at`).
-        let shard = unsafe { super::at(&sh.place, peer as usize) }.shard;
+        let to = unsafe { super::at(&sh.place, peer as usize) };
+        let (shard, to) = (to.shard, to.slot);
         if shard != id {
             // The far end belongs to another shard: hand the packet over at the next window.
             // The receiving end's slot: frames towards end `a` take the link's second.
             let to_a = sh.net.links()[link_id as usize].a.0 == peer;
             let slot = sh.cross_rx[link_id as usize][to_a as usize];
             let p = &self.pool[pkt as usize];
-            let c = Crossing { at, seq, node: peer, port: peer_port, slot, pkt: *p };
+            let c = Crossing { at, seq, to, port: peer_port, slot, pkt: *p };
             self.outbox[shard as usize].push(c);
             self.release(pkt);
             return done;
         }
         // Still the link borrowed above (the branches that returned needed `self` whole).
         let last = std::mem::replace(&mut link.tail.last, Flight { at, seq, pkt });
-        self.follow_or_queue(last, Flight { at, seq, pkt }, peer, peer_port);
+        self.follow_or_queue(last, Flight { at, seq, pkt }, to, peer_port);
         done
     }
 

@@ -38,21 +38,37 @@ use crate::units::{Duration, Time};
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// Packet `pkt`, the first on its link's wire, has been fully received on `port` of
-    /// `node`. (Packets on a link arrive in order, so only the first of each link sits in the
-    /// event queue; see [`Flight`].)
-    Arrive { node: u32, port: u16, pkt: u32 },
-    /// `port` of `node` finished transmitting.
-    TxDone { node: u32, port: u16 },
+    /// switch slot `sw` (an index into this shard's switches, not a node id: the event names
+    /// where its handler looks, so that dispatching it needs no lookup and no second branch).
+    /// Packets on a link arrive in order, so only the first of each link sits in the event
+    /// queue; see [`Flight`].
+    ArriveSwitch { sw: u32, port: u16, pkt: u32 },
+    /// As [`Event::ArriveSwitch`], at host slot `host`.
+    ArriveHost { host: u32, pkt: u32 },
+    /// Egress `port` of switch slot `sw` finished transmitting.
+    SwitchTxDone { sw: u32, port: u16 },
+    /// The NIC of host slot `host` finished transmitting. (Debug builds also queue, with
+    /// `check` set, the marker of a deferred one; see [`Shard::host_transmit`].)
+    HostTxDone { host: u32, check: bool },
     /// Flow `flow` starts (at its source host).
     FlowStart { flow: u32 },
-    /// NIC pacing wake-up at host `node` (stale unless `version` matches).
-    NicWake { node: u32, version: u32 },
+    /// NIC pacing wake-up at host slot `host` (stale unless `version` matches).
+    NicWake { host: u32, version: u32 },
     /// Congestion-control timer `slot` of flow `flow` (stale unless `version` matches).
     CcTimer { flow: u32, slot: u8, version: u32 },
     /// Application `app`'s timer at its client host (start, or the next open-loop arrival).
     AppTimer { app: u32 },
     /// The link at `port` of `node` fails (`up = false`) or is restored.
     LinkChange { node: u32, port: u16, up: bool },
+}
+
+/// The arrival of packet `pkt` on `port` of the node in slot `to`.
+#[inline(always)]
+pub(crate) fn arrival(to: Slot, port: u16, pkt: u32) -> Event {
+    match to {
+        Slot::Switch(sw) => Event::ArriveSwitch { sw, port, pkt },
+        Slot::Host(host) => Event::ArriveHost { host, pkt },
+    }
 }
 
 /// Hints the CPU to load `p`'s cache line.
@@ -81,9 +97,10 @@ fn prefetch<T>(p: &T) {
 /// * **nodes**: a node id held in an event, a link's `peer` or a packet was checked against
 ///   the network when the run was built, and [`Shared::place`] and [`Shard::node_seq`] have
 ///   an entry for every node.
-/// * **slots**: an event in a shard's queue names a node of that shard (crossings are handed
-///   to the shard that owns the receiver), so the node's [`Slot`] indexes that shard's hosts
-///   or switches.
+/// * **slots**: a host or switch slot held in an event of a shard's queue indexes that
+///   shard's hosts or switches: the scheduling node's own (its handler runs in its shard), or
+///   a link peer's, read from [`Shared::place`] when the frame was sent (crossings carry it
+///   to the shard that owns the receiver).
 /// * **ports**: a port number held in an event, a link's `peer_port`, a packet's `in_port` or
 ///   a routing table's next hop is a port of that switch.
 ///
@@ -242,7 +259,8 @@ impl ConnPaths {
 pub(crate) struct Crossing {
     pub(crate) at: Time,
     pub(crate) seq: u64,
-    pub(crate) node: u32,
+    /// The receiving node's slot in its shard.
+    pub(crate) to: Slot,
     pub(crate) port: u16,
     /// The receiving end's slot in the receiver's [`Shard::cross_in`].
     pub(crate) slot: u32,
@@ -312,7 +330,7 @@ impl<F: CcFactory> Shard<F> {
             self.now = at;
             self.cur_seq = seq;
             self.counters.events += 1;
-            self.prefetch_next(sh);
+            self.prefetch_next();
             self.dispatch(sh, ev);
         }
     }
@@ -320,9 +338,9 @@ impl<F: CcFactory> Shard<F> {
     /// Starts loading the packet the next event will handle, if it is a link arrival, so that
     /// the cache miss on the pooled packet overlaps with the current event's work.
     #[inline]
-    fn prefetch_next(&mut self, sh: &Shared<F>) {
+    fn prefetch_next(&mut self) {
         match self.queue.peek_event() {
-            Some(&Event::Arrive { pkt, .. }) => {
+            Some(&Event::ArriveSwitch { pkt, .. } | &Event::ArriveHost { pkt, .. }) => {
                 // The packet's first two lines: every hop reads the first and writes the
                 // second (`arrived`; an INT stamp's count and the area's tag).
                 // SAFETY: an event's packet and node (the pool and nodes invariants of `at`).
@@ -331,26 +349,16 @@ impl<F: CcFactory> Shard<F> {
                 prefetch(&p.arrived);
                 prefetch(unsafe { at(&self.flight, pkt as usize) });
             }
-            // SAFETY: an event's node.
-            Some(&Event::TxDone { node, port }) => {
-                match unsafe { at(&sh.place, node as usize) }.slot {
-                    // Most likely the head of the first non-empty queue goes next.
-                    // SAFETY: an event's switch and port, and a queued packet (the invariants
-                    // of `at`).
-                    Slot::Switch(s) => {
-                        let sw = unsafe { at(&self.switches, s as usize) };
-                        if let Some(pkt) = unsafe { at(&sw.ports, port as usize) }.likely_next() {
-                            prefetch(unsafe { at(&self.pool, pkt as usize) });
-                        }
-                    }
-                    Slot::Host(h) => self.prefetch_next_sender(h),
+            // Most likely the head of the first non-empty queue goes next.
+            // SAFETY: an event's switch and port, and a queued packet (the invariants of `at`).
+            Some(&Event::SwitchTxDone { sw, port }) => {
+                let sw = unsafe { at(&self.switches, sw as usize) };
+                if let Some(pkt) = unsafe { at(&sw.ports, port as usize) }.likely_next() {
+                    prefetch(unsafe { at(&self.pool, pkt as usize) });
                 }
             }
-            Some(&Event::NicWake { node, .. }) => {
-                // SAFETY: an event's node.
-                if let Slot::Host(h) = unsafe { at(&sh.place, node as usize) }.slot {
-                    self.prefetch_next_sender(h);
-                }
+            Some(&Event::HostTxDone { host, .. } | &Event::NicWake { host, .. }) => {
+                self.prefetch_next_sender(host)
             }
             _ => {}
         }
@@ -383,9 +391,9 @@ impl<F: CcFactory> Shard<F> {
         let last = *tail;
         if (me.at, me.seq) > (last.at, last.seq) {
             *tail = me;
-            self.follow_or_queue(last, me, c.node, c.port);
+            self.follow_or_queue(last, me, c.to, c.port);
         } else {
-            self.follow_or_queue(Flight::NONE, me, c.node, c.port);
+            self.follow_or_queue(Flight::NONE, me, c.to, c.port);
         }
     }
 
@@ -399,14 +407,14 @@ impl<F: CcFactory> Shard<F> {
     /// now, so a frame due at now may have arrived although its key is the larger. One due at
     /// now is queued on its own, which is exact whether or not it has arrived.
     #[inline]
-    pub(crate) fn follow_or_queue(&mut self, last: Flight, me: Flight, node: u32, port: u16) {
+    pub(crate) fn follow_or_queue(&mut self, last: Flight, me: Flight, to: Slot, port: u16) {
         // SAFETY: frames on a wire are pooled packets (the pool invariant of `at`); `last`,
         // due after now, is one (`Flight::NONE` is due at 0).
         unsafe { *at_mut(&mut self.flight, me.pkt as usize) = Flight::NONE };
         if last.at > self.now {
             unsafe { *at_mut(&mut self.flight, last.pkt as usize) = me };
         } else {
-            self.queue.push(me.at, me.seq, Event::Arrive { node, port, pkt: me.pkt });
+            self.queue.push(me.at, me.seq, arrival(to, port, me.pkt));
         }
     }
 
@@ -469,50 +477,58 @@ impl<F: CcFactory> Shard<F> {
         self.free.push(i);
     }
 
+    /// The frame on the wire behind packet `pkt`, which has just arrived, if one was chained
+    /// behind it ([`Flight`]).
+    #[inline(always)]
+    fn next_on_wire(&self, pkt: u32) -> Option<Flight> {
+        // SAFETY: an event's packet (the pool invariant of `at`).
+        let next = unsafe { *at(&self.flight, pkt as usize) };
+        (next.pkt != Flight::NONE.pkt).then_some(next)
+    }
+
     #[inline(always)]
     fn dispatch(&mut self, sh: &Shared<F>, ev: Event) {
         match ev {
-            Event::Arrive { node, port, pkt } => {
-                // SAFETY: an event's packet and node (the pool and nodes invariants of `at`).
-                let next = unsafe { *at(&self.flight, pkt as usize) };
-                if next.pkt != Flight::NONE.pkt {
-                    self.queue.push(next.at, next.seq, Event::Arrive { node, port, pkt: next.pkt });
+            Event::ArriveSwitch { sw, port, pkt } => {
+                if let Some(next) = self.next_on_wire(pkt) {
+                    self.queue.push(
+                        next.at,
+                        next.seq,
+                        Event::ArriveSwitch { sw, port, pkt: next.pkt },
+                    );
                 }
-                match unsafe { at(&sh.place, node as usize) }.slot {
-                    Slot::Host(h) => self.host_arrive(sh, h as usize, pkt),
-                    Slot::Switch(s) => self.switch_arrive(sh, s as usize, port as usize, pkt),
-                }
+                self.switch_arrive(sh, sw as usize, port as usize, pkt)
             }
-            // SAFETY: an event's node.
-            Event::TxDone { node, port } => match unsafe { at(&sh.place, node as usize) }.slot {
-                Slot::Host(h) => {
+            Event::ArriveHost { host, pkt } => {
+                if let Some(next) = self.next_on_wire(pkt) {
+                    self.queue.push(next.at, next.seq, Event::ArriveHost { host, pkt: next.pkt });
+                }
+                self.host_arrive(sh, host as usize, pkt)
+            }
+            // SAFETY: an event's host, switch and port (the invariants of `at`).
+            Event::SwitchTxDone { sw, port } => {
+                let s = unsafe { at_mut(&mut self.switches, sw as usize) };
+                unsafe { at_mut(&mut s.ports, port as usize) }.link.txdone_pending = false;
+                self.switch_send(sh, sw as usize, port as usize);
+            }
+            Event::HostTxDone { host, check } => {
+                if check {
+                    // A marker of debug builds, not an event of the model.
+                    self.counters.events -= 1;
                     #[cfg(debug_assertions)]
-                    if port == host::LAZY_TXDONE_CHECK {
-                        // A marker, not an event of the model.
-                        self.counters.events -= 1;
-                        self.check_lazy_txdone(sh, h as usize);
-                        return;
-                    }
-                    // SAFETY: an event's host, switch and port (the invariants of `at`).
-                    unsafe { at_mut(&mut self.hosts, h as usize) }.link.txdone_pending = false;
-                    self.host_send(sh, h as usize);
+                    self.check_lazy_txdone(sh, host as usize);
+                    return;
                 }
-                Slot::Switch(s) => {
-                    let sw = unsafe { at_mut(&mut self.switches, s as usize) };
-                    unsafe { at_mut(&mut sw.ports, port as usize) }.link.txdone_pending = false;
-                    self.switch_send(sh, s as usize, port as usize);
-                }
-            },
+                unsafe { at_mut(&mut self.hosts, host as usize) }.link.txdone_pending = false;
+                self.host_send(sh, host as usize);
+            }
             Event::FlowStart { flow } => {
                 self.pending_starts.pop();
                 self.push_next_start();
                 self.flow_start(sh, flow as usize)
             }
-            Event::NicWake { node, version } => {
-                // SAFETY: an event's node, a host of this shard.
-                let Slot::Host(h) = unsafe { at(&sh.place, node as usize) }.slot else {
-                    unreachable!()
-                };
+            Event::NicWake { host: h, version } => {
+                // SAFETY: an event's host (the slots invariant of `at`).
                 let host = unsafe { at_mut(&mut self.hosts, h as usize) };
                 if host.wake_version == version && host.wake.is_some() {
                     host.wake = None;

@@ -460,7 +460,7 @@ impl<F: CcFactory> Shard<F> {
             if !port.link.txdone_pending && !port.link.down {
                 port.link.txdone_pending = true;
                 let (node, at) = (sw.node, port.link.busy_until);
-                self.schedule(node, at, Event::TxDone { node, port: out as u16 });
+                self.schedule(node, at, Event::SwitchTxDone { sw: s as u32, port: out as u16 });
             }
             return;
         }
@@ -574,7 +574,7 @@ impl<F: CcFactory> Shard<F> {
         if backlog {
             unsafe { at_mut(&mut at_mut(&mut self.switches, s).ports, out) }.link.txdone_pending =
                 true;
-            self.schedule(node, done, Event::TxDone { node, port: out as u16 });
+            self.schedule(node, done, Event::SwitchTxDone { sw: s as u32, port: out as u16 });
         }
     }
 }
