@@ -270,6 +270,39 @@ pub(crate) fn murmur3_32(key: &[u32; 3], seed: u32) -> u32 {
     h
 }
 
+/// Widest ECMP group whose remainder [`ecmp_pick`] takes by multiplication.
+const ECMP_FAST_MAX: usize = 64;
+
+/// `u64::MAX / d + 1` (wrapping: 0 for `d = 1`) for `d` in `0..=ECMP_FAST_MAX` (entry 0 unused):
+/// the multipliers of Lemire, Kaser and Kurz's direct remainder ("Faster remainder by direct
+/// computation", 2019), exact for every 32-bit dividend with a 64-bit multiplier.
+const ECMP_MUL: [u64; ECMP_FAST_MAX + 1] = {
+    let mut t = [0u64; ECMP_FAST_MAX + 1];
+    let mut d = 1;
+    while d <= ECMP_FAST_MAX {
+        t[d] = (u64::MAX / d as u64).wrapping_add(1);
+        d += 1;
+    }
+    t
+};
+
+/// `hash % n` for an ECMP group of `n >= 1` next hops: the remainder, by two multiplications
+/// and no branch for groups up to 64 wide (0 for one next hop, so that a switch need not
+/// branch on whether it has a choice: that branch follows the traffic's mix of directions,
+/// which a predictor cannot learn).
+#[inline(always)]
+pub(crate) fn ecmp_pick(hash: u32, n: usize) -> usize {
+    debug_assert!(n >= 1);
+    if n <= ECMP_FAST_MAX {
+        // SAFETY: `n <= ECMP_FAST_MAX`, the table's last index.
+        let m = unsafe { *ECMP_MUL.get_unchecked(n) };
+        let low = m.wrapping_mul(hash as u64);
+        ((low as u128 * n as u128) >> 64) as usize
+    } else {
+        (hash % n as u32) as usize
+    }
+}
+
 /// The ECMP hash seed of switch `node` in a run seeded `seed`.
 pub(crate) fn ecmp_seed(node: usize, seed: u64) -> u32 {
     (node as u32) ^ (mix64(seed) as u32)
@@ -1442,6 +1475,24 @@ fn port_monitor(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ECMP choice by multiplication is the remainder, for every group width up to the
+    /// table's and past it, at the dividends' edges and at random ones.
+    #[test]
+    fn ecmp_pick_is_the_remainder() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for n in 1..=(ECMP_FAST_MAX + 3) {
+            let edges = [0, 1, n as u32 - 1, n as u32, n as u32 + 1, u32::MAX - 1, u32::MAX];
+            for &h in &edges {
+                assert_eq!(ecmp_pick(h, n), (h % n as u32) as usize, "{h} % {n}");
+            }
+            for _ in 0..20_000 {
+                x = mix64(x);
+                let h = x as u32;
+                assert_eq!(ecmp_pick(h, n), (h % n as u32) as usize, "{h} % {n}");
+            }
+        }
+    }
 
     /// Straightforward byte-wise MurmurHash3_x86_32, to check the fixed 12-byte version.
     fn murmur_bytes(data: &[u8], seed: u32) -> u32 {

@@ -10,7 +10,7 @@ use crate::mmu::{Admit, Mmu, QUEUES};
 use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, PFC_FRAME};
 use crate::qmon::{PortMonitor, SampleState, Watch};
 use crate::results::{HopSample, PfcEvent};
-use crate::sim::murmur3_32;
+use crate::sim::{ecmp_pick, murmur3_32};
 use crate::telemetry::PortUtil;
 use crate::units::Time;
 
@@ -281,12 +281,11 @@ impl<F: CcFactory> Shard<F> {
             self.drop_packet(pkt);
             return;
         }
-        let out = if hops.len() == 1 {
-            hops[0].idx()
-        } else {
-            // A 32-bit remainder (the same value; half the latency of a 64-bit division).
-            hops[(murmur3_32(&hash_key, sw.hash_seed) % hops.len() as u32) as usize].idx()
-        };
+        // The hash's remainder by the group's width, without a branch on whether there is a
+        // choice (`ecmp_pick`).
+        let i = ecmp_pick(murmur3_32(&hash_key, sw.hash_seed), hops.len());
+        // SAFETY: a remainder by `hops.len()` is an index of `hops`.
+        let out = unsafe { at(hops, i) }.idx();
         if sh.faults.is_some() && unsafe { at(&sw.ports, out) }.link.down {
             // Routed to a failed link before routing converged.
             self.counters.drops_link_down += 1;
