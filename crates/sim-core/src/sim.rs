@@ -800,6 +800,7 @@ impl<F: CcFactory> Simulation<F> {
                 hop_trace: Vec::new(),
                 pfc_log: Vec::new(),
                 dropped: Vec::new(),
+                int_scratch: Default::default(),
                 ser_memo: crate::engine::SerMemo::new(shared.cfg.serialization),
                 conns: conn_state.clone(),
                 app_state: app_state.clone(),

@@ -308,6 +308,8 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) pfc_log: Vec<PfcEvent>,
     /// Scratch: the packets a queue discipline dropped during one call.
     pub(crate) dropped: Vec<dcsim_aqm::Dropped>,
+    /// Where a switch writes the INT record of a packet that takes none (`send_dequeued`).
+    pub(crate) int_scratch: crate::packet::IntHop,
     /// Serialization times by (rate, frame size), for links that cannot multiply.
     pub(crate) ser_memo: SerMemo,
     /// Connection states (each shard uses the sides of its own hosts).

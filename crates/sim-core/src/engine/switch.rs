@@ -7,7 +7,7 @@ use super::{at, at_mut, Event, Link, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
-use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, PFC_FRAME};
+use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, MAX_INT_HOPS, PFC_FRAME};
 use crate::qmon::{PortMonitor, SampleState, Watch};
 use crate::results::{HopSample, PfcEvent};
 use crate::sim::{ecmp_pick, murmur3_32};
@@ -533,16 +533,23 @@ impl<F: CcFactory> Shard<F> {
         let pk = unsafe { at_mut(&mut self.pool, pkt as usize) };
         let data = pk.is_data();
         // Data packets in INT runs, and the INT probes of probe-driven TCP senders (the only TCP
-        // packets that carry an INT header: their echoes carry none).
-        if pk.header == HeaderMode::Int && (data || pk.kind == PacketKind::Tcp) {
-            if let Area::Int(stack) = &mut pk.area {
-                stack.push(IntHop {
-                    rate: port.link.rate,
-                    time: self.now,
-                    tx_bytes: port.link.tx_bytes,
-                    qlen: port.backlog.queued,
-                });
-            }
+        // packets that carry an INT header: their echoes carry none), take this hop's record;
+        // the ACKs of an INT run carry their data packet's records back unchanged. Data and
+        // ACKs pass a port in no order a predictor can learn, so the choice is made without a
+        // branch: the record is written either into the stack or into a scratch record, and
+        // the count grows by 0 or 1.
+        let stamp = (pk.header == HeaderMode::Int) & (data | (pk.kind == PacketKind::Tcp));
+        if let Area::Int(stack) = &mut pk.area {
+            let i = stack.nhop as usize % MAX_INT_HOPS;
+            let rec =
+                std::hint::select_unpredictable(stamp, &mut stack.hops[i], &mut self.int_scratch);
+            *rec = IntHop {
+                rate: port.link.rate,
+                time: self.now,
+                tx_bytes: port.link.tx_bytes,
+                qlen: port.backlog.queued,
+            };
+            stack.nhop = stack.nhop.saturating_add(stamp as u16);
         }
         if let Some(t) = sh.pint {
             if data {
