@@ -30,11 +30,16 @@ impl<C> Host<C> {
     /// may lie beyond a list that compaction shortened since). `None` without senders.
     #[inline]
     pub(crate) fn rr_start(&self) -> Option<usize> {
-        match (self.rr_last + 1, self.active.len()) {
-            (_, 0) => None,
-            (s, n) if s < n => Some(s),
-            (s, n) => Some(s % n),
+        let n = self.active.len();
+        if n == 0 {
+            return None;
         }
+        let s = self.rr_last + 1;
+        // Past the end by more than one only after a compaction (rare): a remainder.
+        let s = if s > n { s % n } else { s };
+        // At the end, back to the first, without a branch: with few senders the round robin
+        // wraps in no order a predictor can learn.
+        Some(std::hint::select_unpredictable(s < n, s, 0))
     }
 }
 

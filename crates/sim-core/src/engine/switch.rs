@@ -203,11 +203,9 @@ impl SwitchPort {
     /// Records whether class `q` holds packets, after a call that may have changed it.
     #[inline]
     pub(crate) fn mark_backlog(&mut self, q: usize) {
-        if self.classes[q].is_empty() {
-            self.backlogged &= !(1 << q);
-        } else {
-            self.backlogged |= 1 << q;
-        }
+        // By masks, not a branch: whether a dequeue emptied the class follows the traffic.
+        let held = !self.classes[q].is_empty() as u8;
+        self.backlogged = (self.backlogged & !(1 << q)) | (held << q);
     }
 
     /// The packet most likely to leave next (the head of the first backlogged class), if its
@@ -570,7 +568,7 @@ impl<F: CcFactory> Shard<F> {
         port.link.tx_bytes += wire;
         port.link.tx_frames += 1;
         port.link.tx_data_frames += data as u64;
-        let backlog = port.backlog.queued > 0 && !port.link.txdone_pending;
+        let backlog = (port.backlog.queued > 0) & !port.link.txdone_pending;
         let node = sw.node;
         let done = self.transmit(sh, node, out as u16, pkt);
         if let Some((flow, seq, origin, arrived)) = trace {
