@@ -155,8 +155,9 @@ impl Hpcc {
         let t = self.base_rtt_ps;
         let mut used = [false; MAX_INT_HOPS];
         // Single rate: the hop with the largest u' (strictly: the first of equals; NaN never
-        // wins) and its tau.
-        let mut winner: Option<HopSample> = None;
+        // wins) and its tau; (0, 0) while none is above 0. Kept by selects, not a branch: which
+        // hop is the most utilised changes from ACK to ACK.
+        let (mut big_u, mut dt) = (0.0f64, 0u64);
         for (i, hop) in hops.iter().enumerate() {
             if self.sample_feedback && !per_rtt && hop.qlen == 0 {
                 continue;
@@ -169,8 +170,10 @@ impl Hpcc {
             if self.multi_rate {
                 let st = &mut self.hop_state[i];
                 st.u = ewma(st.u, s.u, s.tau_ps, t);
-            } else if s.u > winner.as_ref().map_or(0.0, |w| w.u) {
-                winner = Some(s);
+            } else {
+                let better = s.u > big_u;
+                big_u = std::hint::select_unpredictable(better, s.u, big_u);
+                dt = std::hint::select_unpredictable(better, s.tau_ps, dt);
             }
         }
         if !used.iter().any(|&b| b) {
@@ -179,7 +182,6 @@ impl Hpcc {
 
         if !self.multi_rate {
             // With no winner (every u' is 0) U = 0 and dt = 0: the EWMA keeps u.
-            let (big_u, dt) = winner.map_or((0.0, 0), |w| (w.u, w.tau_ps));
             self.u = ewma(self.u, big_u, dt, t);
             let (new, stage) = self.rule.next_rate(self.u, self.cur_rate, self.inc_stage);
             if per_rtt {

@@ -100,12 +100,16 @@ impl<F: CcFactory> Shard<F> {
     /// pacing time has come and its window is open.
     #[inline]
     pub(crate) fn roce_ready(&self, sh: &Shared<F>, host: &Host<F::Cc>, qp: &Qp<F::Cc>) -> bool {
-        if host.link.paused.get(qp.pg as usize) || qp.snd_nxt >= qp.size || qp.next_avail > self.now
+        // One branch for the three tests (`|`, not `||`): which of its senders is ready follows
+        // the ACKs, in no order a predictor can learn.
+        if host.link.paused.get(qp.pg as usize)
+            | (qp.snd_nxt >= qp.size)
+            | (qp.next_avail > self.now)
         {
             return false;
         }
         let w = self.window_of(sh, qp);
-        w == 0 || qp.snd_nxt - qp.snd_una < w
+        (w == 0) | (qp.snd_nxt - qp.snd_una < w)
     }
 
     /// Sends the queue pair's next data packet (spec §2.2).
