@@ -132,10 +132,7 @@ impl Mmu {
     /// `floor(alpha * free)` with an explicit alpha.
     #[inline]
     fn threshold(&self, port: usize) -> u64 {
-        match self.dt_alpha {
-            None => self.free() >> self.shift[port],
-            Some(alpha) => scaled(alpha, self.free()),
-        }
+        self.threshold_of(self.shift[port], self.free())
     }
 
     /// The ingress dynamic threshold of a port whose alpha shift is `shift`, with `free` bytes
