@@ -440,7 +440,7 @@ impl<F: CcFactory> Simulation<F> {
         let link_of = |node: usize, p: usize| {
             let port = &net.ports(NodeId::from_idx(node))[p];
             Link {
-                id: port.link.0,
+                cross_slot: Link::NO_CROSSING,
                 down: false,
                 cut_until: Time::ZERO,
                 rate: port.rate,
@@ -721,8 +721,10 @@ impl<F: CcFactory> Simulation<F> {
 
         let nflows = flows.len();
         let pint = (header == HeaderMode::Pint).then(|| max_rtt.as_ps().max(1));
-        // Each cut link's two receiving ends, numbered within their shards (`Shard::cross_in`).
-        let mut cross_rx = vec![[u32::MAX; 2]; net.links().len()];
+        // Each cut link's two receiving ends, numbered within their shards (`Shard::cross_in`):
+        // by link, frames from end `a` to end `b` (`[0]`) and from `b` to `a` (`[1]`);
+        // `Link::NO_CROSSING` for a link within a shard.
+        let mut cross_rx = vec![[Link::NO_CROSSING; 2]; net.links().len()];
         let mut cross_slots = vec![0u32; nshards];
         for (l, spec) in net.links().iter().enumerate() {
             let (sa, sb) = (place[spec.a.idx()].shard, place[spec.b.idx()].shard);
@@ -731,6 +733,21 @@ impl<F: CcFactory> Simulation<F> {
                     cross_rx[l][end] = cross_slots[shard as usize];
                     cross_slots[shard as usize] += 1;
                 }
+            }
+        }
+        // Each port on a link between shards keeps the slot its frames are received at:
+        // frames towards end `a` take the link's second.
+        let cross_slot = |node: u32, port: usize, link: &mut Link| {
+            let l = net.ports(NodeId(node))[port].link.idx();
+            let to_a = net.links()[l].a.0 == link.peer;
+            link.cross_slot = cross_rx[l][to_a as usize];
+        };
+        for h in hosts.iter_mut().flatten() {
+            cross_slot(h.node, 0, &mut h.link);
+        }
+        for s in switches.iter_mut().flatten() {
+            for (i, p) in s.ports.iter_mut().enumerate() {
+                cross_slot(s.node, i, &mut p.link);
             }
         }
         let shared = Shared {
@@ -743,7 +760,6 @@ impl<F: CcFactory> Simulation<F> {
             flows,
             meta,
             place,
-            cross_rx,
             tracing: false,
             nlisted,
             conn_paths,

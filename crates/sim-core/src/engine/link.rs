@@ -6,6 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use super::{Crossing, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::config::Serialization;
+use crate::ids::{NodeId, PortNo};
 use crate::mmu::QUEUES;
 use crate::units::{BitsPerSec, Duration, Time};
 
@@ -33,8 +34,10 @@ pub(crate) struct Link {
     pub(crate) tx_frames: u64,
     /// Data frames transmitted so far.
     pub(crate) tx_data_frames: u64,
-    /// The link's id (its index in the network's link list).
-    pub(crate) id: u32,
+    /// When the peer belongs to another shard: the receiving end's slot in that shard's
+    /// [`Shard::cross_in`] (numbered at set-up, kept here so that a crossing reads no network
+    /// table); [`Link::NO_CROSSING`] otherwise.
+    pub(crate) cross_slot: u32,
     pub(crate) peer: u32,
     pub(crate) peer_port: u16,
     /// The link has failed ([`crate::config::Faults`]): the port sends nothing (its
@@ -45,6 +48,11 @@ pub(crate) struct Link {
     pub(crate) txdone_pending: bool,
     /// Priorities paused by PFC frames received on this port.
     pub(crate) paused: Paused,
+}
+
+impl Link {
+    /// [`Link::cross_slot`] of a link whose ends are in one shard.
+    pub(crate) const NO_CROSSING: u32 = u32::MAX;
 }
 
 /// The frames on a link's wire, in order, without a queue at the link.
@@ -182,10 +190,11 @@ impl<F: CcFactory> Shard<F> {
         let done = now + ser;
         link.busy_until = done;
         let at = done + link.delay;
-        let (peer, peer_port, link_id) = (link.peer, link.peer_port, link.id);
+        let (peer, peer_port, cross_slot) = (link.peer, link.peer_port, link.cross_slot);
         self.counters.frames_transmitted += 1;
         if let Some(plan) = &sh.faults {
             // The link fails before the frame's last bit arrives: the frame is lost.
+            let link_id = sh.net.port(NodeId(node), PortNo(port)).link.0;
             if plan.cut(link_id, now, at) {
                 self.counters.drops_link_down += 1;
                 self.drop_packet(pkt);
@@ -197,12 +206,15 @@ impl<F: CcFactory> Shard<F> {
         let (shard, to) = (to.shard, to.slot);
         if shard != id {
             // The far end belongs to another shard: hand the packet over at the next window.
-            // The receiving end's slot: frames towards end `a` take the link's second.
-            let to_a = sh.net.links()[link_id as usize].a.0 == peer;
-            let slot = sh.cross_rx[link_id as usize][to_a as usize];
-            let p = &self.pool[pkt as usize];
-            let c = Crossing { at, seq, to, port: peer_port, slot, pkt: *p };
-            self.outbox[shard as usize].push(c);
+            debug_assert_ne!(cross_slot, Link::NO_CROSSING, "a link between shards has a slot");
+            push_crossing(
+                &mut self.outbox[shard as usize],
+                (at, seq),
+                to,
+                peer_port,
+                cross_slot,
+                &self.pool[pkt as usize],
+            );
             self.release(pkt);
             return done;
         }
@@ -224,6 +236,36 @@ impl<F: CcFactory> Shard<F> {
             self.counters.data_bytes_dropped += p.payload as u64;
         }
         self.release(pkt);
+    }
+}
+
+/// Appends to `outbox` the crossing of packet `pkt` (a pooled packet) due at `port` of slot
+/// `to` at `key` (time, sequence number), received at cross slot `slot`. The packet is copied
+/// once, from the pool straight into the outbox: built as a value and pushed, the crossing was
+/// copied twice (into a temporary, then into the vector).
+#[inline]
+fn push_crossing(
+    outbox: &mut Vec<Crossing>,
+    key: (Time, u64),
+    to: super::Slot,
+    port: u16,
+    slot: u32,
+    pkt: &crate::packet::Packet,
+) {
+    use std::ptr::addr_of_mut;
+    outbox.reserve(1);
+    let len = outbox.len();
+    // SAFETY: `reserve(1)` made room for element `len`; every field of it is written before
+    // the length covers it, and `pkt` (in the pool) cannot overlap the outbox's buffer.
+    unsafe {
+        let c = outbox.as_mut_ptr().add(len);
+        addr_of_mut!((*c).at).write(key.0);
+        addr_of_mut!((*c).seq).write(key.1);
+        addr_of_mut!((*c).to).write(to);
+        addr_of_mut!((*c).port).write(port);
+        addr_of_mut!((*c).slot).write(slot);
+        addr_of_mut!((*c).pkt).copy_from_nonoverlapping(pkt, 1);
+        outbox.set_len(len + 1);
     }
 }
 
