@@ -33,15 +33,31 @@ use crate::results::ParallelStats;
 use crate::units::{Duration, Time};
 
 /// A reusable barrier for a fixed number of threads that spins, then yields.
+///
+/// The arrival count and the generation sit on cache lines of their own: each arriving
+/// thread writes the count, while the threads already waiting spin reading the generation,
+/// which then stays in their caches until the last arrival moves it on.
 struct Barrier {
     n: usize,
-    count: AtomicUsize,
-    generation: AtomicUsize,
+    count: Line<AtomicUsize>,
+    generation: Line<AtomicUsize>,
+}
+
+/// A value alone on its pair of cache lines (Intel's spatial prefetcher fetches lines in
+/// pairs), so that writes to its neighbours do not take it from the caches of its readers.
+#[repr(align(128))]
+struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 impl Barrier {
     fn new(n: usize) -> Barrier {
-        Barrier { n, count: AtomicUsize::new(0), generation: AtomicUsize::new(0) }
+        Barrier { n, count: Line(AtomicUsize::new(0)), generation: Line(AtomicUsize::new(0)) }
     }
 
     fn wait(&self) {
@@ -197,7 +213,11 @@ pub(crate) fn run<F: CcFactory>(
                     }
                     let end = Time(min) + lookahead;
                     for &s in &order {
-                        if ex.claimed[s].swap(step, Ordering::AcqRel) == step {
+                        // Taken already (read first: a thread that finds every shard taken
+                        // then writes none of the flags, which all threads share).
+                        if ex.claimed[s].load(Ordering::Relaxed) == step
+                            || ex.claimed[s].swap(step, Ordering::AcqRel) == step
+                        {
                             continue; // another thread has it
                         }
                         let mut shard = cells[s].lock().expect("shard");
