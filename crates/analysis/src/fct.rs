@@ -86,7 +86,7 @@ pub fn read_fct_csv(path: &Path) -> Result<Vec<FctRow>, AnalysisError> {
 /// the input in error messages.
 ///
 /// Values must be: ids and sizes non-negative integers (size > 0), times finite and `>= 0`,
-/// the ideal FCTs `> 0`.
+/// the ideal FCTs `> 0` and large enough that the FCT divided by them is finite.
 ///
 /// # Errors
 /// [`AnalysisError::MissingColumns`] naming every missing required column,
@@ -162,14 +162,34 @@ pub fn parse_fct_csv<R: Read>(reader: R, file: &str) -> Result<Vec<FctRow>, Anal
             ),
             _ => None,
         };
+        let fct_ns = time(c_fct, "fct_ns", false)?;
+        let ideal_ns = time(c_ideal, "ideal_fct_ns", true)?;
+        // A slowdown that is not a finite number (an ideal FCT so small that the quotient
+        // overflows) would send the buckets and plots that scale by it to infinity.
+        if !(fct_ns / ideal_ns).is_finite() {
+            return Err(bad(
+                "ideal_fct_ns",
+                field(c_ideal),
+                "too small: fct_ns / ideal_fct_ns (the slowdown) is not a finite number",
+            ));
+        }
+        if let Some(r) = ref_ideal_ns {
+            if !(fct_ns / r).is_finite() {
+                return Err(bad(
+                    "ref_ideal_fct_ns",
+                    field(c_ref.expect("read from it")),
+                    "too small: fct_ns / ref_ideal_fct_ns is not a finite number",
+                ));
+            }
+        }
         rows.push(FctRow {
             flow_id: int(c_id, "flow_id")?,
             src: node(c_src, "src")?,
             dst: node(c_dst, "dst")?,
             size,
             start_ns: time(c_start, "start_ns", false)?,
-            fct_ns: time(c_fct, "fct_ns", false)?,
-            ideal_ns: time(c_ideal, "ideal_fct_ns", true)?,
+            fct_ns,
+            ideal_ns,
             ref_ideal_ns,
             dport,
         });
@@ -249,6 +269,16 @@ mod tests {
             e.to_string(),
             "fct.csv:2: column ideal_fct_ns: expected a finite number > 0, found \"0\""
         );
+        // An ideal so small that the slowdown overflows to infinity (it sent `plot` and
+        // `merge` into endless loops over slowdown scales).
+        let e = parse_str(&format!("{HEADER}0,1,2,1000,0,100,1e-308,,\n")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "fct.csv:2: column ideal_fct_ns: too small: fct_ns / ideal_fct_ns (the slowdown) is \
+             not a finite number, found \"1e-308\""
+        );
+        let e = parse_str(&format!("{HEADER}0,1,2,1000,0,100,1,,1e-308\n")).unwrap_err();
+        assert!(e.to_string().contains("column ref_ideal_fct_ns: too small"), "{e}");
         let e = parse_str(&format!("{HEADER}0,1,2,0,0,10,1,,\n")).unwrap_err();
         assert_eq!(e.to_string(), "fct.csv:2: column size_bytes: expected a size > 0, found \"0\"");
         let e = parse_str(&format!("{HEADER}x,1,2,5,0,10,1,,\n")).unwrap_err();

@@ -162,8 +162,9 @@ impl DualPi2Params {
     /// Checks the parameters.
     ///
     /// # Errors
-    /// Zero `limit`, `memory_limit`, `tupdate` or `coupling_factor`; `alpha` or `beta` not
-    /// positive and finite; `c_protection` above 100.
+    /// Zero `limit`, `memory_limit`, `mtu` or `coupling_factor`; `tupdate` below 1 µs; a
+    /// default memory limit (`limit·2·mtu`) beyond 64 bits; `alpha` or `beta` not positive and
+    /// finite; `c_protection` above 100.
     pub fn validate(&self) -> Result<(), ParamError> {
         if self.limit == 0 {
             return Err(ParamError::new("limit", "must be at least 1"));
@@ -173,6 +174,32 @@ impl DualPi2Params {
         }
         if self.tupdate == Duration::ZERO {
             return Err(ParamError::new("tupdate", "must be positive"));
+        }
+        // Each update is a step of the PI controller, replayed one by one: a period below a
+        // microsecond makes millions of them per simulated second (1 ps: days for 50 ms).
+        if self.tupdate < Duration::from_us(1) {
+            return Err(ParamError::new(
+                "tupdate",
+                format!("must be at least 1us, got {}", self.tupdate),
+            ));
+        }
+        if self.mtu == Bytes::ZERO {
+            return Err(ParamError::new("mtu", "must be positive"));
+        }
+        // The default byte limit, `limit·2·mtu`, must be representable (it wrapped to 0).
+        if self.memory_limit.is_none()
+            && u64::from(self.limit)
+                .checked_mul(2)
+                .and_then(|v| v.checked_mul(self.mtu.0))
+                .is_none()
+        {
+            return Err(ParamError::new(
+                "mtu",
+                format!(
+                    "makes the default memory_limit, limit·2·mtu = {}·2·{}, overflow 64 bits",
+                    self.limit, self.mtu.0
+                ),
+            ));
         }
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if !(v.is_finite() && v > 0.0 && v < 1e6) {

@@ -166,6 +166,15 @@ fn parse_sizes(s: &str) -> Result<Sizes, String> {
 /// memory (8 bytes per packet and hop), so 10⁷ packets over 5 hops take 400 MB per cell.
 pub const MAX_LATENCY_PACKETS: u64 = 10_000_000;
 
+/// The most `--trials` of `dcsim pint path-tracing`: each trial's packet count is kept (8
+/// bytes) for the row's percentiles, and a trial decodes a path of up to 2^16 hops, so 10⁷
+/// trials take 80 MB and minutes per row.
+pub const MAX_PATH_TRIALS: usize = 10_000_000;
+
+/// The most packets `dcsim pint latency` encodes per cell: `--flows` × the last checkpoint
+/// (each packet's digest at every hop, for every storage), a few minutes per cell at 10⁹.
+pub const MAX_LATENCY_WORK: u64 = 1_000_000_000;
+
 /// Runs a `dcsim pint` command, printing its table to `out`.
 ///
 /// # Errors
@@ -243,7 +252,8 @@ pub fn path_universe() -> u32 {
 impl PathTracingPlan {
     /// Checks the options: non-empty strictly increasing lists; `1 <= k <=` the universe of
     /// switch IDs ([`path_universe`], 2¹⁶); every `bits` value split evenly into every
-    /// `instances` value, 1 to 32 bits per instance and at most 64 bits; `trials >= 1`.
+    /// `instances` value, 1 to 32 bits per instance and at most 64 bits; `1 <= trials <=`
+    /// [`MAX_PATH_TRIALS`].
     ///
     /// # Errors
     /// [`CliError::BadOption`] naming the option and the value.
@@ -295,6 +305,15 @@ impl PathTracingPlan {
         }
         if trials == 0 {
             return Err(bad("--trials", "0 trials: at least 1 is needed".into()));
+        }
+        if trials > MAX_PATH_TRIALS {
+            return Err(bad(
+                "--trials",
+                format!(
+                    "{trials} trials is more than {MAX_PATH_TRIALS}: every trial's packet count \
+                     is kept for the percentiles (8 bytes each, per row)"
+                ),
+            ));
         }
         Ok(PathTracingPlan { ks: ks.to_vec(), budgets, trials, seed })
     }
@@ -626,7 +645,8 @@ impl LatencyPlan {
     /// Checks the options: non-empty strictly increasing lists; every bit width usable by the
     /// library's latency codec over its default range (1..=31 bits); every sketch size at
     /// least 8 digests; every histogram size at least two buckets at every bit width;
-    /// checkpoints from 1 to [`MAX_LATENCY_PACKETS`]; `flows >= 1`.
+    /// checkpoints from 1 to [`MAX_LATENCY_PACKETS`]; `flows >= 1`, and `flows` × the last
+    /// checkpoint at most [`MAX_LATENCY_WORK`].
     ///
     /// # Errors
     /// [`CliError::BadOption`] naming the option and the value.
@@ -677,6 +697,15 @@ impl LatencyPlan {
         }
         if flows == 0 {
             return Err(bad("--flows", "0 flows: at least 1 is needed".into()));
+        }
+        if (flows as u128) * u128::from(last) > u128::from(MAX_LATENCY_WORK) {
+            return Err(bad(
+                "--flows, --checkpoints",
+                format!(
+                    "{flows} flows of {last} packets is more than {MAX_LATENCY_WORK} packets to \
+                     encode per cell"
+                ),
+            ));
         }
         let storages = std::iter::once(Storage::All)
             .chain(sketches.iter().map(|&k| Storage::Kll(k)))

@@ -25,10 +25,15 @@ pub fn is_qlen_hist(path: &Path) -> bool {
     first.trim_end() == QLEN_HIST_HEADER
 }
 
+/// The largest bin edge a `qlen_hist.csv` may give (2^62 bytes: far above any buffer, and
+/// small enough that the pooled means and percentiles stay representable).
+pub const MAX_BIN_BYTES: u64 = 1 << 62;
+
 /// Reads a `qlen_hist.csv`, pooling the bins of the ports `keep(switch, port)` accepts.
 ///
 /// # Errors
-/// A missing or unreadable file, missing columns, a malformed row (with its line).
+/// A missing or unreadable file, missing columns, a malformed value (with its line and
+/// column), a bin edge above [`MAX_BIN_BYTES`], or two bins of a port that overlap.
 pub fn read_backlog(
     path: &Path,
     keep: impl Fn(u32, u32) -> bool,
@@ -42,22 +47,58 @@ pub fn read_backlog(
     let names = ["switch", "port", "lower_bytes", "upper_bytes", "time_ns"];
     let (mut r, [c_sw, c_port, c_lo, c_hi, c_t]) = open_csv(path, names)?;
     let mut rows = Vec::new();
+    // By port, the bins read (lower, upper, line), to check that they do not overlap.
+    type Bins = Vec<(u64, u64, usize)>;
+    let mut bins: std::collections::BTreeMap<(u32, u32), Bins> = Default::default();
     for (i, rec) in r.records().enumerate() {
         let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
-        let bad = || input_error(path, format!("line {}: malformed row", i + 2));
-        let field = |c: usize| rec.get(c).ok_or_else(bad);
-        let sw: u32 = field(c_sw)?.parse().map_err(|_| bad())?;
-        let port: u32 = field(c_port)?.parse().map_err(|_| bad())?;
+        let line = i + 2;
+        let bad = |column: &str, why: &str| {
+            let value = names
+                .iter()
+                .position(|n| *n == column)
+                .and_then(|k| rec.get([c_sw, c_port, c_lo, c_hi, c_t][k]))
+                .unwrap_or("");
+            input_error(path, format!("line {line}: column {column}: {why}, found {value:?}"))
+        };
+        let int = |c: usize, column: &str| -> Result<u64, CliError> {
+            rec.get(c)
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or_else(|| bad(column, "expected a non-negative integer"))
+        };
+        let id = |c: usize, column: &str| -> Result<u32, CliError> {
+            u32::try_from(int(c, column)?).map_err(|_| bad(column, "expected an id below 2^32"))
+        };
+        let (sw, port) = (id(c_sw, "switch")?, id(c_port, "port")?);
         if !keep(sw, port) {
             continue;
         }
-        let lo: u64 = field(c_lo)?.parse().map_err(|_| bad())?;
-        let hi: u64 = field(c_hi)?.parse().map_err(|_| bad())?;
+        let lo = int(c_lo, "lower_bytes")?;
+        let hi = int(c_hi, "upper_bytes")?;
         if hi <= lo {
-            return Err(bad());
+            return Err(bad("upper_bytes", "expected a bin's upper edge above its lower edge"));
         }
-        let t = ps_of(field(c_t)?).ok_or_else(bad)?;
+        if hi > MAX_BIN_BYTES {
+            return Err(bad("upper_bytes", "expected at most 2^62 bytes"));
+        }
+        let t = rec
+            .get(c_t)
+            .and_then(ps_of)
+            .ok_or_else(|| bad("time_ns", "expected a non-negative time in ns"))?;
+        bins.entry((sw, port)).or_default().push((lo, hi, line));
         rows.push(((sw, port), lo, hi, t));
+    }
+    for ((sw, port), v) in &mut bins {
+        v.sort_unstable();
+        if let Some(w) = v.windows(2).find(|w| w[1].0 < w[0].1) {
+            return Err(input_error(
+                path,
+                format!(
+                    "lines {} and {}: switch {sw} port {port}: bins [{}, {}) and [{}, {}) overlap",
+                    w[0].2, w[1].2, w[0].0, w[0].1, w[1].0, w[1].1
+                ),
+            ));
+        }
     }
     Ok(PooledBacklog::pool(rows))
 }

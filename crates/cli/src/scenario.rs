@@ -747,6 +747,21 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     let has_apps = raw.rpc.as_ref().is_some_and(|r| !r.is_empty());
     let mut fl = flows(src, raw.flows.as_ref(), &net, cfg.seed, has_apps)?;
     let groups = groups::groups(src, raw.group.as_ref(), &mut cfg)?;
+    // `[flows] group` names a group even when every flow gives its own.
+    if let Some(g) = raw.flows.as_ref().and_then(|f| f.group.as_ref()) {
+        if !groups.iter().any(|x| &x.name == g.get_ref()) {
+            let known: Vec<&str> = groups.iter().map(|x| x.name.as_str()).collect();
+            return Err(src.error(
+                g.span(),
+                "flows.group",
+                format!(
+                    "no [[group]] named \"{}\" (groups: {})",
+                    g.get_ref(),
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                ),
+            ));
+        }
+    }
     let flow_classes = assign_groups(src, &groups, &fl.refs, &mut fl.flows, &mut cfg)?;
     groups::queues(src, raw.queue.as_ref(), &net, &mut cfg)?;
     let roce_frame = (u64::from(cfg.nic.mtu), u64::from(cc.header_mode().data_wire(0)));

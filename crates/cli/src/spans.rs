@@ -87,6 +87,11 @@ impl KeyTree {
     /// `span`, or of the key at `span` (unknown-key errors point at the key). `text` is the
     /// document the tree was parsed from.
     pub fn path_at(&self, text: &str, span: &Range<usize>) -> Option<String> {
+        // No tree: the document did not parse (a number out of range, a duplicate key), and
+        // the text at the span is a value or a key of unknown place, not a path.
+        if self.root.is_empty() {
+            return None;
+        }
         let mut path = String::new();
         find_in_table(&self.root, text, span, &mut path);
         if path.is_empty() {
@@ -154,6 +159,13 @@ fn find_in_table(entries: &[(String, Item)], text: &str, span: &Range<usize>, pa
     }
     if let Some(key) = text.get(span.clone()) {
         let unquoted = key.trim_matches('"').trim_matches('\'');
+        // A table's own header (`[topologyx]`, unknown) is already the path's last key.
+        let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+        let in_header = text[line_start..span.start].trim_start().starts_with('[');
+        let last = path.rsplit('.').next().unwrap_or("");
+        if in_header && last.trim_matches('"') == unquoted {
+            return;
+        }
         if entries.iter().any(|(k, _)| k == unquoted) || is_bare_key(key) {
             push_key(path, unquoted);
         }

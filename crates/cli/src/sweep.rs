@@ -40,6 +40,9 @@ use crate::error::CliError;
 use crate::output;
 use crate::scenario::{self, Source};
 
+/// The most cells a sweep may have (each is a simulation and a folder of outputs).
+pub const MAX_CELLS: usize = 100_000;
+
 /// The manifest every sweep output folder gets: what the sweep is and which cells the folder
 /// holds.
 pub const MANIFEST: &str = "manifest.toml";
@@ -176,6 +179,8 @@ struct CellPlan {
     text: String,
     /// The cell scenario's warnings (printed once per cell).
     warnings: Vec<scenario::warnings::Warning>,
+    /// What a `[buffer]` report needs of the cell, checked before anything runs.
+    facts: crate::study::CellFacts,
 }
 
 /// A parsed sweep with every cell's scenario built and validated.
@@ -566,8 +571,23 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         None => vec![axes[axes.len() - 1].key.clone()],
     };
 
-    // Every combination, row-major.
-    let count: usize = axes.iter().map(|a| a.values.len()).product();
+    // Every combination, row-major; their number bounded before any is built (a product of
+    // axes of 100 values each ran out of memory from 4 axes on, and took minutes from 3).
+    let count = axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
+    let count = match count {
+        Some(n) if n <= MAX_CELLS => n,
+        _ => {
+            let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+            return Err(src.error_at(
+                src.span_of(&["axes"]),
+                "axes",
+                format!(
+                    "{} cells is more than the limit of {MAX_CELLS}: split the sweep",
+                    sizes.join(" × ")
+                ),
+            ));
+        }
+    };
     let mut combos = Vec::with_capacity(count);
     for index in 0..count {
         let mut rest = index;
@@ -640,11 +660,12 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
             base.display(),
         );
         let cell_src = Source::with_base_dir(base.clone(), text.clone(), base_dir.clone());
-        let warnings = scenario::validate(&cell_src, None)
-            .map_err(|e| cell_error(sweep, &name, values.clone(), e))?
-            .warnings;
+        let valid = scenario::validate(&cell_src, None)
+            .map_err(|e| cell_error(sweep, &name, values.clone(), e))?;
+        let facts = crate::study::CellFacts::of(&valid);
+        let warnings = valid.warnings;
         let buckets = buckets.clone().unwrap_or_else(|| auto_buckets(&doc));
-        Ok(CellPlan { index, name, choice, buckets, text, warnings })
+        Ok(CellPlan { index, name, choice, buckets, text, warnings, facts })
     };
     // Every cell is validated (in parallel); the error reported is the first cell's in cell
     // order, whatever the thread timing (a `Result` collect would keep whichever came first).
@@ -656,7 +677,25 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         None => None,
         Some(t) => {
             let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
-            Some(crate::study::StudySpec::parse(&src, t, &keys)?)
+            let spec = crate::study::StudySpec::parse(&src, t, &keys)?;
+            // What the report reads of every cell, checked now rather than after the runs.
+            for c in &cells {
+                if let Err((key, m)) = spec.check_cell(&c.facts) {
+                    let values = values_text(&axes, &c.choice);
+                    let (at, field) = if key.is_empty() {
+                        (src.span_of(&["buffer"]), "buffer".to_string())
+                    } else {
+                        let at = src.span_of(&["buffer", key]).or(src.span_of(&["buffer"]));
+                        (at, format!("buffer.{key}"))
+                    };
+                    return Err(src.error_at(
+                        at,
+                        field,
+                        format!("cell {} ({values}): {m}", c.name),
+                    ));
+                }
+            }
+            Some(spec)
         }
     };
     Ok(Plan { sweep: sweep.to_path_buf(), base, base_dir, dport, lines, set, axes, cells, buffer })

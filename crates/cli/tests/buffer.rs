@@ -84,6 +84,17 @@ fn bad_applications_are_located_errors_and_write_nothing() {
             "clients = [0]\nservers = [1]\noutstanding = 1\nquery = \"2TiB\"",
             "rpc[0].query",
         ),
+        // More queries outstanding than the limit (this one ran out of memory).
+        (
+            "clients = [0]\nservers = [3]\nconnections = 1000\noutstanding = 100000\nquery = 1",
+            "closed-loop queries to 100000000, more than the limit of 10000000",
+        ),
+        // Two applications of one name (their queries were counted as one app's).
+        (
+            "name = \"a\"\nclients = [0]\nservers = [3]\noutstanding = 1\nquery = 1\n\n\
+             [[rpc]]\nname = \"a\"\nclients = [1]\nservers = [2]\noutstanding = 1\nquery = 1",
+            "field `rpc[1].name`: \"a\" names another [[rpc]] too",
+        ),
     ];
     let dir = tempfile::tempdir().unwrap();
     for (i, (rpc, expect)) in cases.iter().enumerate() {
@@ -96,6 +107,40 @@ fn bad_applications_are_located_errors_and_write_nothing() {
         assert!(err.contains(&format!("bad{i}.toml:")), "case {i} is located: {err}");
         assert!(!dir.path().join(format!("out{i}")).exists(), "case {i} wrote nothing");
     }
+}
+
+/// A sweep's `[buffer]` report is checked against every cell before anything runs: the
+/// victim must be an application of the cell, `hosts` hosts of it, and the cell must have
+/// applications and queue lengths (these failed only after every cell had run, or not at all:
+/// an unknown victim or host gave empty columns).
+#[test]
+fn buffer_reports_are_checked_against_the_cells_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let rpc = "name = \"a\"\nclients = [0]\nservers = [3]\noutstanding = 1\nquery = \"4KiB\"";
+    let with_qlen = format!("{}\n[output]\nqueue_lengths = true\n", scenario(rpc));
+    fs::write(dir.path().join("base.toml"), &with_qlen).unwrap();
+    fs::write(dir.path().join("noqlen.toml"), scenario(rpc)).unwrap();
+    let cases = [
+        ("base.toml", "victim = \"nobody\"", "field `buffer.victim`: cell mtu1000 (\"nic.mtu\" = 1000): no [[rpc]] application named \"nobody\" (applications: a)"),
+        ("base.toml", "queues = \"hosts\"\nhosts = [999]", "field `buffer.hosts`: cell mtu1000 (\"nic.mtu\" = 1000): node 999 is not a host"),
+        ("base.toml", "queues = \"hosts\"\nhosts = [4]", "node 4 is not a host"),
+        ("noqlen.toml", "queues = \"all\"", "field `buffer`: cell mtu1000 (\"nic.mtu\" = 1000): the scenario does not write queue lengths"),
+    ];
+    for (i, (base, buffer, expect)) in cases.iter().enumerate() {
+        let file = format!("sweep{i}.toml");
+        let text = format!("base = \"{base}\"\n[axes]\n\"nic.mtu\" = [1000]\n[buffer]\n{buffer}\n");
+        fs::write(dir.path().join(&file), text).unwrap();
+        let o = dcsim(dir.path(), &["sweep", &file, "--out", &format!("out{i}")]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "case {i}: {err}");
+        assert!(err.contains(expect), "case {i}: expected {expect:?} in {err}");
+        assert!(!dir.path().join(format!("out{i}")).exists(), "case {i} wrote nothing");
+    }
+    // The same report on hosts that exist passes.
+    let text = "base = \"base.toml\"\n[axes]\n\"nic.mtu\" = [1000]\n[buffer]\nvictim = \"a\"\n\
+                queues = \"hosts\"\nhosts = [3]\n";
+    fs::write(dir.path().join("good.toml"), text).unwrap();
+    ok(&dcsim(dir.path(), &["sweep", "good.toml", "--out", "good", "--dry-run"]));
 }
 
 /// The flooding experiment of `examples/buffer/flooding.toml` on a 30 ms run: the study's

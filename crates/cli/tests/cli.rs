@@ -114,6 +114,26 @@ fn unknown_key() {
     assert_has(&e, &["scenario.toml:3:1: field `simulation.sed`: unknown field `sed`", "`seed`"]);
 }
 
+/// An unknown table is named once (it was `topologyx.topologyx`); a document that does not
+/// parse (a number out of range, a duplicate key) is located by line and column without a
+/// made-up field (its first character, `1` or `s`, was given as the field).
+#[test]
+fn unparsable_documents_and_unknown_tables_name_no_wrong_field() {
+    let c = Case::new();
+    c.scenario(&[], "\n[topologyx]\nkind = \"star\"\n");
+    let e = c.run_fails();
+    assert_has(&e, &["field `topologyx`: unknown field `topologyx`"]);
+    assert!(!e.contains("topologyx.topologyx"), "{e}");
+    c.scenario(&[("seed = 7", "seed = 18446744073709551616")], "");
+    let e = c.run_fails();
+    assert_has(&e, &["scenario.toml:3:8: "]);
+    assert!(!e.contains("field `1`"), "{e}");
+    c.scenario(&[("seed = 7", "seed = 7\nseed = 8")], "");
+    let e = c.run_fails();
+    assert_has(&e, &["duplicate key `seed`"]);
+    assert!(!e.contains("field `s`"), "{e}");
+}
+
 #[test]
 fn unknown_key_in_a_flow() {
     let c = Case::new();
@@ -1271,6 +1291,9 @@ fn unknown_transport_controller_and_queue_names() {
     );
     c.scenario(&[("size = 20000", "size = 20000\ngroup = \"mail\"")], "");
     assert_has(&c.run_fails(), &["field `group`", "no [[group]] named \"mail\""]);
+    // `[flows] group` is checked even when every flow names its own (it was ignored).
+    tcp_case(&c, "", "\n[flows]\ngroup = \"nobody\"\n");
+    assert_has(&c.run_fails(), &["field `flows.group`", "no [[group]] named \"nobody\""]);
 }
 
 #[test]
@@ -1297,6 +1320,55 @@ fn mss_must_fit_the_mtu_and_min_rto_must_be_positive() {
     );
     tcp_case(&c, "tcp = { min_rto = \"0s\" }\n", "");
     assert_has(&c.run_fails(), &["field `group[0].tcp.min_rto`"]);
+}
+
+/// Values that made a run take days or do nothing, each refused with its field: timers below
+/// a microsecond (TCP's RTOs, DualPI2's update period, the RoCE timeout), frames larger than a
+/// segment's, a DualPI2 byte limit that wrapped to 0, TLP without SACK.
+#[test]
+fn timers_and_frames_that_cannot_run_are_refused() {
+    let c = Case::new();
+    for (group, field, says) in [
+        (
+            "tcp = { min_rto = \"1ps\", initial_rto = \"1ps\", max_rto = \"1ps\" }",
+            "min_rto",
+            "at least 1us",
+        ),
+        ("tcp = { initial_rto = \"999ns\" }", "initial_rto", "at least 1us"),
+        (
+            "tcp = { handshake = true, request_bytes = 20000000 }",
+            "request_bytes",
+            "must not exceed mss (1448)",
+        ),
+        (
+            "tcp = { min_frame_bytes = 100000000 }",
+            "min_frame_bytes",
+            "exceeds the group's MTU of 1500 B",
+        ),
+        (
+            "tcp = { syn_frame_bytes = 100000000 }",
+            "syn_frame_bytes",
+            "exceeds the group's MTU of 1500 B",
+        ),
+        ("tcp = { profile = \"dc-newreno\", tlp = true }", "tlp", "needs sack = true"),
+    ] {
+        tcp_case(&c, &format!("{group}\n"), "");
+        assert_has(&c.run_fails(), &[&format!("field `group[0].tcp.{field}`"), says]);
+    }
+    // Without `tlp` given, `sack = false` turns the Linux profile's TLP off.
+    tcp_case(&c, "tcp = { sack = false, recovery = \"newreno\" }\n", "");
+    let o = c.run(&["validate", "scenario.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    for (queue, field, says) in [
+        ("tupdate = \"1ps\"", "tupdate", "at least 1us"),
+        ("mtu = 0", "mtu", "must be positive"),
+        ("limit = 536870912\nmtu = \"16GiB\"", "mtu", "overflow 64 bits"),
+    ] {
+        tcp_case(&c, "", &format!("\n[[queue]]\nat = \"all\"\nkind = \"dualpi2\"\n{queue}\n"));
+        assert_has(&c.run_fails(), &[&format!("field `queue[0].{field}`"), says]);
+    }
+    c.scenario(&[], "\n[nic]\nrto = \"1ps\"\nrto_retries = 4294967295\n");
+    assert_has(&c.run_fails(), &["field `nic.rto`", "shorter than the minimum of 1 µs"]);
 }
 
 #[test]

@@ -171,6 +171,10 @@ fn path_tracing_bad_options() {
         &["error: --bits, --instances: a budget of 128 bits does not split into 1 instances"],
     );
     assert_has(&bad(&["--trials", "0"]), &["error: --trials: 0 trials: at least 1 is needed"]);
+    // Bounded: these ran out of memory (a panic on capacity overflow at the largest) instead.
+    for n in ["10000001", "1000000000", "18446744073709551615"] {
+        assert_has(&bad(&["--trials", n]), &[&format!("error: --trials: {n} trials is more than")]);
+    }
     // Rejected by the parser (also status 2).
     bad(&["--k", ""]);
     bad(&["--k", "5,x"]);
@@ -354,6 +358,11 @@ fn latency_bad_options() {
         &["error: --checkpoints: 20000000 packets is more than 10000000"],
     );
     assert_has(&bad(&["--flows", "0"]), &["error: --flows: 0 flows: at least 1 is needed"]);
+    // Bounded work: this one ran for days.
+    assert_has(
+        &bad(&["--flows", "4294967295", "--checkpoints", "100"]),
+        &["error: --flows, --checkpoints: 4294967295 flows of 100 packets is more than"],
+    );
     bad(&["--sketch", "x"]);
     bad(&["--hist", "100,"]);
     bad(&["--checkpoints", ""]);

@@ -373,6 +373,29 @@ fn analyze_bad_fct_files() {
     assert_has(&e, &["bad bucket spec `quantile:0`: the step must be 1..=100 percent, found 0"]);
     let e = c.fails(&["plot", "good.csv", "missing.csv", "--out", "figs"], &["figs"]);
     assert_has(&e, &["missing.csv: missing column(s) fct_ns"]);
+    // An ideal FCT so small that the slowdown is infinite: `plot` and `merge` looped on it.
+    c.write("tiny.csv", &format!("{FCT_HEADER}0,0,3,3000,0,100,1e-308,10,10,100\n"));
+    for cmd in ["plot", "analyze"] {
+        let e = c.fails(&[cmd, "tiny.csv", "--out", "res"], &["res"]);
+        assert_has(&e, &["tiny.csv:2: column ideal_fct_ns: too small"]);
+    }
+    // Queue-length histograms: a bad value names its line and column; bins are bounded and
+    // may not overlap.
+    let hist = "switch,port,lower_bytes,upper_bytes,time_ns\n";
+    for (rows, expect) in [
+        ("4,0,0,10,NaN\n", "line 2: column time_ns: expected a non-negative time in ns"),
+        ("4,0,-1,10,5\n", "line 2: column lower_bytes: expected a non-negative integer"),
+        ("4,0,4,18446744073709551615,5\n", "line 2: column upper_bytes: expected at most 2^62"),
+        ("4,0,10,10,5\n", "line 2: column upper_bytes: expected a bin's upper edge above"),
+        (
+            "4,0,0,100,5\n4,0,50,60,5\n",
+            "lines 2 and 3: switch 4 port 0: bins [0, 100) and [50, 60) overlap",
+        ),
+    ] {
+        c.write("q/qlen_hist.csv", &format!("{hist}{rows}"));
+        let e = c.fails(&["analyze", "q/qlen_hist.csv", "--out", "res"], &["res"]);
+        assert_has(&e, &[expect]);
+    }
 }
 
 #[test]
@@ -596,6 +619,31 @@ fn sweep_bad_input() {
     assert_has(&e, &["sweep.toml:1:8: field `base`: cannot read nope.toml"]);
     let e = sweep_fails("base = \"base/base.toml\"\n", &[]);
     assert_has(&e, &["field `axes`: a sweep needs at least one axis"]);
+    // A [buffer] report on cells without applications: refused before running (it failed
+    // after every cell had run, naming a missing output file).
+    let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3]\n[buffer]\n", &[]);
+    assert_has(
+        &e,
+        &["field `buffer`: cell load0.3 (load = 0.3): the scenario has no [[rpc]] applications"],
+    );
+    // Too many cells: refused before any is built (4 axes of 100 ran out of memory).
+    let hundred = |v: u32| (0..100).map(|i| (v + i).to_string()).collect::<Vec<_>>().join(", ");
+    let e = sweep_fails(
+        &format!(
+            "base = \"base/base.toml\"\n[axes]\nseed = [{}]\n\"nic.mtu\" = [{}]\n\
+             \"nic.chunk\" = [{}]\n\"nic.ack_interval\" = [{}]\n",
+            hundred(0),
+            hundred(1000),
+            hundred(1000),
+            hundred(1)
+        ),
+        &[],
+    );
+    assert_has(
+        &e,
+        &["sweep.toml:2:1: field `axes`: 100 × 100 × 100 × 100 cells is more than the limit of \
+           100000"],
+    );
     let e = sweep_fails(
         "base = \"base/base.toml\"\nbuckets = \"quantile:0\"\n[axes]\nload = [0.3]\n",
         &[],

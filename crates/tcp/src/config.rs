@@ -164,6 +164,9 @@ impl Default for TcpConfig {
     }
 }
 
+/// The shortest retransmission timer (`min_rto`, `initial_rto`) a connection may have: 1 µs.
+pub const MIN_TIMER: Duration = Duration::from_us(1);
+
 const PROFILES: &[&str] = &["linux", "dc-newreno"];
 const RECOVERY: &[&str] = &["sack", "newreno"];
 const LOSS_DETECTION: &[&str] = &["rack", "dupthresh"];
@@ -326,11 +329,17 @@ impl TcpConfig {
             request_bytes: size32("request_bytes", d.request_bytes)?,
             abc: p.u32("abc", d.abc)?,
         };
+        // Settings that would be ignored when given: refused (a profile's own defaults are
+        // not checked here, so `sack = false` alone still turns the Linux profile's TLP off).
+        if p.has("tlp") && c.tlp && !c.sack {
+            return Err(ParamError::new("tlp", "needs sack = true (the probe is SACK-based)"));
+        }
         c.validate()?;
         Ok(c)
     }
 
-    /// Checks the ranges and the combinations.
+    /// Checks the ranges and the combinations: among them, `min_rto` and `initial_rto` (and so
+    /// `max_rto`, which may not be below them) at least [`MIN_TIMER`].
     ///
     /// # Errors
     /// The first problem found, naming the parameter.
@@ -348,6 +357,13 @@ impl TcpConfig {
         positive("delack_segments", u64::from(self.delack_segments))?;
         positive("min_rto", self.min_rto.as_ps())?;
         positive("initial_rto", self.initial_rto.as_ps())?;
+        // Timers shorter than a microsecond fire millions of times per simulated second per
+        // connection (a 1 ps RTO made a 50 ms run take days): refused, as no stack uses them.
+        for (name, v) in [("min_rto", self.min_rto), ("initial_rto", self.initial_rto)] {
+            if v < MIN_TIMER {
+                return Err(ParamError::new(name, format!("must be at least 1us, got {v}")));
+            }
+        }
         positive("pacing_ss_ratio", u64::from(self.pacing_ss_ratio))?;
         positive("pacing_ca_ratio", u64::from(self.pacing_ca_ratio))?;
         if self.min_rto > self.max_rto {
@@ -368,6 +384,17 @@ impl TcpConfig {
         if self.mss > 1 << 24 {
             return Err(ParamError::new("mss", format!("{} is larger than 16 MiB", self.mss)));
         }
+        // The request (sent with the handshake) goes out as one segment.
+        if self.handshake && self.request_bytes > self.mss {
+            return Err(ParamError::new(
+                "request_bytes",
+                format!(
+                    "must not exceed mss ({}): the request goes out in one segment, got {}",
+                    self.mss, self.request_bytes
+                ),
+            ));
+        }
+
         Ok(())
     }
 }

@@ -104,6 +104,18 @@ pub(super) fn rto_keys(
                     },
                     e => e,
                 })?;
+                // A timer below a microsecond fires millions of times per simulated second
+                // and queue pair (a 1 ps one with unbounded retries ran for days).
+                if d < Duration::from_us(1) {
+                    return Err(src.error(
+                        q.span(),
+                        "nic.rto",
+                        format!(
+                            "{} is shorter than the minimum of 1 µs",
+                            crate::units::HumanDuration(d)
+                        ),
+                    ));
+                }
                 if d > RoceRto::MAX {
                     return Err(src.error(
                         q.span(),

@@ -538,6 +538,22 @@ pub(super) fn lognormal_flows(
             src.span_of(&["flows", "lognormal", key]).or_else(|| table_span(src, "lognormal"));
         src.error_at(span, field(key), e.to_string())
     })?;
+    // The starts add up the gaps: with long gaps they pass the time limit (and saturate).
+    let limit = dcsim_core::units::TIME_LIMIT.as_ps();
+    if let Some(i) = list.iter().position(|f| f.start.as_ps() > limit) {
+        let span = src
+            .span_of(&["flows", "lognormal", "mean_gap"])
+            .or_else(|| table_span(src, "lognormal"));
+        return Err(src.error_at(
+            span,
+            field("mean_gap"),
+            format!(
+                "flow {i} would start later than the limit of {}: give a shorter mean_gap, fewer \
+                 flows or an earlier start",
+                dcsim_core::units::TIME_LIMIT_TEXT
+            ),
+        ));
+    }
     Ok(list
         .into_iter()
         .enumerate()

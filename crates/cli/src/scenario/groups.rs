@@ -269,6 +269,22 @@ fn tcp_config(
         );
         return Err(if tt.contains_key(key) { table.located(&e) } else { group.located(&e) });
     }
+    // Frames of their own size (a SYN with its options, the padded minimum) fit the MTU too:
+    // a 100 MB one was dropped by every buffer and the flow never completed.
+    let most = u64::from(mtu) + 14;
+    for (name, v) in
+        [("syn_frame_bytes", tcp.syn_frame_bytes), ("min_frame_bytes", tcp.min_frame_bytes)]
+    {
+        if u64::from(v) > most {
+            let e = ParamError::new(
+                name,
+                format!(
+                    "{v} B exceeds the group's MTU of {mtu} B plus the 14-byte Ethernet header"
+                ),
+            );
+            return Err(table.located(&e));
+        }
+    }
     Ok(tcp)
 }
 

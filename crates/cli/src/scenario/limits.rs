@@ -29,8 +29,9 @@ use super::Source;
 use crate::error::CliError;
 use crate::units::HumanDuration;
 
-/// The default of `[flows] max_flows`: 50 million flows (a validated flow takes about 40 bytes,
-/// a simulated one a few hundred, so this is a few GB to generate and about 25 GB to run).
+/// The default of `[flows] max_flows`: 50 million flows (validation peaks at about 160 bytes
+/// per generated flow, a simulated one takes a few hundred, so this is about 8 GB to generate
+/// and tens of GB to run).
 pub const DEFAULT_MAX_FLOWS: u64 = 50_000_000;
 
 /// The most nodes plus links a topology may have: 2^22 (about 4.2 million; a k = 48 fat tree

@@ -138,6 +138,7 @@ pub(super) fn rpcs(
     let hosts = net.hosts().len();
     let nservers = hosts / nics.max(1);
     let mut apps = Apps { seed: cfg.seed, ..Apps::default() };
+    let mut outstanding = 0u64;
     for (i, r) in raw.into_iter().flatten().enumerate() {
         let field = |k: &str| format!("rpc[{i}].{k}");
         let whole = r.span();
@@ -149,6 +150,16 @@ pub(super) fn rpcs(
             Some(n) => n.get_ref().clone(),
             None => format!("rpc{i}"),
         };
+        // Queries are reported by application name (`qct.csv`, the summary): two apps of one
+        // name would be counted as one.
+        if infos.iter().any(|x: &RpcInfo| x.name == name) {
+            let at = r.name.as_ref().map_or(whole.clone(), |n| n.span());
+            return Err(src.error(
+                at,
+                field("name"),
+                format!("\"{name}\" names another [[rpc]] too: application names must differ"),
+            ));
+        }
         let server_list = |v: &Spanned<Vec<Int>>, key: &str| -> Result<Vec<usize>, CliError> {
             if v.get_ref().is_empty() {
                 return Err(src.error(v.span(), field(key), "must list at least one server"));
@@ -489,6 +500,22 @@ pub(super) fn rpcs(
                 "no (client, server) pair: every client is its own only server",
             ));
         }
+        // Every outstanding query holds its state for the whole run (tens of bytes each, and
+        // its messages' streams): bounded over all applications.
+        if let (Some(o), Some(at)) = (closed, r.outstanding.as_ref()) {
+            outstanding += connections as u64 * u64::from(o);
+            if outstanding > MAX_OUTSTANDING {
+                return Err(src.error(
+                    at.span(),
+                    field("outstanding"),
+                    format!(
+                        "{connections} connections × {o} outstanding queries bring the \
+                         scenario's closed-loop queries to {outstanding}, more than the limit of \
+                         {MAX_OUTSTANDING}"
+                    ),
+                ));
+            }
+        }
         let arrivals = match (closed, load) {
             (Some(o), _) => format!("closed loop, {o} outstanding per connection"),
             (None, Some(l)) => format!("open loop at {:.1}% of the client's NICs", l * 100.0),
@@ -514,6 +541,11 @@ pub(super) fn rpcs(
     }
     Ok(infos)
 }
+
+/// The most closed-loop queries outstanding at once over a scenario's `[[rpc]]` applications
+/// (connections × `outstanding`, summed): 10 million, a few hundred MB of query state. (1000
+/// connections × 100,000 outstanding ran out of memory.)
+pub const MAX_OUTSTANDING: u64 = 10_000_000;
 
 /// The largest message a query or response may be: 1 TiB (a stream offset must not overflow
 /// however long a run goes).

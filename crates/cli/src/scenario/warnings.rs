@@ -8,6 +8,8 @@
 //!   `drop_last`, the window's length);
 //! * a switch buffer smaller than one MTU-sized frame plus the switch's PFC headroom and
 //!   reserve (its shared pool is empty);
+//! * `[nic] rto_retries` / `rto_backoff` when `rto = "auto"` left the timeout off, and a
+//!   scenario whose generators gave no flow (and that has no applications);
 //! * for `run --threads N`: more threads than the network has shards, and a lookahead so short
 //!   that the threads are likely slower than one ([`thread_warnings`]).
 
@@ -84,7 +86,43 @@ pub(super) fn collect(
     late_events(src, cfg, &mut out);
     late_sampler(src, cfg, &mut out);
     short_rto(src, net, routes, cfg, &mut out);
+    unused_rto_keys(src, cfg, &mut out);
+    no_flows(src, cfg, flows, &mut out);
     out
+}
+
+/// `rto_retries` or `rto_backoff` given while `rto = "auto"` (the default) found no way for
+/// RoCE packets to be lost and left the timeout off: the keys change nothing. (With `rto =
+/// "off"` written, they are an error.)
+fn unused_rto_keys(src: &Source, cfg: &SimConfig, out: &mut Vec<Warning>) {
+    if cfg.nic.rto.is_some() {
+        return;
+    }
+    for key in ["rto_retries", "rto_backoff"] {
+        if src.span_of(&["nic", key]).is_some() {
+            out.push(at(
+                src,
+                &["nic", key],
+                "has no effect: rto = \"auto\" left the RoCE timeout off (it finds no way for a \
+                 RoCE packet to be lost in this scenario)"
+                    .into(),
+            ));
+        }
+    }
+}
+
+/// Generators that gave no flow (an incast fraction or a load too small for the window), and
+/// no applications: the run simulates nothing.
+fn no_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<Warning>) {
+    if flows.is_empty() && cfg.apps.apps.is_empty() {
+        out.push(at(
+            src,
+            &["flows"],
+            "no flows to simulate: the generators gave none (a fraction, load or duration too \
+             small?)"
+                .into(),
+        ));
+    }
 }
 
 /// A queue monitor whose window starts after the stop time takes no sample.
