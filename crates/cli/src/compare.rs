@@ -70,8 +70,8 @@ fn slowdown(fct: f64, standalone: f64) -> f64 {
 /// `sip dip sport dport size start_ns fct_ns standalone_ns`. Blank lines are skipped.
 ///
 /// # Errors
-/// A line without eight fields, a field that is not a non-negative integer, or a standalone
-/// FCT of 0.
+/// A line without eight fields, a field that is not a non-negative integer, or a size, FCT or
+/// standalone FCT of 0.
 pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
     let mut flows = Vec::new();
     for (i, content) in text.lines().enumerate() {
@@ -99,6 +99,13 @@ pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
         let standalone = int(7, "standalone_ns")?;
         if standalone == 0 {
             return Err(line_err(line, "standalone_ns is 0; the slowdown is undefined"));
+        }
+        // A flow carries at least a byte and takes time: a zero is a broken line, not a flow.
+        if size == 0 {
+            return Err(line_err(line, "size is 0; a flow carries at least one byte"));
+        }
+        if fct == 0 {
+            return Err(line_err(line, "fct_ns is 0; a flow takes time to complete"));
         }
         flows.push(Flow { size, slowdown: slowdown(fct as f64, standalone as f64) });
     }
@@ -417,6 +424,10 @@ mod tests {
         assert_eq!(e, line_err(2, "fct_ns `x` is not a non-negative integer"));
         let e = parse_reference("0 0 1 1 10 0 5 0\n").unwrap_err();
         assert!(e.message.contains("standalone_ns is 0"), "{e:?}");
+        let e = parse_reference("0 0 1 1 0 0 5 5\n").unwrap_err();
+        assert_eq!(e, line_err(1, "size is 0; a flow carries at least one byte"));
+        let e = parse_reference("0 0 1 1 10 0 0 5\n").unwrap_err();
+        assert_eq!(e, line_err(1, "fct_ns is 0; a flow takes time to complete"));
     }
 
     const HEADER: &str =
