@@ -792,11 +792,17 @@ pub fn describe_workload(w: &scenario::WorkloadInfo) -> String {
         ));
     }
     if let Some(c) = &w.incast {
+        // A tiny fraction in scientific notation (as decimals, 1e-300 took 300 digits).
+        let fraction = if c.fraction > 0.0 && c.fraction < 1e-4 {
+            format!("{:e}", c.fraction)
+        } else {
+            c.fraction.to_string()
+        };
         parts.push(format!(
             "Incast: {} senders x {} B at {} of capacity for {} from {}, seed {}: {} flows.",
             c.senders,
             c.size,
-            c.fraction,
+            fraction,
             HumanDuration(c.duration),
             HumanDuration(Duration::from_ps(c.start.as_ps())),
             c.seed,

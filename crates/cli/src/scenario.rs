@@ -780,8 +780,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     limits::check_headroom(src, &net, &cfg)?;
     let FlowsOut { flows, workload, .. } = fl;
     let data_header = u64::from(cc.header_mode().data_wire(0));
-    let warnings =
+    let mut warnings =
         warnings::collect(src, &net, &routes, &cfg, &flows, workload.as_ref(), data_header);
+    warnings::hpcc_min_rate(src, &net, &routes, &groups, &mut warnings);
 
     Ok(ValidScenario {
         path: src.path.clone(),

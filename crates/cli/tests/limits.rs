@@ -285,6 +285,46 @@ fn flows_after_the_stop_time() {
     assert_has(&run_warns(&late, &[]), &["warning: s.toml: 1 flow (of 1) starts at or after"]);
 }
 
+/// Warnings added after an adversarial sweep: generators that gave no flow, RoCE timeout keys
+/// that `rto = "auto"` leaves without effect, and an HPCC-over-TCP minimum rate at or above the
+/// slowest link (eta then changes nothing: the law cannot slow a flow below that link).
+#[test]
+fn no_flows_unused_timeout_keys_and_a_minimum_rate_at_the_bottleneck() {
+    let s = scenario(
+        "",
+        "[flows]\nincast = { senders = 2, size = \"1KB\", fraction = 1e-300, duration = \"1ms\" }\n",
+    );
+    let (out, _) = accepted(&s);
+    assert_has(&out, &["warning: s.toml:10:1: field `flows`: no flows to simulate"]);
+    assert_has(&out, &["Incast: 2 senders x 1000 B at 1e-300 of capacity"]);
+    let s = scenario("", &format!("{ONE_FLOW}[nic]\nrto_retries = 3\n"));
+    let (out, _) = accepted(&s);
+    assert_has(
+        &out,
+        &["field `nic.rto_retries`: has no effect: rto = \"auto\" left the RoCE timeout off"],
+    );
+    let hpcc = |rates: &str, min: &str| {
+        scenario(
+            rates,
+            &format!(
+                "[[group]]\nname = \"h\"\ncca = {{ name = \"hpcc\"{min} }}\n\
+                 {ONE_FLOW}group = \"h\"\n"
+            ),
+        )
+    };
+    let slow = "host_rate = \"1Gbps\"\nfabric_rate = \"1Gbps\"";
+    let (out, _) = accepted(&hpcc(slow, ""));
+    assert_has(
+        &out,
+        &["field `group[0].cca`: HPCC's min_rate (1Gbps) is not below the slowest link of the \
+           routed paths (1Gbps)"],
+    );
+    for (rates, min) in [(slow, ", min_rate = \"10Mbps\""), ("", "")] {
+        let (out, _) = accepted(&hpcc(rates, min));
+        assert!(!out.contains("min_rate"), "{out}");
+    }
+}
+
 #[test]
 fn realized_load_far_below_the_requested_one() {
     let s = scenario(

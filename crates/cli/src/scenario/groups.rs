@@ -49,6 +49,8 @@ pub struct Group {
     pub transport: Transport,
     /// The priority class its flows are moved to, if it sets one.
     pub pg: Option<u8>,
+    /// HPCC's minimum rate, for a TCP group whose window comes from HPCC's probe law.
+    pub hpcc_min_rate: Option<BitsPerSec>,
 }
 
 /// Reads a table's keys as the parameters of a plugin, locating errors at their keys.
@@ -216,15 +218,16 @@ pub(super) fn groups(
                     ));
                 }
             }
-            Transport::Roce
+            (Transport::Roce, None)
         } else {
             let tcp = tcp_config(src, i, t, &table)?;
-            let (cca, probe) = cca_config(src, i, t, &table)?;
+            let (cca, probe, min_rate) = cca_config(src, i, t, &table)?;
             let index = u16::try_from(cfg.tcp_groups.len()).expect("few groups");
             cfg.tcp_groups.push(TcpGroup { name: name.clone(), tcp, cca, probe });
-            Transport::Tcp(index)
+            (Transport::Tcp(index), min_rate)
         };
-        out.push(Group { name, span: table.table_span(), transport, pg });
+        let (transport, hpcc_min_rate) = transport;
+        out.push(Group { name, span: table.table_span(), transport, pg, hpcc_min_rate });
     }
     Ok(out)
 }
@@ -289,13 +292,15 @@ fn tcp_config(
 }
 
 /// A group's controller; HPCC (`cca = "hpcc"`) is a probe-driven window law from `dcsim-hpcc`
-/// over a socket whose window is set from outside.
+/// over a socket whose window is set from outside (with its minimum rate, for warnings).
+type Controller = (CcaConfig, Option<ProbeControl>, Option<BitsPerSec>);
+
 fn cca_config(
     src: &Source,
     i: usize,
     t: &toml::Table,
     group: &PluginTable<'_>,
-) -> Result<(CcaConfig, Option<ProbeControl>), CliError> {
+) -> Result<Controller, CliError> {
     let known = || {
         let mut v = CCA_SPECS.iter().map(|s| s.name).collect::<Vec<_>>();
         v.push(dcsim_hpcc::PROBE_SPEC.name);
@@ -335,10 +340,15 @@ fn cca_config(
     if name == dcsim_hpcc::PROBE_SPEC.name {
         let f =
             dcsim_hpcc::HpccProbeFactory::from_params(&params).map_err(|e| table.located(&e))?;
-        return Ok((CcaConfig::External, Some(ProbeControl(std::sync::Arc::new(f)))));
+        let min_rate = f.params.min_rate;
+        return Ok((
+            CcaConfig::External,
+            Some(ProbeControl(std::sync::Arc::new(f))),
+            Some(min_rate),
+        ));
     }
     let cca = CcaConfig::from_params(&name, &params).map_err(|e| table.located(&e))?;
-    Ok((cca, None))
+    Ok((cca, None, None))
 }
 
 /// The keys of a `[[queue]]` table besides the discipline's parameters.

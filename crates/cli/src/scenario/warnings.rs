@@ -10,6 +10,7 @@
 //!   reserve (its shared pool is empty);
 //! * `[nic] rto_retries` / `rto_backoff` when `rto = "auto"` left the timeout off, and a
 //!   scenario whose generators gave no flow (and that has no applications);
+//! * a TCP group's HPCC `min_rate` not below the slowest link of the routed paths;
 //! * for `run --threads N`: more threads than the network has shards, and a lookahead so short
 //!   that the threads are likely slower than one ([`thread_warnings`]).
 
@@ -89,6 +90,39 @@ pub(super) fn collect(
     unused_rto_keys(src, cfg, &mut out);
     no_flows(src, cfg, flows, &mut out);
     out
+}
+
+/// A TCP group's HPCC window law whose minimum rate is not below the slowest link of the
+/// routed paths: it cannot slow a flow below that link's rate, so a queue builds there and
+/// `eta` changes nothing (HPCC's default minimum, 1 Gb/s, on a 1 Gb/s bottleneck).
+pub(super) fn hpcc_min_rate(
+    src: &Source,
+    net: &Network,
+    routes: &RoutingTable,
+    groups: &[super::groups::Group],
+    out: &mut Vec<Warning>,
+) {
+    let laws: Vec<(usize, BitsPerSec)> =
+        groups.iter().enumerate().filter_map(|(i, g)| g.hpcc_min_rate.map(|r| (i, r))).collect();
+    if laws.is_empty() {
+        return;
+    }
+    let slowest = dcsim_core::paths::path_extremes(net, routes).slowest;
+    for (i, min) in laws {
+        if min >= slowest {
+            let idx = i.to_string();
+            let span = src.span_of(&["group", &idx, "cca"]);
+            out.push(Warning {
+                file: src.path().to_path_buf(),
+                at: span.map(|s| (line_col(src.text(), s.start), format!("group[{i}].cca"))),
+                message: format!(
+                    "HPCC's min_rate ({min}) is not below the slowest link of the routed paths \
+                     ({slowest}): the window law cannot slow a flow below that link's rate, so \
+                     its queue builds and eta has no effect; set a lower min_rate"
+                ),
+            });
+        }
+    }
 }
 
 /// `rto_retries` or `rto_backoff` given while `rto = "auto"` (the default) found no way for
