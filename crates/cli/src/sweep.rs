@@ -853,7 +853,50 @@ impl Manifest {
                 message: format!("unsupported manifest format {}", m.format),
             });
         }
+        m.check().map_err(|message| CliError::Input { file: path, message })?;
         Ok(m)
+    }
+
+    /// What combining relies on, in a manifest read back (a hand-edited one made `merge`
+    /// index past its cells and panic): the shard is `i/N`; each axis has as many labels as
+    /// parts; the cells are listed by index from 0, each with one value per axis within the
+    /// axis, and a folder name a sweep could have made (no path separators, not `.` or `..`).
+    fn check(&self) -> Result<(), String> {
+        self.shard.parse::<Shard>().map_err(|e| format!("shard {:?}: {e}", self.shard))?;
+        for a in &self.axes {
+            if a.labels.len() != a.parts.len() || a.labels.is_empty() {
+                return Err(format!("axis `{}`: as many labels as parts, at least one", a.key));
+            }
+        }
+        for (i, c) in self.cells.iter().enumerate() {
+            if c.index != i {
+                return Err(format!(
+                    "cell {:?} has index {} at position {i}: cells are listed by index, from 0",
+                    c.name, c.index
+                ));
+            }
+            let values_ok = c.values.len() == self.axes.len()
+                && c.values.iter().zip(&self.axes).all(|(&v, a)| v < a.labels.len());
+            if !values_ok {
+                return Err(format!(
+                    "cell {i} ({:?}): its values {:?} do not name a value of each axis",
+                    c.name, c.values
+                ));
+            }
+            let name_ok = !c.name.is_empty()
+                && c.name != "."
+                && c.name != ".."
+                && c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "._+-".contains(ch));
+            if !name_ok {
+                return Err(format!("cell {i}: {:?} is not a cell folder name", c.name));
+            }
+        }
+        for l in &self.lines {
+            if !self.axes.iter().any(|a| &a.key == l) {
+                return Err(format!("lines: `{l}` is not an axis"));
+            }
+        }
+        Ok(())
     }
 }
 

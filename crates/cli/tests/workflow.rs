@@ -550,6 +550,20 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
     assert_has(&e, &["cell 0 (hpcc) is also in s0"]);
     let e = c.fails(&["merge", "base", "--out", "m2"], &["m2"]);
     assert_has(&e, &["base: not a sweep output folder"]);
+    // A manifest edited by hand: refused before anything is read (an index past the cells
+    // made merge panic; a shard of 5/2 or a cell folder outside `cells/` was taken as given).
+    let manifest = read(&c.path("s1/manifest.toml"));
+    for (from, to, expect) in [
+        ("index = 1\n", "index = 99\n", "cell \"dctcp\" has index 99 at position 1"),
+        ("shard = \"1/2\"", "shard = \"5/2\"", "shard \"5/2\": shard index 5 is out of range"),
+        ("name = \"dctcp\"", "name = \"../..\"", "cell 1: \"../..\" is not a cell folder name"),
+    ] {
+        assert!(manifest.contains(from), "{from:?} in {manifest}");
+        fs::write(c.path("s1/manifest.toml"), manifest.replacen(from, to, 1)).unwrap();
+        let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
+        assert_has(&e, &["s1/manifest.toml: ", expect]);
+    }
+    fs::write(c.path("s1/manifest.toml"), &manifest).unwrap();
 }
 
 #[test]
