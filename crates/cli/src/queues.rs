@@ -46,6 +46,7 @@ pub fn read_backlog(
     }
     let names = ["switch", "port", "lower_bytes", "upper_bytes", "time_ns"];
     let (mut r, [c_sw, c_port, c_lo, c_hi, c_t]) = open_csv(path, names)?;
+    let header = r.headers().map_err(|e| input_error(path, e.to_string()))?.clone();
     let mut rows = Vec::new();
     // By port, the bins read (lower, upper, line), to check that they do not overlap.
     type Bins = Vec<(u64, u64, usize)>;
@@ -53,38 +54,33 @@ pub fn read_backlog(
     for (i, rec) in r.records().enumerate() {
         let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
         let line = i + 2;
-        let bad = |column: &str, why: &str| {
-            let value = names
-                .iter()
-                .position(|n| *n == column)
-                .and_then(|k| rec.get([c_sw, c_port, c_lo, c_hi, c_t][k]))
-                .unwrap_or("");
-            input_error(path, format!("line {line}: column {column}: {why}, found {value:?}"))
+        let bad = |c: usize, why: &str| {
+            let value = rec.get(c).unwrap_or("");
+            input_error(path, format!("line {line}: column {}: {why}, found {value:?}", &header[c]))
         };
-        let int = |c: usize, column: &str| -> Result<u64, CliError> {
+        let int = |c: usize| -> Result<u64, CliError> {
             rec.get(c)
                 .and_then(|v| v.trim().parse::<u64>().ok())
-                .ok_or_else(|| bad(column, "expected a non-negative integer"))
+                .ok_or_else(|| bad(c, "expected a non-negative integer"))
         };
-        let id = |c: usize, column: &str| -> Result<u32, CliError> {
-            u32::try_from(int(c, column)?).map_err(|_| bad(column, "expected an id below 2^32"))
+        let id = |c: usize| -> Result<u32, CliError> {
+            u32::try_from(int(c)?).map_err(|_| bad(c, "expected an id below 2^32"))
         };
-        let (sw, port) = (id(c_sw, "switch")?, id(c_port, "port")?);
+        let (sw, port) = (id(c_sw)?, id(c_port)?);
         if !keep(sw, port) {
             continue;
         }
-        let lo = int(c_lo, "lower_bytes")?;
-        let hi = int(c_hi, "upper_bytes")?;
+        let (lo, hi) = (int(c_lo)?, int(c_hi)?);
         if hi <= lo {
-            return Err(bad("upper_bytes", "expected a bin's upper edge above its lower edge"));
+            return Err(bad(c_hi, "expected a bin's upper edge above its lower edge"));
         }
         if hi > MAX_BIN_BYTES {
-            return Err(bad("upper_bytes", "expected at most 2^62 bytes"));
+            return Err(bad(c_hi, "expected at most 2^62 bytes"));
         }
         let t = rec
             .get(c_t)
             .and_then(ps_of)
-            .ok_or_else(|| bad("time_ns", "expected a non-negative time in ns"))?;
+            .ok_or_else(|| bad(c_t, "expected a non-negative time in ns"))?;
         bins.entry((sw, port)).or_default().push((lo, hi, line));
         rows.push(((sw, port), lo, hi, t));
     }

@@ -140,41 +140,23 @@ impl StudySpec {
     }
 }
 
-/// What the report reads of one cell's scenario, known from its validation: so that a sweep
-/// whose cells cannot give the report what it needs is refused before anything runs.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct CellFacts {
-    /// The names of its `[[rpc]]` applications.
-    apps: Vec<String>,
-    /// Whether it writes queue lengths (`qlen.csv`, `qlen_hist.csv`).
-    queue_lengths: bool,
-    /// Its host nodes.
-    hosts: Vec<u32>,
-}
-
-impl CellFacts {
-    /// The facts of a validated cell scenario.
-    pub(crate) fn of(v: &crate::scenario::ValidScenario) -> CellFacts {
-        CellFacts {
-            apps: v.rpc.iter().map(|r| r.name.clone()).collect(),
-            queue_lengths: v.cfg.monitor.queue_lengths,
-            hosts: v.net.hosts().iter().map(|h| h.0).collect(),
-        }
-    }
-}
-
 impl StudySpec {
-    /// Whether a cell can give the report what it reads: `[[rpc]]` applications (one named
-    /// `victim`, if given), queue lengths, and for `queues = "hosts"` hosts that exist. `Err`
-    /// names the `[buffer]` key (empty for the section as a whole) and the problem.
-    pub(crate) fn check_cell(&self, f: &CellFacts) -> Result<(), (&'static str, String)> {
-        if f.apps.is_empty() {
+    /// Whether a cell (its validated scenario) can give the report what it reads: `[[rpc]]`
+    /// applications (one named `victim`, if given), queue lengths, and for `queues = "hosts"`
+    /// hosts that exist. `Err` names the `[buffer]` key (empty for the section as a whole) and
+    /// the problem.
+    pub(crate) fn check_cell(
+        &self,
+        v: &crate::scenario::ValidScenario,
+    ) -> Result<(), (&'static str, String)> {
+        let apps: Vec<&str> = v.rpc.iter().map(|r| r.name.as_str()).collect();
+        if apps.is_empty() {
             return Err((
                 "",
                 "the scenario has no [[rpc]] applications, whose queries the report reads".into(),
             ));
         }
-        if !f.queue_lengths {
+        if !v.cfg.monitor.queue_lengths {
             return Err((
                 "",
                 "the scenario does not write queue lengths ([output] queue_lengths = true), \
@@ -182,19 +164,23 @@ impl StudySpec {
                     .into(),
             ));
         }
-        if let Some(v) = &self.victim {
-            if !f.apps.contains(v) {
+        if let Some(victim) = &self.victim {
+            if !apps.contains(&victim.as_str()) {
                 return Err((
                     "victim",
                     format!(
-                        "no [[rpc]] application named \"{v}\" (applications: {})",
-                        f.apps.join(", ")
+                        "no [[rpc]] application named \"{victim}\" (applications: {})",
+                        apps.join(", ")
                     ),
                 ));
             }
         }
         if self.queues == "hosts" {
-            if let Some(h) = self.hosts.iter().find(|h| !f.hosts.contains(h)) {
+            let is_host = |h: u32| {
+                (h as usize) < v.net.node_count()
+                    && v.net.kind(dcsim_core::ids::NodeId(h)) == dcsim_core::network::NodeKind::Host
+            };
+            if let Some(h) = self.hosts.iter().find(|&&h| !is_host(h)) {
                 return Err(("hosts", format!("node {h} is not a host of the scenario")));
             }
         }

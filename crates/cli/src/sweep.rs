@@ -179,8 +179,6 @@ struct CellPlan {
     text: String,
     /// The cell scenario's warnings (printed once per cell).
     warnings: Vec<scenario::warnings::Warning>,
-    /// What a `[buffer]` report needs of the cell, checked before anything runs.
-    facts: crate::study::CellFacts,
 }
 
 /// A parsed sweep with every cell's scenario built and validated.
@@ -616,6 +614,13 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         seen.insert(name, *i);
     }
 
+    let buffer = match &raw.buffer {
+        None => None,
+        Some(t) => {
+            let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
+            Some(crate::study::StudySpec::parse(&src, t, &keys)?)
+        }
+    };
     let build = |(index, name, choice): (usize, String, Vec<usize>)| -> Result<CellPlan, CliError> {
         let values = values_text(&axes, &choice);
         let fail = |m: String| {
@@ -662,10 +667,21 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         let cell_src = Source::with_base_dir(base.clone(), text.clone(), base_dir.clone());
         let valid = scenario::validate(&cell_src, None)
             .map_err(|e| cell_error(sweep, &name, values.clone(), e))?;
-        let facts = crate::study::CellFacts::of(&valid);
+        // What a `[buffer]` report reads of the cell, checked now rather than after the runs.
+        if let Some(spec) = &buffer {
+            if let Err((key, m)) = spec.check_cell(&valid) {
+                let (at, field) = if key.is_empty() {
+                    (src.span_of(&["buffer"]), "buffer".to_string())
+                } else {
+                    let at = src.span_of(&["buffer", key]).or(src.span_of(&["buffer"]));
+                    (at, format!("buffer.{key}"))
+                };
+                return Err(src.error_at(at, field, format!("cell {name} ({values}): {m}")));
+            }
+        }
         let warnings = valid.warnings;
         let buckets = buckets.clone().unwrap_or_else(|| auto_buckets(&doc));
-        Ok(CellPlan { index, name, choice, buckets, text, warnings, facts })
+        Ok(CellPlan { index, name, choice, buckets, text, warnings })
     };
     // Every cell is validated (in parallel); the error reported is the first cell's in cell
     // order, whatever the thread timing (a `Result` collect would keep whichever came first).
@@ -673,31 +689,6 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         in_pool(jobs, || combos.into_par_iter().map(build).collect())?;
     let cells: Vec<CellPlan> = built.into_iter().collect::<Result<_, _>>()?;
 
-    let buffer = match &raw.buffer {
-        None => None,
-        Some(t) => {
-            let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
-            let spec = crate::study::StudySpec::parse(&src, t, &keys)?;
-            // What the report reads of every cell, checked now rather than after the runs.
-            for c in &cells {
-                if let Err((key, m)) = spec.check_cell(&c.facts) {
-                    let values = values_text(&axes, &c.choice);
-                    let (at, field) = if key.is_empty() {
-                        (src.span_of(&["buffer"]), "buffer".to_string())
-                    } else {
-                        let at = src.span_of(&["buffer", key]).or(src.span_of(&["buffer"]));
-                        (at, format!("buffer.{key}"))
-                    };
-                    return Err(src.error_at(
-                        at,
-                        field,
-                        format!("cell {} ({values}): {m}", c.name),
-                    ));
-                }
-            }
-            Some(spec)
-        }
-    };
     Ok(Plan { sweep: sweep.to_path_buf(), base, base_dir, dport, lines, set, axes, cells, buffer })
 }
 

@@ -325,6 +325,27 @@ fn no_flows_unused_timeout_keys_and_a_minimum_rate_at_the_bottleneck() {
     }
 }
 
+/// Lognormal flows whose start times, the start plus the sum of the gaps, pass the time limit
+/// (`dcsim gen` wrote them, saturated, into a flow file no run accepts).
+#[test]
+fn lognormal_starts_past_the_time_limit() {
+    let flows = |gap: &str| {
+        scenario(
+            "",
+            &format!(
+                "[flows]\nlognormal = {{ src = 0, dst = 5, flows = 3, start = \"0s\", \
+                 mean_gap = \"{gap}\" }}\n"
+            ),
+        )
+    };
+    let e = rejected(&flows("4611686s"));
+    assert_has(
+        &e,
+        &["field `flows.lognormal.mean_gap`: flow ", "would start later than the limit"],
+    );
+    accepted(&flows("1ms"));
+}
+
 #[test]
 fn realized_load_far_below_the_requested_one() {
     let s = scenario(

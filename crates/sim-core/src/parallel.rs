@@ -31,33 +31,27 @@ use crate::cc::CcFactory;
 use crate::engine::{Crossing, Shard, Shared};
 use crate::results::ParallelStats;
 use crate::units::{Duration, Time};
+use crossbeam_utils::CachePadded;
 
 /// A reusable barrier for a fixed number of threads that spins, then yields.
 ///
-/// The arrival count and the generation sit on cache lines of their own: each arriving
+/// The arrival count and the generation sit on cache lines of their own (`CachePadded`: a
+/// 128-byte pair on x86-64, as Intel's spatial prefetcher fetches lines in pairs): each arriving
 /// thread writes the count, while the threads already waiting spin reading the generation,
 /// which then stays in their caches until the last arrival moves it on.
 struct Barrier {
     n: usize,
-    count: Line<AtomicUsize>,
-    generation: Line<AtomicUsize>,
-}
-
-/// A value alone on its pair of cache lines (Intel's spatial prefetcher fetches lines in
-/// pairs), so that writes to its neighbours do not take it from the caches of its readers.
-#[repr(align(128))]
-struct Line<T>(T);
-
-impl<T> std::ops::Deref for Line<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
+    count: CachePadded<AtomicUsize>,
+    generation: CachePadded<AtomicUsize>,
 }
 
 impl Barrier {
     fn new(n: usize) -> Barrier {
-        Barrier { n, count: Line(AtomicUsize::new(0)), generation: Line(AtomicUsize::new(0)) }
+        Barrier {
+            n,
+            count: CachePadded::new(AtomicUsize::new(0)),
+            generation: CachePadded::new(AtomicUsize::new(0)),
+        }
     }
 
     fn wait(&self) {

@@ -209,7 +209,7 @@ pub(super) fn groups(
             Some(toml::Value::Integer(v)) if (1..=7).contains(v) => Some(*v as u8),
             Some(v) => return Err(table.error("pg", format!("{v} is outside 1..=7"))),
         };
-        let transport = if transport == "roce" {
+        let (transport, hpcc_min_rate) = if transport == "roce" {
             for k in ["cca", "tcp", "mtu"] {
                 if t.contains_key(k) {
                     return Err(table.error(
@@ -226,7 +226,6 @@ pub(super) fn groups(
             cfg.tcp_groups.push(TcpGroup { name: name.clone(), tcp, cca, probe });
             (Transport::Tcp(index), min_rate)
         };
-        let (transport, hpcc_min_rate) = transport;
         out.push(Group { name, span: table.table_span(), transport, pg, hpcc_min_rate });
     }
     Ok(out)
