@@ -782,7 +782,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     let data_header = u64::from(cc.header_mode().data_wire(0));
     let mut warnings =
         warnings::collect(src, &net, &routes, &cfg, &flows, workload.as_ref(), data_header);
-    warnings::hpcc_min_rate(src, &net, &routes, &groups, &mut warnings);
+    let roce_used = (0..flows.len()).any(|i| cfg.transport_of(i) == Transport::Roce)
+        || cfg.apps.connections.iter().any(|c| c.transport == Transport::Roce);
+    warnings::min_rates(src, bounds.slowest(), &groups, (&cc, roce_used), &mut warnings);
 
     Ok(ValidScenario {
         path: src.path.clone(),

@@ -236,6 +236,19 @@ pub fn profile(name: &str) -> Profile {
 }
 
 impl CcChoice {
+    /// The floor the scheme puts under a flow's rate (its `min_rate`, given or default), for
+    /// the schemes that have one.
+    pub fn min_rate(&self) -> Option<BitsPerSec> {
+        match self {
+            CcChoice::None(_) => None,
+            CcChoice::Hpcc(f) => Some(f.params.min_rate),
+            CcChoice::HpccPint(f) => Some(f.params.min_rate),
+            CcChoice::Dcqcn(f) | CcChoice::DcqcnW(f) => Some(f.params.min_rate),
+            CcChoice::Timely(f) | CcChoice::TimelyW(f) => Some(f.params.min_rate),
+            CcChoice::Dctcp(f) => Some(f.params.min_rate),
+        }
+    }
+
     /// Builds the scheme `name` from the `[cc]` table `p`. `name` must be one of [`SCHEMES`].
     ///
     /// Unknown keys are rejected first (in key order), then each value is converted to its

@@ -346,6 +346,39 @@ fn lognormal_starts_past_the_time_limit() {
     accepted(&flows("1ms"));
 }
 
+/// The `[cc]` scheme's rate floor at or above the slowest link, where RoCE flows run: the
+/// controller cannot slow them below that link, so it has no effect there. Blamed on
+/// `cc.min_rate` where written, else on `cc.name` (the default, 1 Gb/s); not given for a
+/// floor below the link, for `none`, or when every flow is TCP.
+#[test]
+fn a_roce_schemes_minimum_rate_at_the_bottleneck() {
+    let slow = "host_rate = \"1Gbps\"\nfabric_rate = \"1Gbps\"";
+    let with = |rates: &str, cc: &str, rest: &str| scenario(rates, &format!("{cc}{rest}"));
+    let (out, _) = accepted(&with(slow, "[cc]\nname = \"hpcc\"\n", ONE_FLOW));
+    assert_has(
+        &out,
+        &["field `cc.name`: hpcc's min_rate (1Gbps) is not below the slowest link of the routed \
+           paths (1Gbps)"],
+    );
+    let fast_floor = "[cc]\nname = \"dcqcn\"\nmin_rate = \"200Gbps\"\n";
+    let (out, _) = accepted(&with("", fast_floor, ONE_FLOW));
+    assert_has(
+        &out,
+        &["s.toml:12:12: field `cc.min_rate`: dcqcn's min_rate (200Gbps) is not below the \
+           slowest link of the routed paths (100Gbps)"],
+    );
+    let tcp_only = "[[group]]\nname = \"t\"\ncca = \"cubic\"\n[[flows.list]]\nsrc = 0\n\
+                    dst = 5\nsize = \"1MB\"\ngroup = \"t\"\n";
+    for (rates, cc, rest) in [
+        (slow, "[cc]\nname = \"timely\"\nmin_rate = \"100Mbps\"\n", ONE_FLOW),
+        (slow, "", ONE_FLOW),
+        (slow, "[cc]\nname = \"hpcc\"\n", tcp_only),
+    ] {
+        let (out, _) = accepted(&with(rates, cc, rest));
+        assert!(!out.contains("min_rate"), "{out}");
+    }
+}
+
 #[test]
 fn realized_load_far_below_the_requested_one() {
     let s = scenario(

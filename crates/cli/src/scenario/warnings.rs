@@ -10,7 +10,8 @@
 //!   reserve (its shared pool is empty);
 //! * `[nic] rto_retries` / `rto_backoff` when `rto = "auto"` left the timeout off, and a
 //!   scenario whose generators gave no flow (and that has no applications);
-//! * a TCP group's HPCC `min_rate` not below the slowest link of the routed paths;
+//! * a TCP group's HPCC `min_rate`, or the `[cc]` scheme's `min_rate` where RoCE traffic
+//!   runs, not below the slowest link of the routed paths;
 //! * for `run --threads N`: more threads than the network has shards, and a lookahead so short
 //!   that the threads are likely slower than one ([`thread_warnings`]).
 
@@ -92,35 +93,47 @@ pub(super) fn collect(
     out
 }
 
-/// A TCP group's HPCC window law whose minimum rate is not below the slowest link of the
-/// routed paths: it cannot slow a flow below that link's rate, so a queue builds there and
-/// `eta` changes nothing (HPCC's default minimum, 1 Gb/s, on a 1 Gb/s bottleneck).
-pub(super) fn hpcc_min_rate(
+/// A rate floor that is not below the slowest link of the routed paths: a TCP group's HPCC
+/// window law, or the `[cc]` scheme of RoCE flows and connections. The controller cannot slow
+/// a flow below that link's rate, so a queue builds there and congestion control has nothing
+/// to act on (HPCC's `eta` changes nothing; the default minimum, 1 Gb/s, on a 1 Gb/s
+/// bottleneck).
+pub(super) fn min_rates(
     src: &Source,
-    net: &Network,
-    routes: &RoutingTable,
+    slowest: BitsPerSec,
     groups: &[super::groups::Group],
+    cc: (&crate::schemes::CcChoice, bool),
     out: &mut Vec<Warning>,
 ) {
-    let laws: Vec<(usize, BitsPerSec)> =
-        groups.iter().enumerate().filter_map(|(i, g)| g.hpcc_min_rate.map(|r| (i, r))).collect();
-    if laws.is_empty() {
-        return;
+    let mut floor = |at: Vec<&str>, field: String, who: String, min: BitsPerSec| {
+        if min < slowest {
+            return;
+        }
+        let span = src.span_of(&at);
+        out.push(Warning {
+            file: src.path().to_path_buf(),
+            at: span.map(|s| (line_col(src.text(), s.start), field)),
+            message: format!(
+                "{who} min_rate ({min}) is not below the slowest link of the routed paths \
+                 ({slowest}): the controller cannot slow a flow below that link's rate, so its \
+                 queue builds and congestion control has no effect there; set a lower min_rate"
+            ),
+        });
+    };
+    let (choice, roce_used) = cc;
+    if let (Some(min), true) = (choice.min_rate(), roce_used) {
+        let given = src.span_of(&["cc", "min_rate"]).is_some();
+        let (at, field) = if given {
+            (vec!["cc", "min_rate"], "cc.min_rate".to_string())
+        } else {
+            (vec!["cc", "name"], "cc.name".to_string())
+        };
+        floor(at, field, format!("{}'s", choice.name()), min);
     }
-    let slowest = dcsim_core::paths::path_extremes(net, routes).slowest;
-    for (i, min) in laws {
-        if min >= slowest {
+    for (i, g) in groups.iter().enumerate() {
+        if let Some(min) = g.hpcc_min_rate {
             let idx = i.to_string();
-            let span = src.span_of(&["group", &idx, "cca"]);
-            out.push(Warning {
-                file: src.path().to_path_buf(),
-                at: span.map(|s| (line_col(src.text(), s.start), format!("group[{i}].cca"))),
-                message: format!(
-                    "HPCC's min_rate ({min}) is not below the slowest link of the routed paths \
-                     ({slowest}): the window law cannot slow a flow below that link's rate, so \
-                     its queue builds and eta has no effect; set a lower min_rate"
-                ),
-            });
+            floor(vec!["group", &idx, "cca"], format!("group[{i}].cca"), "HPCC's".into(), min);
         }
     }
 }
