@@ -367,6 +367,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
     );
     valid.cfg.monitor.pfc_log |= args.pfc_log;
     valid.cfg.monitor.queue_lengths |= args.queue_lengths;
+    print_warnings(notes, &valid.monitor_warnings());
     let dir = args.out.clone().unwrap_or_else(|| default_out_dir(&args.scenario));
     output::check_out_dir(&dir)?;
     let headline = format!(
@@ -672,7 +673,8 @@ pub fn describe(v: &ValidScenario) -> String {
         })
         .collect();
     let faults: String = v.describe_faults().iter().map(|s| format!(" {s}.")).collect();
-    let warnings: String = v.warnings.iter().map(|w| format!("\nwarning: {w}")).collect();
+    let warnings: String =
+        v.warnings.iter().chain(&v.monitor_warnings()).map(|w| format!("\nwarning: {w}")).collect();
     format!(
         "{}: valid. Topology {}: {} nodes ({hosts} hosts, {switches} switches), {} links. \
          {} flow{}, {total} bytes in total{starts}.{generated}{apps} Scheme {}.{transports} Max \

@@ -516,6 +516,9 @@ pub struct ValidScenario {
     /// What the scenario probably does not mean ([`warnings`]); commands print them after
     /// `warning: `.
     pub warnings: Vec<warnings::Warning>,
+    /// Where `[output] qlen_ports` is written, if it is: blamed by
+    /// [`ValidScenario::monitor_warnings`] when no queue monitor is on to watch the ports.
+    pub qlen_ports_at: Option<(crate::spans::LineCol, String)>,
 }
 
 impl ValidScenario {
@@ -537,6 +540,12 @@ impl ValidScenario {
     /// ([`warnings::thread_warnings`]).
     pub fn thread_warnings(&self, threads: usize) -> Vec<warnings::Warning> {
         warnings::thread_warnings(self, threads)
+    }
+
+    /// The warnings of the monitors as they are now, after the command's flags (`run
+    /// --queue-lengths`) are applied to [`ValidScenario::cfg`] ([`warnings::monitor_warnings`]).
+    pub fn monitor_warnings(&self) -> Vec<warnings::Warning> {
+        warnings::monitor_warnings(self)
     }
 
     /// The warnings of running the scenario on `threads` threads and, if given, `shards`
@@ -778,6 +787,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     check_flow_sizes(src, &bounds, &fl, &cfg, raw.flows.as_ref())?;
     check_query_sizes(src, &bounds, &rpc)?;
     limits::check_headroom(src, &net, &cfg)?;
+    let qlen_ports_at = src
+        .span_of(&["output", "qlen_ports"])
+        .map(|s| (line_col(src.text(), s.start), "output.qlen_ports".to_string()));
     let FlowsOut { flows, workload, .. } = fl;
     let data_header = u64::from(cc.header_mode().data_wire(0));
     let mut warnings =
@@ -799,6 +811,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         rpc,
         rto_auto,
         warnings,
+        qlen_ports_at,
     })
 }
 

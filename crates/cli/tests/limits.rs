@@ -379,6 +379,21 @@ fn a_roce_schemes_minimum_rate_at_the_bottleneck() {
     }
 }
 
+/// `[output] qlen_ports` with no queue monitor on: warned at the key by `validate` and by
+/// `run`, but not once `run --queue-lengths` (or `[output] queue_lengths`) turns one on.
+#[test]
+fn queue_ports_without_a_monitor() {
+    let ports = "[output]\nqlen_ports = { at = \"host-facing\" }\n";
+    let w = "s.toml:15:14: field `output.qlen_ports`: selects ports for the queue monitors, but \
+             none is on";
+    let s = scenario("", &format!("{ONE_FLOW}{ports}"));
+    assert_has(&accepted(&s).0, &[w]);
+    assert_has(&run_warns(&s, &[]), &[w]);
+    assert!(!run_warns(&s, &["--queue-lengths"]).contains("qlen_ports"));
+    let on = scenario("", &format!("{ONE_FLOW}{ports}queue_lengths = true\n"));
+    assert!(!accepted(&on).0.contains("qlen_ports"));
+}
+
 #[test]
 fn realized_load_far_below_the_requested_one() {
     let s = scenario(

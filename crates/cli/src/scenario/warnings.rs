@@ -12,6 +12,8 @@
 //!   scenario whose generators gave no flow (and that has no applications);
 //! * a TCP group's HPCC `min_rate`, or the `[cc]` scheme's `min_rate` where RoCE traffic
 //!   runs, not below the slowest link of the routed paths;
+//! * `[output] qlen_ports` with no queue monitor on, after the command's flags
+//!   ([`monitor_warnings`]);
 //! * for `run --threads N`: more threads than the network has shards, and a lookahead so short
 //!   that the threads are likely slower than one ([`thread_warnings`]).
 
@@ -372,6 +374,23 @@ fn small_buffer(
 /// save.
 pub fn thread_warnings(v: &ValidScenario, threads: usize) -> Vec<Warning> {
     parallel_warnings(v, threads, None)
+}
+
+/// `[output] qlen_ports` with no queue monitor on to watch the ports it selects (neither
+/// `queue_lengths`, `qlen_mon` nor a study's per-class monitor): nothing is written for them.
+/// Checked after the command's flags, since `run --queue-lengths` turns the histograms on.
+pub fn monitor_warnings(v: &ValidScenario) -> Vec<Warning> {
+    match &v.qlen_ports_at {
+        Some(at) if !v.cfg.monitor.watches_queues() => vec![Warning {
+            file: v.path.clone(),
+            at: Some(at.clone()),
+            message: "selects ports for the queue monitors, but none is on, so nothing is \
+                      written for them: set `[output] queue_lengths = true` or `qlen_mon`, or \
+                      run with `--queue-lengths`"
+                .to_string(),
+        }],
+        _ => Vec::new(),
+    }
 }
 
 /// [`thread_warnings`] for `threads` threads and, if given (`--shards`), `shards` shards: more
