@@ -19,7 +19,7 @@
 //! // 3150 ns against the same 1000 ns here.
 //! let reference = "0b000001 0b000101 10000 100 1000 2000000000 3000 1000\n";
 //! let ours = "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,ref_ideal_fct_ns\n\
-//!             0,0,1,1000,0,3150,900,3.5,1000\n";
+//!             0,0,1,1000,2000000000,3150,900,3.5,1000\n";
 //! let c = Comparison::new(&parse_reference(reference).unwrap(), &parse_ours(ours).unwrap());
 //! let all = &c.groups[2];
 //! assert_eq!(all.name, "all");
@@ -40,11 +40,14 @@ pub const P50_TOLERANCE_PCT: f64 = 10.0;
 /// Tolerance on the 95th percentile's relative difference, in percent.
 pub const P95_TOLERANCE_PCT: f64 = 15.0;
 
-/// One completed flow: its size and its slowdown (≥ 1).
+/// One completed flow: its size, start and slowdown (≥ 1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Flow {
     /// Payload bytes.
     pub size: u64,
+    /// Start time, ns (the reference's `start_ns`, our `start_ns`: an imported flow keeps its
+    /// start, so a flow is known on both sides by its size and start).
+    pub start_ns: u64,
     /// FCT / standalone FCT, floored at 1.
     pub slowdown: f64,
 }
@@ -95,6 +98,7 @@ pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
             })
         };
         let size = int(4, "size")?;
+        let start_ns = int(5, "start_ns")?;
         let fct = int(6, "fct_ns")?;
         let standalone = int(7, "standalone_ns")?;
         if standalone == 0 {
@@ -107,13 +111,13 @@ pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
         if fct == 0 {
             return Err(line_err(line, "fct_ns is 0; a flow takes time to complete"));
         }
-        flows.push(Flow { size, slowdown: slowdown(fct as f64, standalone as f64) });
+        flows.push(Flow { size, start_ns, slowdown: slowdown(fct as f64, standalone as f64) });
     }
     Ok(flows)
 }
 
-/// Parses our `fct.csv` (see `docs/scenario.md`), reading the `size_bytes`, `fct_ns` and
-/// `ref_ideal_fct_ns` columns by name.
+/// Parses our `fct.csv` (see `docs/scenario.md`), reading the `size_bytes`, `start_ns`,
+/// `fct_ns` and `ref_ideal_fct_ns` columns by name.
 ///
 /// # Errors
 /// A missing column, a malformed row, or a value that is not a non-negative number (or a
@@ -127,8 +131,8 @@ pub fn parse_ours(text: &str) -> Result<Vec<Flow>, LineError> {
             .position(|h| h == name)
             .ok_or_else(|| line_err(1, format!("no `{name}` column (is this a dcsim fct.csv?)")))
     };
-    let (size_col, fct_col, ideal_col) =
-        (col("size_bytes")?, col("fct_ns")?, col("ref_ideal_fct_ns")?);
+    let (size_col, start_col, fct_col, ideal_col) =
+        (col("size_bytes")?, col("start_ns")?, col("fct_ns")?, col("ref_ideal_fct_ns")?);
     let mut flows = Vec::new();
     for rec in r.records() {
         let rec = rec.map_err(|e| {
@@ -147,12 +151,16 @@ pub fn parse_ours(text: &str) -> Result<Vec<Flow>, LineError> {
         let size = size_text.parse::<u64>().map_err(|_| {
             line_err(line, format!("size_bytes `{size_text}` is not a non-negative integer"))
         })?;
+        let start_text = rec.get(start_col).unwrap_or("");
+        let start_ns = start_text.parse::<u64>().map_err(|_| {
+            line_err(line, format!("start_ns `{start_text}` is not a non-negative integer"))
+        })?;
         let fct = num(fct_col, "fct_ns")?;
         let ideal = num(ideal_col, "ref_ideal_fct_ns")?;
         if ideal == 0.0 {
             return Err(line_err(line, "ref_ideal_fct_ns is 0; the slowdown is undefined"));
         }
-        flows.push(Flow { size, slowdown: slowdown(fct, ideal) });
+        flows.push(Flow { size, start_ns, slowdown: slowdown(fct, ideal) });
     }
     Ok(flows)
 }
@@ -258,6 +266,93 @@ pub fn size_buckets(flows: &[Flow], step: usize) -> Vec<Vec<Flow>> {
 
 /// Whether a flow belongs to a group.
 type Keep = fn(&Flow) -> bool;
+
+/// How far two files hold the same flows, a flow being known by its size and start (as an
+/// imported scenario keeps them). Both sides list completed flows only, so a run stopped
+/// earlier than the other leaves flows on one side; files of different scenarios share few.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSets {
+    /// Flows in both files (counted with multiplicity).
+    pub both: usize,
+    /// The reference's flows with no match in ours.
+    pub only_reference: usize,
+    /// Our flows with no match in the reference.
+    pub only_ours: usize,
+    /// The first unmatched flow of the reference, as (size, start_ns), by size then start.
+    pub first_only_reference: Option<(u64, u64)>,
+    /// The first unmatched flow of ours, as (size, start_ns), by size then start.
+    pub first_only_ours: Option<(u64, u64)>,
+}
+
+impl FlowSets {
+    /// Matches the two sides' (size, start) pairs.
+    pub fn of(reference: &[Flow], ours: &[Flow]) -> FlowSets {
+        let keys = |flows: &[Flow]| {
+            let mut k: Vec<(u64, u64)> = flows.iter().map(|f| (f.size, f.start_ns)).collect();
+            k.sort_unstable();
+            k
+        };
+        let (r, o) = (keys(reference), keys(ours));
+        let mut sets = FlowSets {
+            both: 0,
+            only_reference: 0,
+            only_ours: 0,
+            first_only_reference: None,
+            first_only_ours: None,
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < r.len() || j < o.len() {
+            match (r.get(i), o.get(j)) {
+                (Some(a), Some(b)) if a == b => {
+                    sets.both += 1;
+                    i += 1;
+                    j += 1;
+                }
+                (Some(a), b) if b.map_or(true, |b| a < b) => {
+                    sets.only_reference += 1;
+                    sets.first_only_reference.get_or_insert(*a);
+                    i += 1;
+                }
+                (_, Some(b)) => {
+                    sets.only_ours += 1;
+                    sets.first_only_ours.get_or_insert(*b);
+                    j += 1;
+                }
+                (_, None) => unreachable!("the loop runs while a side has flows left"),
+            }
+        }
+        sets
+    }
+
+    /// Whether every flow has its match on the other side.
+    pub fn same(&self) -> bool {
+        self.only_reference == 0 && self.only_ours == 0
+    }
+
+    /// The warning `dcsim compare-ns3` prints when the sets differ, or `None` when they are
+    /// the same.
+    pub fn warning(&self) -> Option<String> {
+        if self.same() {
+            return None;
+        }
+        let example = |side: &str, f: Option<(u64, u64)>| {
+            f.map_or_else(String::new, |(size, start)| {
+                format!(" (the first only in {side}: {size} B at {start} ns)")
+            })
+        };
+        Some(format!(
+            "the files do not hold the same flows: {} in both (same size and start), {} only in \
+             the reference{}, {} only in ours{}; the groups compare different flow sets (a run \
+             stopped earlier than the other leaves its unfinished flows out; files of different \
+             scenarios share few flows)",
+            self.both,
+            self.only_reference,
+            example("the reference", self.first_only_reference),
+            self.only_ours,
+            example("ours", self.first_only_ours),
+        ))
+    }
+}
 
 /// The whole comparison.
 #[derive(Clone, Debug, PartialEq)]
@@ -393,7 +488,38 @@ mod tests {
     use super::*;
 
     fn flows(v: &[(u64, f64)]) -> Vec<Flow> {
-        v.iter().map(|&(size, slowdown)| Flow { size, slowdown }).collect()
+        v.iter().map(|&(size, slowdown)| Flow { size, start_ns: 0, slowdown }).collect()
+    }
+
+    fn keyed(v: &[(u64, u64)]) -> Vec<Flow> {
+        v.iter().map(|&(size, start_ns)| Flow { size, start_ns, slowdown: 1.0 }).collect()
+    }
+
+    #[test]
+    fn flow_sets_match_size_and_start_with_multiplicity() {
+        // The same flows in another order: the same sets, no warning.
+        let r = keyed(&[(1000, 5), (2000, 7), (1000, 5)]);
+        let o = keyed(&[(1000, 5), (1000, 5), (2000, 7)]);
+        let s = FlowSets::of(&r, &o);
+        assert_eq!((s.both, s.only_reference, s.only_ours), (3, 0, 0));
+        assert!(s.same() && s.warning().is_none());
+
+        // A repeated flow counts once per copy; a start differing by 1 ns is another flow.
+        let o = keyed(&[(1000, 5), (2000, 8), (3000, 1), (500, 9)]);
+        let s = FlowSets::of(&r, &o);
+        assert_eq!((s.both, s.only_reference, s.only_ours), (1, 2, 3));
+        assert_eq!(s.first_only_reference, Some((1000, 5)));
+        assert_eq!(s.first_only_ours, Some((500, 9)));
+        let w = s.warning().expect("the sets differ");
+        assert!(w.contains("1 in both (same size and start), 2 only in the reference (the first only in the reference: 1000 B at 5 ns), 3 only in ours (the first only in ours: 500 B at 9 ns)"), "{w}");
+
+        // One side a subset of the other (a run stopped earlier): only that side's count.
+        let s = FlowSets::of(&r, &r[..1]);
+        assert_eq!((s.both, s.only_reference, s.only_ours), (1, 2, 0));
+        assert_eq!(s.first_only_ours, None);
+        assert!(!s.warning().expect("differ").contains("only in ours ("));
+        let s = FlowSets::of(&[], &r);
+        assert_eq!((s.both, s.only_reference, s.only_ours), (0, 0, 3));
     }
 
     #[test]
@@ -416,8 +542,14 @@ mod tests {
     #[test]
     fn reference_lines_give_floored_slowdowns() {
         let text = "0b000001 0b000101 10000 100 5000 2000000000 3000 1000\n\n\
-                    0b000101 0b000001 10000 100 700 2000000000 500 1000\n";
-        assert_eq!(parse_reference(text).unwrap(), flows(&[(5000, 3.0), (700, 1.0)]));
+                    0b000101 0b000001 10000 100 700 2000000123 500 1000\n";
+        assert_eq!(
+            parse_reference(text).unwrap(),
+            [
+                Flow { size: 5000, start_ns: 2_000_000_000, slowdown: 3.0 },
+                Flow { size: 700, start_ns: 2_000_000_123, slowdown: 1.0 }
+            ]
+        );
         let e = parse_reference("a b c\n").unwrap_err();
         assert_eq!((e.line, e.message.contains("expected 8 fields")), (1, true));
         let e = parse_reference("\n0 0 1 1 10 0 x 5\n").unwrap_err();
@@ -436,10 +568,20 @@ mod tests {
     #[test]
     fn our_rows_use_the_reference_ideal_fct() {
         let text =
-            format!("{HEADER}0,0,1,1000,0,2500.5,900,2.778333,1000\n1,0,1,9,0,10,9,1.1,20\n");
-        assert_eq!(parse_ours(&text).unwrap(), flows(&[(1000, 2.5005), (9, 1.0)]));
+            format!("{HEADER}0,0,1,1000,0,2500.5,900,2.778333,1000\n1,0,1,9,77,10,9,1.1,20\n");
+        assert_eq!(
+            parse_ours(&text).unwrap(),
+            [
+                Flow { size: 1000, start_ns: 0, slowdown: 2.5005 },
+                Flow { size: 9, start_ns: 77, slowdown: 1.0 }
+            ]
+        );
         let e = parse_ours("flow_id,size_bytes\n0,1\n").unwrap_err();
+        assert_eq!(e, line_err(1, "no `start_ns` column (is this a dcsim fct.csv?)"));
+        let e = parse_ours("flow_id,size_bytes,start_ns\n0,1,0\n").unwrap_err();
         assert_eq!(e, line_err(1, "no `fct_ns` column (is this a dcsim fct.csv?)"));
+        let e = parse_ours(&format!("{HEADER}0,0,1,1000,1.5,3,900,1,1000\n")).unwrap_err();
+        assert_eq!(e, line_err(2, "start_ns `1.5` is not a non-negative integer"));
         let e = parse_ours(&format!("{HEADER}0,0,1,1000,0,-3,900,1,1000\n")).unwrap_err();
         assert_eq!(e, line_err(2, "fct_ns `-3` is not a non-negative number"));
         let e = parse_ours(&format!("{HEADER}0,0,1,1000,0,3\n")).unwrap_err();
@@ -453,8 +595,8 @@ mod tests {
         let mut o = Vec::new();
         for i in 0..40u64 {
             let size = if i < 30 { 1000 * (i + 1) } else { 2_000_000 + i };
-            r.push(Flow { size, slowdown: 1.0 + i as f64 });
-            o.push(Flow { size, slowdown: (1.0 + i as f64) * 1.12 });
+            r.push(Flow { size, start_ns: 0, slowdown: 1.0 + i as f64 });
+            o.push(Flow { size, start_ns: 0, slowdown: (1.0 + i as f64) * 1.12 });
         }
         let c = Comparison::new(&r, &o);
         assert_eq!(c.groups.len(), 3 + 20);

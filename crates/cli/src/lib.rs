@@ -331,7 +331,7 @@ pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(
             import_command(&config, &scenario, out, notes)
         }
         Command::CompareNs3 { reference, ours, csv } => {
-            compare_command(&reference, &ours, csv.as_deref(), out)
+            compare_command(&reference, &ours, csv.as_deref(), out, notes)
         }
         Command::Pint { experiment } => pint::execute(experiment, out),
         Command::Harm(a) => harm::harm_command(&a, out, notes),
@@ -915,6 +915,7 @@ fn compare_command(
     ours: &Path,
     csv: Option<&Path>,
     out: &mut dyn Write,
+    notes: &mut dyn Write,
 ) -> Result<(), CliError> {
     let line_error = |file: &Path| {
         let file = file.to_path_buf();
@@ -936,8 +937,17 @@ fn compare_command(
         }
     }
     let c = compare::Comparison::new(&ref_flows, &our_flows);
+    let sets = compare::FlowSets::of(&ref_flows, &our_flows);
+    if let Some(w) = sets.warning() {
+        let _ = writeln!(notes, "warning: {w}");
+    }
     let _ = writeln!(out, "reference: {} ({} flows)", reference.display(), ref_flows.len());
     let _ = writeln!(out, "ours:      {} ({} flows)", ours.display(), our_flows.len());
+    let _ = writeln!(
+        out,
+        "flows in both (same size and start): {}; only in the reference: {}; only in ours: {}",
+        sets.both, sets.only_reference, sets.only_ours
+    );
     let _ = write!(out, "{}", c.table());
     if let Some(path) = csv {
         let dir = parent_dir(path);

@@ -1154,7 +1154,7 @@ fn compare_case() -> Case {
             k * 1000,
             k * 1000
         ));
-        o.push_str(&format!("{},0,1,{},0,{},900,1,1000,100\n", k - 1, k * 1000, k * 1050));
+        o.push_str(&format!("{},0,1,{},2000000000,{},900,1,1000,100\n", k - 1, k * 1000, k * 1050));
     }
     c.write("ref.txt", &r);
     c.write("fct.csv", &o);
@@ -1199,13 +1199,49 @@ fn compare_ns3_prints_a_table_and_exits_0() {
 }
 
 #[test]
+fn compare_ns3_reports_and_warns_about_flows_on_one_side_only() {
+    let c = compare_case();
+    let o = c.run(&["compare-ns3", "ref.txt", "fct.csv"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_has(
+        &out,
+        &["flows in both (same size and start): 10; only in the reference: 0; only in ours: 0"],
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{o:?}");
+
+    // Our run lost its 10 KB flow and started the 1 KB one a nanosecond late: a report still
+    // (status 0), with the sets counted and a warning naming the first flow of each side.
+    let ours = read(&c.path("fct.csv"))
+        .replace("0,0,1,1000,2000000000,", "0,0,1,1000,2000000001,")
+        .lines()
+        .filter(|l| !l.starts_with("9,"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+    c.write("fct.csv", &ours);
+    let o = c.run(&["compare-ns3", "ref.txt", "fct.csv"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_has(
+        &String::from_utf8_lossy(&o.stdout),
+        &[
+            "ours:      fct.csv (9 flows)",
+            "flows in both (same size and start): 8; only in the reference: 2; only in ours: 1",
+        ],
+    );
+    assert_has(
+        &String::from_utf8_lossy(&o.stderr),
+        &["warning: the files do not hold the same flows: 8 in both", "2 only in the reference (the first only in the reference: 1000 B at 2000000000 ns), 1 only in ours (the first only in ours: 1000 B at 2000000001 ns)"],
+    );
+}
+
+#[test]
 fn compare_ns3_bad_input_exits_2() {
     let c = compare_case();
     c.write("bad.txt", "0b000001 0b000101 10000 100 1000 2000000000 1000 1000\n0b000001 7\n");
     let o = c.run(&["compare-ns3", "bad.txt", "fct.csv"]);
     assert_eq!(o.status.code(), Some(2));
     assert_has(&String::from_utf8_lossy(&o.stderr), &["error: bad.txt:2: expected 8 fields"]);
-    c.write("bad.csv", "flow_id,size_bytes,fct_ns\n0,1000,5\n");
+    c.write("bad.csv", "flow_id,size_bytes,start_ns,fct_ns\n0,1000,0,5\n");
     let o = c.run(&["compare-ns3", "ref.txt", "bad.csv"]);
     assert_eq!(o.status.code(), Some(2));
     assert_has(
