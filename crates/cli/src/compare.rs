@@ -308,7 +308,7 @@ impl FlowSets {
                     i += 1;
                     j += 1;
                 }
-                (Some(a), b) if b.map_or(true, |b| a < b) => {
+                (Some(a), b) if b.is_none_or(|b| a < b) => {
                     sets.only_reference += 1;
                     sets.first_only_reference.get_or_insert(*a);
                     i += 1;
