@@ -213,3 +213,44 @@ fn storage_shape_on_a_reduced_run() {
     assert!(p99("hpcc") < p99("dcqcn") / 2.0, "{text}");
     assert!(dir.path().join("out/plots/buffer_slowdown_by_size.svg").exists());
 }
+
+/// TCP flows (with and without a handshake, so started at the destination or the source),
+/// HPCC over TCP with its INT probes, and `[[rpc]]` applications over TCP and RoCE give the
+/// same `fct.csv`, `qct.csv` and `counters.csv` on one thread and on several, where every
+/// flow's two ends are in different shards (each leaf with its hosts is a shard).
+#[test]
+fn tcp_flows_and_rpc_do_not_depend_on_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let rpc = "name = \"tcp\"\nclients = [0, 1]\nservers = [3]\nconnections = 2\noutstanding = 4\n\
+               query = \"16KiB\"\ngroup = \"newreno\"\npg = 1\n\n\
+               [[rpc]]\nname = \"roce\"\nclients = [2]\nservers = [1]\noutstanding = 2\n\
+               query = \"8KiB\"\n\n\
+               [[group]]\nname = \"cubic\"\ntcp = { handshake = true }\ncca = \"cubic\"\npg = 1\n\n\
+               [[group]]\nname = \"hpcc-tcp\"\ntcp = { profile = \"dc-newreno\" }\n\
+               cca = \"hpcc\"\npg = 1\n\n\
+               [flows]\n\
+               list = [\n\
+               { src = 0, dst = 2, size = \"300KB\", group = \"cubic\" },\n\
+               { src = 3, dst = 1, size = \"200KB\", start = \"10us\", group = \"cubic\" },\n\
+               { src = 1, dst = 2, size = \"400KB\", start = \"5us\", group = \"hpcc-tcp\" },\n\
+               { src = 2, dst = 0, size = \"100KB\", start = \"20us\" },\n]\n";
+    fs::write(dir.path().join("s.toml"), scenario(rpc)).unwrap();
+    let one = ok(&dcsim(dir.path(), &["run", "s.toml", "--out", "t1"]));
+    assert!(one.contains("flows: 4 done"), "{one}");
+    for (name, args) in [
+        ("t2", &["--threads", "2"][..]),
+        ("t4", &["--threads", "4", "--shards", "4"][..]),
+        ("s4", &["--threads", "1", "--shards", "4"][..]),
+    ] {
+        let mut all = vec!["run", "s.toml", "--out", name];
+        all.extend_from_slice(args);
+        let out = ok(&dcsim(dir.path(), &all));
+        assert!(out.contains("shards: "), "{out}");
+        assert!(!out.contains("shards: 1,"), "{name} runs on several shards: {out}");
+        for f in ["fct.csv", "qct.csv", "counters.csv"] {
+            let a = fs::read(dir.path().join("t1").join(f)).unwrap();
+            let b = fs::read(dir.path().join(name).join(f)).unwrap();
+            assert!(a == b, "{f} differs between one thread and {name}");
+        }
+    }
+}

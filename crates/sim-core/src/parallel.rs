@@ -22,7 +22,7 @@
 //! short) and then yields. Scoped OS threads rather than a work-stealing pool: the threads
 //! must all be running at once to meet at the barrier.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use std::time::Instant;
@@ -39,10 +39,26 @@ use crossbeam_utils::CachePadded;
 /// 128-byte pair on x86-64, as Intel's spatial prefetcher fetches lines in pairs): each arriving
 /// thread writes the count, while the threads already waiting spin reading the generation,
 /// which then stays in their caches until the last arrival moves it on.
+///
+/// A thread that panics poisons the barrier ([`PoisonOnPanic`]): the threads waiting at it,
+/// or arriving later, then panic too instead of waiting for it forever, so that a bug in a
+/// shard ends the run with its message rather than hanging it.
 struct Barrier {
     n: usize,
     count: CachePadded<AtomicUsize>,
     generation: CachePadded<AtomicUsize>,
+    poisoned: AtomicBool,
+}
+
+/// Poisons `Barrier` when dropped while its thread unwinds from a panic.
+struct PoisonOnPanic<'a>(&'a Barrier);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poisoned.store(true, Ordering::Release);
+        }
+    }
 }
 
 impl Barrier {
@@ -51,6 +67,7 @@ impl Barrier {
             n,
             count: CachePadded::new(AtomicUsize::new(0)),
             generation: CachePadded::new(AtomicUsize::new(0)),
+            poisoned: AtomicBool::new(false),
         }
     }
 
@@ -63,6 +80,9 @@ impl Barrier {
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == gen {
+            if self.poisoned.load(Ordering::Acquire) {
+                panic!("another shard thread panicked");
+            }
             if spins < 20_000 {
                 std::hint::spin_loop();
                 spins += 1;
@@ -180,6 +200,7 @@ pub(crate) fn run<F: CcFactory>(
         let mut handles = Vec::new();
         for t in 0..threads {
             let work = move || {
+                let _poison = PoisonOnPanic(barrier);
                 // What this thread counts (thread 0 also the windows), and its time at the
                 // barrier.
                 let mut acc = ParallelStats::default();
@@ -262,5 +283,39 @@ fn handles_done(
     for (t, (acc, wait)) in results.into_iter().enumerate() {
         stats.wait[t] += wait;
         stats.merge(&acc);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Barrier, PoisonOnPanic};
+
+    /// Three threads pass the barrier together many times; when one of them then panics, the
+    /// other two, waiting for it, panic too instead of waiting forever, and the scope ends.
+    #[test]
+    fn a_panicking_thread_releases_the_others_by_panicking_them() {
+        let barrier = Barrier::new(3);
+        let passed = std::sync::atomic::AtomicUsize::new(0);
+        let outcomes: Vec<bool> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..3)
+                .map(|t| {
+                    let (barrier, passed) = (&barrier, &passed);
+                    scope.spawn(move || {
+                        let _poison = PoisonOnPanic(barrier);
+                        for _ in 0..1000 {
+                            barrier.wait();
+                            passed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        if t == 1 {
+                            panic!("a bug in shard thread 1");
+                        }
+                        barrier.wait();
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().is_err()).collect()
+        });
+        assert_eq!(passed.into_inner(), 3000);
+        assert_eq!(outcomes, [true, true, true], "every thread ended by a panic");
     }
 }

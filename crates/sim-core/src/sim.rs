@@ -34,7 +34,7 @@ use crate::config::{
     EcnParams, FlowSpec, PortQdisc, Serialization, SimConfig, TcpConfig, Transport, WindowMode,
 };
 use crate::engine::{
-    initial_state, Backlog, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTable, FlowTx,
+    initial_state, Backlog, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTables, FlowTx,
     Framing, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
 };
 use crate::event::{CalendarQueue, EventQueue};
@@ -540,8 +540,13 @@ impl<F: CcFactory> Simulation<F> {
         let mtu = cfg.nic.mtu as u64;
         let mut keys = FlowKeys::default();
         let mut meta = Vec::with_capacity(flows.len());
-        let mut qps = Vec::with_capacity(flows.len());
-        let mut rxs = Vec::with_capacity(flows.len());
+        // Each shard holds the senders and receivers of the flows with an end in it: the
+        // source's shard takes the sender, the destination's the receiver, and a TCP flow's
+        // other end an unstarted copy of each.
+        let all_flows = flows.len() + 2 * cfg.apps.connections.len();
+        let mut qps = FlowTables::new(nshards, all_flows);
+        let mut rxs = FlowTables::new(nshards, all_flows);
+        let shard_of = |n: NodeId| place[n.idx()].shard as usize;
         let mut results = Vec::with_capacity(flows.len());
         let mut max_rtt = Duration::ZERO;
         let mut max_bdp = 0u64;
@@ -633,13 +638,17 @@ impl<F: CcFactory> Simulation<F> {
                 gave_up: None,
             });
             if let Transport::Tcp(g) = transport {
-                qps.push(FlowTx::Tcp(Box::new(TcpTx::new(g, f.pg))));
-                rxs.push(FlowRx::Tcp(Box::new(TcpRx::new(g))));
+                let tx = FlowTx::Tcp(Box::new(TcpTx::new(g, f.pg)));
+                qps.push((shard_of(f.src), shard_of(f.dst)), tx, FlowTx::copy_for_other_end);
+                let rx = FlowRx::Tcp(Box::new(TcpRx::new(g)));
+                rxs.push((shard_of(f.dst), shard_of(f.src)), rx, FlowRx::copy_for_other_end);
                 continue;
             }
-            rxs.push(FlowRx::Roce(Rx::default()));
+            let rx = FlowRx::Roce(Rx::default());
+            rxs.push((shard_of(f.dst), shard_of(f.src)), rx, FlowRx::copy_for_other_end);
             let win = if cfg.nic.window == WindowMode::None { 0 } else { bdp };
-            qps.push(FlowTx::Roce(Qp::new(f.size, line, win, f.start, f.pg)));
+            let tx = FlowTx::Roce(Qp::new(f.size, line, win, f.start, f.pg));
+            qps.push((shard_of(f.src), shard_of(f.dst)), tx, FlowTx::copy_for_other_end);
         }
         // Connections: two streams each (request, response) after the listed flows.
         let nlisted = flows.len();
@@ -699,14 +708,18 @@ impl<F: CcFactory> Simulation<F> {
                 meta.push(FlowMeta { hash_fwd: hf, hash_rev: hr, base_rtt, bdp, traced: false });
                 match conn.transport {
                     Transport::Tcp(g) => {
-                        qps.push(FlowTx::Tcp(Box::new(TcpTx::new(g, conn.pg))));
-                        rxs.push(FlowRx::Tcp(Box::new(TcpRx::new(g))));
+                        let tx = FlowTx::Tcp(Box::new(TcpTx::new(g, conn.pg)));
+                        qps.push((shard_of(src), shard_of(dst)), tx, FlowTx::copy_for_other_end);
+                        let rx = FlowRx::Tcp(Box::new(TcpRx::new(g)));
+                        rxs.push((shard_of(dst), shard_of(src)), rx, FlowRx::copy_for_other_end);
                     }
                     Transport::Roce => {
                         let line = net.nic_rate(src);
-                        rxs.push(FlowRx::Roce(Rx::default()));
+                        let rx = FlowRx::Roce(Rx::default());
+                        rxs.push((shard_of(dst), shard_of(src)), rx, FlowRx::copy_for_other_end);
                         let win = if cfg.nic.window == WindowMode::None { 0 } else { bdp };
-                        qps.push(FlowTx::Roce(Qp::new(0, line, win, Time::ZERO, conn.pg)));
+                        let tx = FlowTx::Roce(Qp::new(0, line, win, Time::ZERO, conn.pg));
+                        qps.push((shard_of(src), shard_of(dst)), tx, FlowTx::copy_for_other_end);
                     }
                 }
             }
@@ -767,18 +780,8 @@ impl<F: CcFactory> Simulation<F> {
             faults,
             watch,
         };
-        // Each shard holds the senders and receivers of the flows with an end in it: the
-        // source's shard takes the sender, the destination's (when another) an unstarted copy.
-        let ends: Vec<(usize, usize)> = shared
-            .flows
-            .iter()
-            .map(|f| {
-                let shard = |n: NodeId| shared.place[n.idx()].shard as usize;
-                (shard(f.src), shard(f.dst))
-            })
-            .collect();
-        let tx_tables = FlowTable::split(qps, &ends, nshards, FlowTx::unstarted_copy);
-        let rx_tables = FlowTable::split(rxs, &ends, nshards, FlowRx::clone);
+        let tx_tables = qps.finish();
+        let rx_tables = rxs.finish();
         // The event queues' horizon: most events are due within a link's delay and a full
         // data frame's serialization (the median link's).
         let span = {
@@ -1592,8 +1595,10 @@ mod tests {
         assert_eq!(three.shards(), 3);
         let held: Vec<(usize, usize)> =
             three.shards.iter().map(|s| (s.tx.held(), s.rx.held())).collect();
-        // Shard 0 is an end of every flow, shard 1 of none, shard 2 of flows 0, 1 and 4.
-        assert_eq!(held, vec![(5, 5), (0, 0), (3, 3)]);
+        // A RoCE flow's sender is held at its source only and its receiver at its destination
+        // only: shard 0 sends flows 0, 2, 3 and receives 1, 2, 3, 4; shard 1 has no host;
+        // shard 2 sends flows 1, 4 and receives 0.
+        assert_eq!(held, vec![(3, 4), (0, 0), (2, 1)]);
         one.run();
         three.set_threads(2);
         three.run();

@@ -30,7 +30,7 @@ use crate::error::CliError;
 use crate::units::HumanDuration;
 
 /// The default of `[flows] max_flows`: 50 million flows (validation peaks at about 160 bytes
-/// per generated flow, a simulated one takes a few hundred, so this is about 8 GB to generate
+/// per generated flow, a simulated one up to a kilobyte, so this is about 8 GB to generate
 /// and tens of GB to run).
 pub const DEFAULT_MAX_FLOWS: u64 = 50_000_000;
 
@@ -234,7 +234,7 @@ pub(super) fn segment(cfg: &SimConfig, transport: Transport) -> u64 {
 pub(super) fn too_many_flows(what: &str, limit: u64) -> String {
     format!(
         "{what}, more than the limit of {limit} flows (each flow takes memory: about 40 bytes \
-         to generate, a few hundred to simulate); generate fewer, or raise the limit with \
+         to generate, up to a kilobyte to simulate); generate fewer, or raise the limit with \
          `[flows] max_flows`"
     )
 }

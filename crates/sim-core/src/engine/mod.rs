@@ -24,7 +24,7 @@ pub(crate) use link::{Flight, SerMemo, Tail};
 pub(crate) use roce::{Qp, Rx};
 pub(crate) use switch::{Backlog, Switch, SwitchPort};
 pub(crate) use tcp::{TcpRx, TcpTx};
-pub(crate) use transport::{FlowRx, FlowTable, FlowTx};
+pub(crate) use transport::{FlowRx, FlowTable, FlowTables, FlowTx};
 
 use crate::cc::CcFactory;
 use crate::config::{FlowSpec, SimConfig};

@@ -66,12 +66,6 @@ impl<C> Qp<C> {
             rto_expiries: 0,
         }
     }
-
-    /// A copy of a not-yet-started queue pair (no congestion-control state yet).
-    pub(crate) fn unstarted_copy(&self) -> Qp<C> {
-        debug_assert!(self.cc.is_none());
-        Qp { cc: None, ..*self }
-    }
 }
 
 /// Receiver state of one flow.

@@ -35,10 +35,12 @@ pub(crate) enum FlowRx {
 /// One shard's per-flow states (senders or receivers), indexed by flow id, holding only the
 /// flows with an end in the shard.
 ///
-/// A flow's states are only ever touched by events at its two hosts, so a shard keeps the
-/// flows whose source or destination it runs: run-wide memory grows with the flows (at most
-/// two entries each), not with flows × shards. Each flow id maps to its entry through `slot`;
-/// with one shard `slot` is empty and the table is indexed directly. Indexing a flow the shard
+/// A flow's states are only ever touched by events at its two hosts, so a shard keeps only
+/// flows whose source or destination it runs: a RoCE flow's sender at its source and its
+/// receiver at its destination (one entry each), a TCP flow's sender and receiver at both ends
+/// (a connection's set-up reads both at the end that opens it). Run-wide memory grows with
+/// the flows, not with flows × shards. Each flow id maps to its entry through `slot`; with
+/// one shard `slot` is empty and the table is indexed directly. Indexing a flow the shard
 /// does not hold panics.
 pub(crate) struct FlowTable<T> {
     /// Each flow's index in `items`, or [`FlowTable::ABSENT`]; empty when every flow is held
@@ -49,31 +51,6 @@ pub(crate) struct FlowTable<T> {
 
 impl<T> FlowTable<T> {
     const ABSENT: u32 = u32::MAX;
-
-    /// Splits the states of every flow (`items`, in flow order) among `shards` shards, given
-    /// each flow's (source, destination) shard: the source's shard takes the state, the
-    /// destination's, when another, `copy` of it.
-    pub(crate) fn split(
-        items: Vec<T>,
-        ends: &[(usize, usize)],
-        shards: usize,
-        copy: impl Fn(&T) -> T,
-    ) -> Vec<FlowTable<T>> {
-        if shards == 1 {
-            return vec![FlowTable { slot: Vec::new(), items }];
-        }
-        let n = items.len();
-        let mut tables: Vec<FlowTable<T>> = (0..shards)
-            .map(|_| FlowTable { slot: vec![Self::ABSENT; n], items: Vec::new() })
-            .collect();
-        for (f, (item, &(src, dst))) in items.into_iter().zip(ends).enumerate() {
-            if dst != src {
-                tables[dst].put(f, copy(&item));
-            }
-            tables[src].put(f, item);
-        }
-        tables
-    }
 
     fn put(&mut self, flow: usize, item: T) {
         self.slot[flow] = u32::try_from(self.items.len()).expect("fewer than 2^32 flows");
@@ -117,15 +94,85 @@ impl<T> std::ops::IndexMut<usize> for FlowTable<T> {
     }
 }
 
+/// Builds every shard's [`FlowTable`], flow by flow in flow-id order: each state goes straight
+/// into the shard that holds it, so set-up never holds a run-wide list of the states beside
+/// the shards' tables.
+pub(crate) struct FlowTables<T> {
+    tables: Vec<FlowTable<T>>,
+    /// The id of the next flow pushed.
+    next: usize,
+}
+
+impl<T> FlowTables<T> {
+    /// Tables for `flows` flows on `shards` shards (one shard: one dense table).
+    pub(crate) fn new(shards: usize, flows: usize) -> FlowTables<T> {
+        let tables = if shards == 1 {
+            vec![FlowTable { slot: Vec::new(), items: Vec::with_capacity(flows) }]
+        } else {
+            (0..shards)
+                .map(|_| FlowTable { slot: vec![FlowTable::<T>::ABSENT; flows], items: Vec::new() })
+                .collect()
+        };
+        FlowTables { tables, next: 0 }
+    }
+
+    /// Adds the next flow's state `item`, held by shard `home`; shard `other`, when another
+    /// and `copy` gives one, holds a copy.
+    pub(crate) fn push(
+        &mut self,
+        (home, other): (usize, usize),
+        item: T,
+        copy: impl FnOnce(&T) -> Option<T>,
+    ) {
+        let f = self.next;
+        self.next += 1;
+        if self.tables.len() == 1 {
+            debug_assert_eq!(self.tables[0].items.len(), f);
+            self.tables[0].items.push(item);
+            return;
+        }
+        if other != home {
+            if let Some(c) = copy(&item) {
+                self.tables[other].put(f, c);
+            }
+        }
+        self.tables[home].put(f, item);
+    }
+
+    /// The tables, each holding no more memory than its states need.
+    pub(crate) fn finish(self) -> Vec<FlowTable<T>> {
+        let mut tables = self.tables;
+        for t in &mut tables {
+            debug_assert!(t.slot.is_empty() || t.slot.len() == self.next, "every flow pushed");
+            t.items.shrink_to_fit();
+        }
+        tables
+    }
+}
+
 impl<C> FlowTx<C> {
-    /// A copy of a not-yet-started sender, for the flow tables of other shards.
-    pub(crate) fn unstarted_copy(&self) -> FlowTx<C> {
+    /// A copy of a not-yet-started sender for the flow's other end, where that end reads it:
+    /// a TCP sender's (the end that opens the connection reads its kind and group); none for
+    /// a RoCE queue pair, which only its source touches.
+    pub(crate) fn copy_for_other_end(&self) -> Option<FlowTx<C>> {
         match self {
-            FlowTx::Roce(q) => FlowTx::Roce(q.unstarted_copy()),
+            FlowTx::Roce(_) => None,
             FlowTx::Tcp(t) => {
                 debug_assert!(t.ep.is_none());
-                FlowTx::Tcp(t.clone())
+                Some(FlowTx::Tcp(t.clone()))
             }
+        }
+    }
+}
+
+impl FlowRx {
+    /// A copy of a not-yet-started receiver for the flow's source, where that end reads it:
+    /// a TCP receiver's (the sender's set-up reads its group); none for a RoCE receiver,
+    /// which only its destination touches.
+    pub(crate) fn copy_for_other_end(&self) -> Option<FlowRx> {
+        match self {
+            FlowRx::Roce(_) => None,
+            FlowRx::Tcp(_) => Some(self.clone()),
         }
     }
 }
@@ -194,5 +241,47 @@ impl<F: CcFactory> Shard<F> {
             FlowTx::Roce(_) => self.roce_send(sh, h, flow),
             FlowTx::Tcp(_) => self.tcp_send(sh, h, flow),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FlowTables;
+
+    /// Each flow's state is held by its home shard, and a copy by its other end when the
+    /// copy function gives one (odd states here); flows are found by id, in every shard, and
+    /// a shard's states stay in flow order. One shard is a dense table.
+    #[test]
+    fn states_go_to_their_home_and_copies_to_the_other_end() {
+        let ends = [(0, 2), (2, 0), (1, 1), (0, 1), (2, 2)];
+        let copy = |v: &u32| (v % 2 == 1).then_some(v + 100);
+        let mut b = FlowTables::new(3, ends.len());
+        for (f, &e) in ends.iter().enumerate() {
+            b.push(e, f as u32 * 10 + 1 - (f as u32 % 2), copy);
+        }
+        let t = b.finish();
+        // States: flow 0 → 1, 1 → 10, 2 → 21, 3 → 30, 4 → 41; odd ones are copied.
+        assert_eq!(t[0].iter().copied().collect::<Vec<_>>(), [1, 30]);
+        assert_eq!(t[1].iter().copied().collect::<Vec<_>>(), [21]);
+        assert_eq!(t[2].iter().copied().collect::<Vec<_>>(), [101, 10, 41]);
+        assert_eq!((t[0][0], t[2][0], t[2][1], t[0][3], t[2][4]), (1, 101, 10, 30, 41));
+        assert_eq!(t[1][2], 21);
+
+        let mut one = FlowTables::new(1, 3);
+        for v in [7u32, 8, 9] {
+            one.push((0, 0), v, copy);
+        }
+        let one = one.finish();
+        assert!(one[0].slot.is_empty());
+        assert_eq!((one[0][0], one[0][1], one[0][2]), (7, 8, 9));
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_flow_a_shard_does_not_hold_panics() {
+        let mut b = FlowTables::new(2, 1);
+        b.push((0, 1), 4u32, |_| None);
+        let t = b.finish();
+        let _ = t[1][0];
     }
 }
