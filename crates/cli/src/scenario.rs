@@ -1793,6 +1793,14 @@ fn flows(
         let what = format!("{} explicit flows", explicit.len());
         return Err(src.error_at(span, key, limits::too_many_flows(&what, max_flows)));
     }
+    if let Some(bytes) = limits::memory_refused(explicit.len() as f64) {
+        let (key, span) = match &raw.file {
+            Some(f) => ("flows.file", Some(f.span())),
+            None => ("flows.list", src.span_of(&["flows", "list"])),
+        };
+        let what = format!("{} explicit flows", explicit.len());
+        return Err(src.error_at(span, key, limits::too_much_memory(&what, bytes)));
+    }
     let mut out = empty();
     out.file_sizes = file_sizes;
     if !generators {

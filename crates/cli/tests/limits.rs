@@ -163,6 +163,24 @@ fn absurd_window_is_refused_before_generating() {
     assert_has(&e, &["field `flows.max_flows`: 0 must be at least 1"]);
 }
 
+/// A limit raised beyond what memory holds: the expected count is checked against what the
+/// machine can allocate before generating (here beyond any machine's address space), and the
+/// error names the generator's field instead of the process aborting on an allocation.
+#[test]
+fn a_raised_limit_beyond_memory_is_refused_before_generating() {
+    let e = rejected(&scenario(
+        "",
+        "[flows]\nmax_flows = 1000000000000\n\
+         workload = { cdf = \"websearch\", load = 0.999999, duration = \"4000000s\" }\n",
+    ));
+    assert_has(
+        &e,
+        &["error: s.toml:12:61: field `flows.workload.duration`: about 2.337e11 flows \
+             expected would take about 222918.5 GiB to simulate (up to 1024 bytes per flow), \
+             more memory than this machine can allocate; generate fewer flows"],
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Silent overflow: every time x rate and size x count is checked.
 // ---------------------------------------------------------------------------------------------

@@ -46,6 +46,31 @@ impl FlowBudget {
         let span = src.span_of(key).or_else(|| src.span_of(&key[..2]));
         src.error_at(span, field, limits::too_many_flows(&what, self.limit))
     }
+
+    /// Checks that the machine can allocate the memory of `expected` more flows besides
+    /// those already made (`limits::memory_refused`); the error names `field` at `key`.
+    fn memory(
+        self,
+        src: &Source,
+        key: &[&str],
+        field: &str,
+        expected: f64,
+        what: &str,
+    ) -> Result<(), CliError> {
+        let others = (self.limit - self.left) as f64;
+        match limits::memory_refused(expected + others) {
+            None => Ok(()),
+            Some(bytes) => {
+                let what = if others > 0.0 {
+                    format!("{what} (besides {others} other flows)")
+                } else {
+                    what.to_string()
+                };
+                let span = src.span_of(key).or_else(|| src.span_of(&key[..2]));
+                Err(src.error_at(span, field, limits::too_much_memory(&what, bytes)))
+            }
+        }
+    }
 }
 
 /// `[flows] workload = { cdf, interpolate, load, duration, start, seed, drop_last }` as
@@ -334,6 +359,8 @@ fn background(
         );
         return Err(budget.exceeded(src, &key, &format!("{WORKLOAD}.duration"), &what));
     }
+    let what = format!("about {expected:.3e} flows expected");
+    budget.memory(src, &key, &format!("{WORKLOAD}.duration"), expected, &what)?;
     let rule = if drop_last { WindowEnd::DropLast } else { WindowEnd::Exact };
     let flows = gen.generate_at_most(rule, budget.cap()).map_err(|e| match e {
         WorkloadError::TooManyFlows { limit } => budget.exceeded(
@@ -449,6 +476,8 @@ fn incast_flows(
         );
         return Err(budget.exceeded(src, &["flows", "incast", "duration"], &f("duration"), &what));
     }
+    let what = format!("about {expected:.3e} incast flows expected");
+    budget.memory(src, &["flows", "incast", "duration"], &f("duration"), expected, &what)?;
     let flows = gen.generate_at_most(budget.cap()).map_err(map_err)?;
     let info = IncastInfo { flows: flows.len(), senders, size, fraction, start, duration, seed };
     Ok((flows, info))
@@ -505,6 +534,9 @@ pub(super) fn lognormal_flows(
         let what = format!("{flows} lognormal flows");
         return Err(budget.exceeded(src, &["flows", "lognormal", "flows"], &field("flows"), &what));
     }
+    let what = format!("{flows} lognormal flows");
+    let key = ["flows", "lognormal", "flows"];
+    budget.memory(src, &key, &field("flows"), flows as f64, &what)?;
     let start = start(src, w.start.as_ref(), &field("start"), d.start)?;
     let mean_gap = match &w.mean_gap {
         Some(q) => src.duration(q, &field("mean_gap"), Zero::Rejected)?,

@@ -12,7 +12,8 @@
 //!   `RoutingTable::MAX_WORK` steps (destination switches × (nodes + 2 × links)), checked
 //!   before routing.
 //! * A scenario has at most `[flows] max_flows` flows ([`DEFAULT_MAX_FLOWS`] unless raised);
-//!   generators check their expected count before generating and stop at the limit.
+//!   generators check their expected count before generating and stop at the limit, and
+//!   check that the machine can allocate [`BYTES_PER_FLOW`] for each (`memory_refused`).
 //!
 //! The bounds are deliberately simple and conservative: they use the extremes over every
 //! routed path (`dcsim_core::paths::path_extremes`), each on its own, and an upper bound on
@@ -230,6 +231,41 @@ pub(super) fn segment(cfg: &SimConfig, transport: Transport) -> u64 {
     }
 }
 
+/// The memory a flow may take, generated, set up and simulated, bytes: an upper bound on what
+/// docs/performance.md measures (about 850 bytes per HPCC flow on one shard, 24 more for each
+/// further shard), for `memory_refused`.
+pub const BYTES_PER_FLOW: u64 = 1024;
+
+/// 2^47 bytes (128 TiB): the user address space of x86-64 Linux with four-level paging, more
+/// than any machine dcsim runs on can hold.
+pub const MAX_ADDRESS_SPACE: u64 = 1 << 47;
+
+/// Whether the memory of `flows` flows ([`BYTES_PER_FLOW`] each) is refused by the allocator
+/// now: the bytes asked for, if it is. The probe reserves that much address space and releases
+/// it at once, without touching it, so it costs no memory. Linux's default overcommit refuses
+/// a reservation larger than its memory and swap, so a run far beyond the machine fails here
+/// with a located error instead of aborting on an allocation later. A run that fits this
+/// bound but not the memory other processes leave it can still run out later.
+///
+/// Beyond [`MAX_ADDRESS_SPACE`] it refuses without asking, whatever the overcommit policy.
+pub(super) fn memory_refused(flows: f64) -> Option<u64> {
+    let bytes = flows * BYTES_PER_FLOW as f64;
+    if bytes.is_nan() || bytes > MAX_ADDRESS_SPACE as f64 {
+        return Some(bytes.min(u64::MAX as f64) as u64);
+    }
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes as usize).err().map(|_| bytes as u64)
+}
+
+/// The message when [`memory_refused`] refuses `bytes` for `what` (a description of the flows).
+pub(super) fn too_much_memory(what: &str, bytes: u64) -> String {
+    format!(
+        "{what} would take about {:.1} GiB to simulate (up to {BYTES_PER_FLOW} bytes per flow), \
+         more memory than this machine can allocate; generate fewer flows",
+        bytes as f64 / (1u64 << 30) as f64
+    )
+}
+
 /// `[flows] max_flows` exceeded: the message, naming the limit and how to raise it.
 pub(super) fn too_many_flows(what: &str, limit: u64) -> String {
     format!(
@@ -237,4 +273,24 @@ pub(super) fn too_many_flows(what: &str, limit: u64) -> String {
          to generate, up to a kilobyte to simulate); generate fewer, or raise the limit with \
          `[flows] max_flows`"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{memory_refused, too_much_memory, BYTES_PER_FLOW, MAX_ADDRESS_SPACE};
+
+    #[test]
+    fn memory_beyond_the_address_space_is_refused_and_a_small_run_is_not() {
+        assert_eq!(memory_refused(1000.0), None);
+        assert_eq!(memory_refused(0.0), None);
+        let beyond = (MAX_ADDRESS_SPACE / BYTES_PER_FLOW) as f64 * 2.0;
+        assert_eq!(memory_refused(beyond), Some(2 * MAX_ADDRESS_SPACE));
+        assert_eq!(memory_refused(f64::INFINITY), Some(u64::MAX));
+        assert_eq!(memory_refused(f64::NAN), Some(u64::MAX));
+        assert_eq!(
+            too_much_memory("3 flows", 3 << 30),
+            "3 flows would take about 3.0 GiB to simulate (up to 1024 bytes per flow), more \
+             memory than this machine can allocate; generate fewer flows"
+        );
+    }
 }
