@@ -732,7 +732,6 @@ impl<F: CcFactory> Simulation<F> {
             .collect();
         let (conn_state, app_state) = initial_state(&cfg.apps);
 
-        let nflows = flows.len();
         let pint = (header == HeaderMode::Pint).then(|| max_rtt.as_ps().max(1));
         // Each cut link's two receiving ends, numbered within their shards (`Shard::cross_in`):
         // by link, frames from end `a` to end `b` (`[0]`) and from `b` to `a` (`[1]`);
@@ -809,7 +808,7 @@ impl<F: CcFactory> Simulation<F> {
                 free: Vec::new(),
                 tx,
                 rx,
-                fct: vec![None; nflows],
+                fct: Vec::new(),
                 gave_up: Vec::new(),
                 pending_starts: Vec::new(),
                 counters: Counters::default(),
@@ -1109,10 +1108,8 @@ impl<F: CcFactory> Simulation<F> {
                     }
                 }
             }
-            for (r, f) in self.results.iter_mut().zip(&s.fct) {
-                if f.is_some() {
-                    r.fct = *f;
-                }
+            for &(flow, fct) in &s.fct {
+                self.results[flow as usize].fct = Some(fct);
             }
             for &(flow, at) in &s.gave_up {
                 self.results[flow as usize].gave_up = Some(at);

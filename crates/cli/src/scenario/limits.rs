@@ -232,8 +232,8 @@ pub(super) fn segment(cfg: &SimConfig, transport: Transport) -> u64 {
 }
 
 /// The memory a flow may take, generated, set up and simulated, bytes: an upper bound on what
-/// docs/performance.md measures (about 850 bytes per HPCC flow on one shard, 24 more for each
-/// further shard), for `memory_refused`.
+/// docs/performance.md measures (about 850 bytes per HPCC flow on one shard, about 11 more for
+/// each further shard), for `memory_refused`.
 pub const BYTES_PER_FLOW: u64 = 1024;
 
 /// 2^47 bytes (128 TiB): the user address space of x86-64 Linux with four-level paging, more

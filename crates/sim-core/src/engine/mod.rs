@@ -294,8 +294,8 @@ pub(crate) struct Shard<F: CcFactory> {
     /// Receivers by flow id: the flows with an end in this shard (the destination's is the one
     /// used).
     pub(crate) rx: FlowTable<FlowRx>,
-    /// Completion times of this shard's flows.
-    pub(crate) fct: Vec<Option<Duration>>,
+    /// This shard's completed flows and their completion times, in the order they completed.
+    pub(crate) fct: Vec<(u32, Duration)>,
     /// This shard's flows that gave up (retransmission timeouts exhausted), and when.
     pub(crate) gave_up: Vec<(u32, Time)>,
     /// Flow starts not yet in the event queue, latest first: (start, seq, flow).

@@ -262,7 +262,7 @@ impl<F: CcFactory> Shard<F> {
             for v in qp.timer_version.iter_mut() {
                 *v = v.wrapping_add(1);
             }
-            self.fct[flow] = Some(self.now - sh.flows[flow].start);
+            self.fct.push((flow as u32, self.now - sh.flows[flow].start));
             self.done += 1;
         }
         let nack = kind == PacketKind::Nack;

@@ -421,7 +421,7 @@ impl<F: CcFactory> Shard<F> {
             let ep = r.ep.as_mut().expect("created");
             if ep.is_complete() && !r.done {
                 r.done = true;
-                self.fct[flow] = Some(now - sh.flows[flow].start);
+                self.fct.push((flow as u32, now - sh.flows[flow].start));
                 self.done += 1;
             }
             self.tcp_rx_flush(sh, h, flow);
