@@ -1785,21 +1785,18 @@ fn flows(
             })
             .collect::<Result<_, _>>()?,
     };
-    if explicit.len() as u64 > max_flows {
+    let too_many = (explicit.len() as u64 > max_flows)
+        .then(|| limits::too_many_flows(&format!("{} explicit flows", explicit.len()), max_flows));
+    let too_big = || {
+        let bytes = limits::memory_refused(explicit.len() as f64)?;
+        Some(limits::too_much_memory(&format!("{} explicit flows", explicit.len()), bytes))
+    };
+    if let Some(message) = too_many.or_else(too_big) {
         let (key, span) = match &raw.file {
             Some(f) => ("flows.file", Some(f.span())),
             None => ("flows.list", src.span_of(&["flows", "list"])),
         };
-        let what = format!("{} explicit flows", explicit.len());
-        return Err(src.error_at(span, key, limits::too_many_flows(&what, max_flows)));
-    }
-    if let Some(bytes) = limits::memory_refused(explicit.len() as f64) {
-        let (key, span) = match &raw.file {
-            Some(f) => ("flows.file", Some(f.span())),
-            None => ("flows.list", src.span_of(&["flows", "list"])),
-        };
-        let what = format!("{} explicit flows", explicit.len());
-        return Err(src.error_at(span, key, limits::too_much_memory(&what, bytes)));
+        return Err(src.error_at(span, key, message));
     }
     let mut out = empty();
     out.file_sizes = file_sizes;

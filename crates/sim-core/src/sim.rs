@@ -547,6 +547,11 @@ impl<F: CcFactory> Simulation<F> {
         let mut qps = FlowTables::new(nshards, all_flows);
         let mut rxs = FlowTables::new(nshards, all_flows);
         let shard_of = |n: NodeId| place[n.idx()].shard as usize;
+        let mut put = |src: NodeId, dst: NodeId, tx: FlowTx<F::Cc>, rx: FlowRx| {
+            let (s, d) = (shard_of(src), shard_of(dst));
+            qps.push((s, d), tx, FlowTx::copy_for_other_end);
+            rxs.push((d, s), rx, FlowRx::copy_for_other_end);
+        };
         let mut results = Vec::with_capacity(flows.len());
         let mut max_rtt = Duration::ZERO;
         let mut max_bdp = 0u64;
@@ -639,16 +644,12 @@ impl<F: CcFactory> Simulation<F> {
             });
             if let Transport::Tcp(g) = transport {
                 let tx = FlowTx::Tcp(Box::new(TcpTx::new(g, f.pg)));
-                qps.push((shard_of(f.src), shard_of(f.dst)), tx, FlowTx::copy_for_other_end);
-                let rx = FlowRx::Tcp(Box::new(TcpRx::new(g)));
-                rxs.push((shard_of(f.dst), shard_of(f.src)), rx, FlowRx::copy_for_other_end);
+                put(f.src, f.dst, tx, FlowRx::Tcp(Box::new(TcpRx::new(g))));
                 continue;
             }
-            let rx = FlowRx::Roce(Rx::default());
-            rxs.push((shard_of(f.dst), shard_of(f.src)), rx, FlowRx::copy_for_other_end);
             let win = if cfg.nic.window == WindowMode::None { 0 } else { bdp };
             let tx = FlowTx::Roce(Qp::new(f.size, line, win, f.start, f.pg));
-            qps.push((shard_of(f.src), shard_of(f.dst)), tx, FlowTx::copy_for_other_end);
+            put(f.src, f.dst, tx, FlowRx::Roce(Rx::default()));
         }
         // Connections: two streams each (request, response) after the listed flows.
         let nlisted = flows.len();
@@ -709,17 +710,13 @@ impl<F: CcFactory> Simulation<F> {
                 match conn.transport {
                     Transport::Tcp(g) => {
                         let tx = FlowTx::Tcp(Box::new(TcpTx::new(g, conn.pg)));
-                        qps.push((shard_of(src), shard_of(dst)), tx, FlowTx::copy_for_other_end);
-                        let rx = FlowRx::Tcp(Box::new(TcpRx::new(g)));
-                        rxs.push((shard_of(dst), shard_of(src)), rx, FlowRx::copy_for_other_end);
+                        put(src, dst, tx, FlowRx::Tcp(Box::new(TcpRx::new(g))));
                     }
                     Transport::Roce => {
                         let line = net.nic_rate(src);
-                        let rx = FlowRx::Roce(Rx::default());
-                        rxs.push((shard_of(dst), shard_of(src)), rx, FlowRx::copy_for_other_end);
                         let win = if cfg.nic.window == WindowMode::None { 0 } else { bdp };
                         let tx = FlowTx::Roce(Qp::new(0, line, win, Time::ZERO, conn.pg));
-                        qps.push((shard_of(src), shard_of(dst)), tx, FlowTx::copy_for_other_end);
+                        put(src, dst, tx, FlowRx::Roce(Rx::default()));
                     }
                 }
             }

@@ -38,13 +38,7 @@ impl FlowBudget {
 
     /// The error when a generator would make `what` (a description of the count).
     fn exceeded(self, src: &Source, key: &[&str], field: &str, what: &str) -> CliError {
-        let what = if self.left < self.limit {
-            format!("{what} (besides {} other flows)", self.limit - self.left)
-        } else {
-            what.to_string()
-        };
-        let span = src.span_of(key).or_else(|| src.span_of(&key[..2]));
-        src.error_at(span, field, limits::too_many_flows(&what, self.limit))
+        self.error(src, key, field, what, |what| limits::too_many_flows(what, self.limit))
     }
 
     /// Checks that the machine can allocate the memory of `expected` more flows besides
@@ -57,19 +51,31 @@ impl FlowBudget {
         expected: f64,
         what: &str,
     ) -> Result<(), CliError> {
-        let others = (self.limit - self.left) as f64;
-        match limits::memory_refused(expected + others) {
+        match limits::memory_refused(expected + (self.limit - self.left) as f64) {
             None => Ok(()),
             Some(bytes) => {
-                let what = if others > 0.0 {
-                    format!("{what} (besides {others} other flows)")
-                } else {
-                    what.to_string()
-                };
-                let span = src.span_of(key).or_else(|| src.span_of(&key[..2]));
-                Err(src.error_at(span, field, limits::too_much_memory(&what, bytes)))
+                Err(self.error(src, key, field, what, |what| limits::too_much_memory(what, bytes)))
             }
         }
+    }
+
+    /// The error at `field` (located at `key`, else its table) whose message `message` makes
+    /// from `what`, which names the flows made before when there are any.
+    fn error(
+        self,
+        src: &Source,
+        key: &[&str],
+        field: &str,
+        what: &str,
+        message: impl FnOnce(&str) -> String,
+    ) -> CliError {
+        let what = if self.left < self.limit {
+            format!("{what} (besides {} other flows)", self.limit - self.left)
+        } else {
+            what.to_string()
+        };
+        let span = src.span_of(key).or_else(|| src.span_of(&key[..2]));
+        src.error_at(span, field, message(&what))
     }
 }
 
@@ -530,12 +536,10 @@ pub(super) fn lognormal_flows(
         Some(v) => src.int(v, &field("flows"), 1, 10_000_000)? as usize,
         None => d.flows,
     };
+    let (key, what) = (["flows", "lognormal", "flows"], format!("{flows} lognormal flows"));
     if flows as u64 > budget.left {
-        let what = format!("{flows} lognormal flows");
-        return Err(budget.exceeded(src, &["flows", "lognormal", "flows"], &field("flows"), &what));
+        return Err(budget.exceeded(src, &key, &field("flows"), &what));
     }
-    let what = format!("{flows} lognormal flows");
-    let key = ["flows", "lognormal", "flows"];
     budget.memory(src, &key, &field("flows"), flows as f64, &what)?;
     let start = start(src, w.start.as_ref(), &field("start"), d.start)?;
     let mean_gap = match &w.mean_gap {

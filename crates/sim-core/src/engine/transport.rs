@@ -277,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic]
+    #[should_panic(expected = "index out of bounds")]
     fn a_flow_a_shard_does_not_hold_panics() {
         let mut b = FlowTables::new(2, 1);
         b.push((0, 1), 4u32, |_| None);
