@@ -232,7 +232,7 @@ pub(super) fn segment(cfg: &SimConfig, transport: Transport) -> u64 {
 }
 
 /// The memory a flow may take, generated, set up and simulated, bytes: an upper bound on what
-/// docs/performance.md measures (about 850 bytes per HPCC flow on one shard, about 11 more for
+/// docs/performance.md measures (about 850 bytes per HPCC flow on one shard, about 12 more for
 /// each further shard), for `memory_refused`.
 pub const BYTES_PER_FLOW: u64 = 1024;
 
