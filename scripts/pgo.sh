@@ -11,14 +11,16 @@
 #    (`../shared/reference/calibration`), which issue 14's one-core target is measured on, and
 #    runs the fat tree with another seed than `cargo bench --bench reference` does.
 # 3. Merges the counts with the toolchain's `llvm-profdata` (`rustup component add
-#    llvm-tools`) and builds the release binary again with them (`-Cprofile-use`) in
-#    target/pgo/use: `target/pgo/use/release/dcsim`, and the reference bench
-#    `target/pgo/use/release/deps/reference-*` (run it as `cargo bench` does, with `--bench`).
+#    llvm-tools`) and builds the release binary again with them (`-Cprofile-use`), with fat
+#    LTO and one codegen unit, in target/pgo/use: `target/pgo/use/release/dcsim`, and the
+#    reference bench `target/pgo/use/release/deps/reference-*` (run it as `cargo bench` does,
+#    with `--bench`).
 #
 # The profile steers code layout, inlining and branch order only: outputs are byte-identical
 # to a plain build's (check with scripts/gate.sh). The separate target folder keeps the plain
-# build's cache. Extra RUSTFLAGS are kept. Takes two release builds and about a minute of
-# training. Figures: docs/performance.md, "Profile-guided builds".
+# build's cache. Extra RUSTFLAGS are kept. Takes two LTO release builds and about a minute of
+# training (about 15 minutes on a 2-core VM). Figures: docs/performance.md, "Profile-guided
+# builds".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -gt 0 ]; then
@@ -33,12 +35,18 @@ if [ ! -x "$profdata" ]; then
     exit 2
 fi
 
+# Whole-program optimization on top of the profile: one codegen unit, fat LTO (each can be
+# overridden from the environment). Both builds must use the same settings: they are part of
+# every crate's hash, and so of the symbol names the profile is matched by.
+export CARGO_PROFILE_RELEASE_LTO=${CARGO_PROFILE_RELEASE_LTO:-fat}
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-1}
+
 work=$PWD/target/pgo
 rm -rf "$work/raw" "$work/train" "$work/merged.profdata"
 mkdir -p "$work/raw" "$work/train"
 flags=${RUSTFLAGS:-}
 
-echo "== instrumented build (target/pgo/gen)"
+echo "== instrumented build (target/pgo/gen; lto = $CARGO_PROFILE_RELEASE_LTO, codegen-units = $CARGO_PROFILE_RELEASE_CODEGEN_UNITS)"
 # Both builds make the binary and the reference bench in one invocation, so that every crate is
 # built with the same features (the bench's dev-dependencies widen some: `either`, `memchr`) and
 # so with the same symbol names, which is how a profile finds its functions.
