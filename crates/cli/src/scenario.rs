@@ -126,6 +126,9 @@ struct RawQlenMon {
 /// The most bins `[output] qlen_mon` may need per port (switch buffer / bin).
 pub const MAX_SAMPLER_BINS: u64 = 1 << 20;
 
+/// The largest rate a scenario may give (100 Tbps): a 43-byte PFC frame still takes 3.44 ps.
+pub const MAX_RATE: BitsPerSec = BitsPerSec(100_000_000_000_000);
+
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 struct RawSimulation {
@@ -434,8 +437,8 @@ impl Source {
     }
 
     fn rate(&self, q: &Qty, field: &str) -> Result<BitsPerSec, CliError> {
-        let r = match q.get_ref() {
-            RawQty::Str(s) => units::parse_rate(s).map_err(|e| self.unit_error(q, field, e))?,
+        let (r, text) = match q.get_ref() {
+            RawQty::Str(s) => (units::parse_rate(s).map_err(|e| self.unit_error(q, field, e))?, s),
             RawQty::Int(v) => return Err(self.needs_unit(q, field, &v.to_string(), "\"100Gbps\"")),
             RawQty::Float(v) => {
                 return Err(self.needs_unit(q, field, &v.to_string(), "\"100Gbps\""))
@@ -443,6 +446,12 @@ impl Source {
         };
         if r.0 == 0 {
             return Err(self.error(q.span(), field, "rate must be greater than zero"));
+        }
+        if r > MAX_RATE {
+            // Faster, a minimum-size frame takes under 4 ps: at some rates none at all, and a
+            // NIC could send a whole flow in zero simulated time (unbounded memory).
+            let msg = format!("`{text}` is above the largest rate supported, 100 Tbps");
+            return Err(self.error(q.span(), field, msg));
         }
         Ok(r)
     }

@@ -284,6 +284,22 @@ fn zero_rate() {
     );
 }
 
+/// Above 100 Tbps a minimum-size frame would take under a few picoseconds (at 90 000 Tbps
+/// none at all, and a NIC sent a 1000 GB flow in zero simulated time until memory ran out).
+#[test]
+fn rate_above_the_largest_supported() {
+    let c = Case::new();
+    c.scenario(&[("hosts_per_leaf = 4", "hosts_per_leaf = 4\nfabric_rate = \"90000Tbps\"")], "");
+    let e = c.run_fails();
+    assert_has(
+        &e,
+        &["scenario.toml:10:15: field `topology.fabric_rate`: `90000Tbps` is above the largest \
+           rate supported, 100 Tbps"],
+    );
+    c.scenario(&[("hosts_per_leaf = 4", "hosts_per_leaf = 4\nfabric_rate = \"100Tbps\"")], "");
+    run_ok(&c, &["validate", "scenario.toml"]);
+}
+
 #[test]
 fn zero_count() {
     let c = Case::new();
