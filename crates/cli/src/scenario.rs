@@ -127,7 +127,7 @@ struct RawQlenMon {
 pub const MAX_SAMPLER_BINS: u64 = 1 << 20;
 
 /// The largest rate a scenario may give (100 Tbps): a 43-byte PFC frame still takes 3.44 ps.
-pub const MAX_RATE: BitsPerSec = BitsPerSec(100_000_000_000_000);
+pub use dcsim_core::units::MAX_RATE;
 
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
@@ -450,7 +450,10 @@ impl Source {
         if r > MAX_RATE {
             // Faster, a minimum-size frame takes under 4 ps: at some rates none at all, and a
             // NIC could send a whole flow in zero simulated time (unbounded memory).
-            let msg = format!("`{text}` is above the largest rate supported, 100 Tbps");
+            let msg = format!(
+                "`{text}` is above the largest rate supported, {}",
+                dcsim_core::units::MAX_RATE_TEXT
+            );
             return Err(self.error(q.span(), field, msg));
         }
         Ok(r)

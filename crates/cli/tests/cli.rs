@@ -532,6 +532,17 @@ fn topology_file_with_a_bad_line() {
     c.write("topo.txt", "4 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n");
     let e = c.run_fails();
     assert_has(&e, &["error: topo.txt: host 3 has no link (disconnected host)"]);
+    // Rates are bounded as in a scenario (at 90 000 Tbps a frame took 0 ps).
+    c.write("topo.txt", "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 90000000Gbps 1us 0\n");
+    let e = c.run_fails();
+    assert_has(
+        &e,
+        &["error: topo.txt:4:5: field `link[1].rate`: rate '90000000Gbps' is above the largest \
+           rate supported, 100 Tbps"],
+    );
+    c.write("topo.txt", "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100000Gbps 1us 0\n");
+    c.write("flow.txt", "1\n0 1 3 100 1000 2.0\n");
+    run_ok(&c, &["validate", "scenario.toml"]);
 }
 
 #[test]

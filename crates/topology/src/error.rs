@@ -172,6 +172,17 @@ pub enum TopologyError {
         /// The token.
         token: String,
     },
+    /// A rate above [`dcsim_core::units::MAX_RATE`].
+    #[error(
+        "line {line}: rate '{token}' is above the largest rate supported, {}",
+        dcsim_core::units::MAX_RATE_TEXT
+    )]
+    RateTooHigh {
+        /// Line number.
+        line: usize,
+        /// The token.
+        token: String,
+    },
     /// A loss probability that is not a number.
     #[error("line {line}: bad error rate '{token}' (expected a probability such as 0 or 0.001)")]
     BadErrorRate {

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use dcsim_core::ids::NodeId;
 use dcsim_core::network::{LinkSpec, NodeKind};
-use dcsim_core::units::{BitsPerSec, Duration, PS_PER_NS, TIME_LIMIT};
+use dcsim_core::units::{BitsPerSec, Duration, MAX_RATE, PS_PER_NS, TIME_LIMIT};
 
 use crate::builders::MAX_NODES;
 use crate::error::{FilePos, LinkRef, TopologyError};
@@ -33,7 +33,9 @@ use crate::topology::Topology;
 /// # Errors
 /// A [`TopologyError`] naming the 1-based line: a bad header, a switch id out of range or
 /// listed twice, a wrong number of switch ids or link fields, a bad node id, rate, delay or
-/// error rate, fewer links than declared, or content after the declared links.
+/// error rate, a rate above [`dcsim_core::units::MAX_RATE`] or a delay above
+/// [`dcsim_core::units::TIME_LIMIT`], fewer links than declared, or content after the declared
+/// links.
 pub fn parse_ns3(text: &str) -> Result<Topology, TopologyError> {
     let total_lines = text.lines().count();
     let mut lines =
@@ -100,8 +102,12 @@ pub fn parse_ns3(text: &str) -> Result<Topology, TopologyError> {
         };
         let a = parse_node(line, a)?;
         let b = parse_node(line, b)?;
+        let rate_token = rate;
         let rate = parse_rate(rate)
             .ok_or_else(|| TopologyError::BadRate { line, token: rate.to_string() })?;
+        if rate > MAX_RATE {
+            return Err(TopologyError::RateTooHigh { line, token: rate_token.to_string() });
+        }
         let delay_token = delay;
         let delay = parse_delay(delay)
             .ok_or_else(|| TopologyError::BadDelay { line, token: delay.to_string() })?;
@@ -325,7 +331,7 @@ pub(crate) fn position(text: &str, e: &TopologyError) -> Option<FilePos> {
             let col = if *found > 5 { col_of(*line, 5) } else { 1 };
             Some(FilePos { col, ..pos })
         }
-        E::BadRate { line, .. } => link_field(*line, 2),
+        E::BadRate { line, .. } | E::RateTooHigh { line, .. } => link_field(*line, 2),
         E::BadDelay { line, .. } | E::DelayTooLong { line, .. } => link_field(*line, 3),
         E::BadErrorRate { line, .. } => link_field(*line, 4),
         E::MissingLinks { line, found, .. } => at(*line, 1, format!("link[{found}]")),

@@ -41,6 +41,16 @@ pub const TIME_LIMIT: Duration = Duration(1 << 62);
 /// [`TIME_LIMIT`] in words, for error messages.
 pub const TIME_LIMIT_TEXT: &str = "2^62 ps (4611686.018427387904 s, about 53 days)";
 
+/// The fastest link or rate a front end should accept: 100 Tbps, at which a 43-byte PFC frame
+/// still takes 3.44 ps on the wire. Much faster, a minimum-size frame takes under 1 ps (at
+/// some rates none at all, in whole picoseconds), and a NIC could send a whole flow in zero
+/// simulated time, queueing its frames without bound. The `dcsim` command line rejects larger
+/// rates, in a scenario or in a topology file, with a located error.
+pub const MAX_RATE: BitsPerSec = BitsPerSec(100_000_000_000_000);
+
+/// [`MAX_RATE`] in words, for error messages.
+pub const MAX_RATE_TEXT: &str = "100 Tbps";
+
 /// An instant of simulated time, in picoseconds since the start of the simulation.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Time(pub u64);
