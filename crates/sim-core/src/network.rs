@@ -80,6 +80,22 @@ pub enum NetworkError {
         /// Other end.
         b: NodeId,
     },
+    /// A link faster than [`crate::units::MAX_RATE`] (100 Tbps), at which a minimum-size
+    /// frame would take no time on the wire.
+    #[error(
+        "link {link} ({a}-{b}) has rate {rate} bps, above the largest rate supported, {}",
+        crate::units::MAX_RATE_TEXT
+    )]
+    RateTooHigh {
+        /// The link.
+        link: LinkId,
+        /// One end.
+        a: NodeId,
+        /// Other end.
+        b: NodeId,
+        /// The rate, in bits per second.
+        rate: u64,
+    },
     /// A loss probability outside [0, 1].
     #[error("link {link} ({a}-{b}) has loss probability {loss}, outside [0, 1]")]
     BadLoss {
@@ -138,6 +154,9 @@ impl Network {
             }
             if l.rate.0 == 0 {
                 return Err(NetworkError::ZeroRate { link, a: l.a, b: l.b });
+            }
+            if l.rate > crate::units::MAX_RATE {
+                return Err(NetworkError::RateTooHigh { link, a: l.a, b: l.b, rate: l.rate.0 });
             }
             if !(0.0..=1.0).contains(&l.loss) {
                 return Err(NetworkError::BadLoss { link, a: l.a, b: l.b, loss: l.loss });
@@ -760,6 +779,24 @@ mod tests {
         let mut kinds = vec![NodeKind::Host; n as usize];
         kinds.push(NodeKind::Switch);
         Network::new(kinds, (0..n).map(|h| test_link(h, n)).collect()).unwrap()
+    }
+
+    /// A link may run at up to 100 Tbps; faster is an error naming the link, not a run whose
+    /// frames take no time.
+    #[test]
+    fn links_faster_than_the_largest_rate_are_refused() {
+        let kinds = vec![NodeKind::Host, NodeKind::Switch, NodeKind::Host];
+        let with = |rate: u64| {
+            let fast = LinkSpec { rate: BitsPerSec(rate), ..test_link(2, 1) };
+            Network::new(kinds.clone(), vec![test_link(0, 1), fast])
+        };
+        assert!(with(crate::units::MAX_RATE.0).is_ok());
+        let e = with(crate::units::MAX_RATE.0 + 1).unwrap_err();
+        assert!(matches!(e, NetworkError::RateTooHigh { rate: 100_000_000_000_001, .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "link 1 (2-1) has rate 100000000000001 bps, above the largest rate supported, 100 Tbps"
+        );
     }
 
     #[test]

@@ -45,7 +45,8 @@ pub const TIME_LIMIT_TEXT: &str = "2^62 ps (4611686.018427387904 s, about 53 day
 /// still takes 3.44 ps on the wire. Much faster, a minimum-size frame takes under 1 ps (at
 /// some rates none at all, in whole picoseconds), and a NIC could send a whole flow in zero
 /// simulated time, queueing its frames without bound. The `dcsim` command line rejects larger
-/// rates, in a scenario or in a topology file, with a located error.
+/// rates, in a scenario or in a topology file, with a located error, and the simulator's
+/// network refuses a faster link (`NetworkError::RateTooHigh`).
 pub const MAX_RATE: BitsPerSec = BitsPerSec(100_000_000_000_000);
 
 /// [`MAX_RATE`] in words, for error messages.
