@@ -808,6 +808,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         warnings::collect(src, &net, &routes, &cfg, &flows, workload.as_ref(), data_header);
     let roce_used = (0..flows.len()).any(|i| cfg.transport_of(i) == Transport::Roce)
         || cfg.apps.connections.iter().any(|c| c.transport == Transport::Roce);
+    limits::check_ns3_frames(src, &net, &cfg, data_header, roce_used)?;
     warnings::min_rates(src, bounds.slowest(), &groups, (&cc, roce_used), &mut warnings);
 
     Ok(ValidScenario {

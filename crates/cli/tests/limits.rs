@@ -558,3 +558,39 @@ fn queries_whose_ideal_qct_cannot_be_represented() {
     );
     accepted(&s.replace("1024GiB", "1MB"));
 }
+
+/// With `serialization = "ns3"` (whole nanoseconds, truncated) a RoCE data frame that takes
+/// under 1 ns took 0: a NIC sent its flows without end at one instant, and a 1 µs run with a
+/// 1-byte MTU at 400 Gbps peaked at 7 GiB (found by the input property test). Such a frame is
+/// a located error at `nic.mtu` (or at the mode, for a default MTU); exact serialization,
+/// which never gives 0, still accepts it, and an MTU just large enough runs.
+#[test]
+fn ns3_frames_that_take_no_time() {
+    let ns3 = |topology: &str, rest: &str| {
+        scenario(topology, rest)
+            .replace("stop_time = \"10ms\"", "stop_time = \"20us\"\nserialization = \"ns3\"")
+    };
+    let fast = "host_rate = \"400Gbps\"\nfabric_rate = \"400Gbps\"";
+    let e = rejected(&ns3(fast, &format!("[nic]\nmtu = 1\n{ONE_FLOW}")));
+    assert_has(
+        &e,
+        &["s.toml:13:7: field `nic.mtu`: with serialization = \"ns3\" (whole nanoseconds, \
+           truncated) a full data frame of 49 bytes takes 0 ns at 400Gbps, the fastest host \
+           link: a NIC would send without end at one instant; make nic.mtu at least 3, or use \
+           serialization = \"exact\""],
+    );
+    let e = rejected(&ns3("host_rate = \"50Tbps\"", ONE_FLOW));
+    assert_has(
+        &e,
+        &[
+            "s.toml:3:17: field `simulation.serialization`: ",
+            "a full data frame of 1048 bytes takes 0 ns at 50000Gbps",
+            "at least 6203",
+        ],
+    );
+    accepted(&scenario(fast, &format!("[nic]\nmtu = 1\n{ONE_FLOW}")));
+    let c = Case::new();
+    c.write("s.toml", &ns3(fast, &format!("[nic]\nmtu = 3\n{ONE_FLOW}")));
+    let o = run_bounded(&c, &["run", "s.toml", "--out", "out"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}

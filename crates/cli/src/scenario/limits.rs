@@ -8,6 +8,8 @@
 //! * Every flow's (and every query's) ideal completion time, bounded from above by
 //!   `Bounds::transfer_ps`, is at most [`TIME_LIMIT`], so that its start plus its FCT fits.
 //! * The PFC headroom and reserve of every switch fit in 64 bits of bytes.
+//! * With `serialization = "ns3"` a full-size RoCE data frame takes at least 1 ns on every
+//!   host link, so that a NIC's frames advance its clock.
 //! * A topology has at most [`MAX_TOPOLOGY_SIZE`] nodes and links, and routing it at most
 //!   `RoutingTable::MAX_WORK` steps (destination switches × (nodes + 2 × links)), checked
 //!   before routing.
@@ -21,7 +23,7 @@
 
 use std::ops::Range;
 
-use dcsim_core::config::{SimConfig, Transport};
+use dcsim_core::config::{Serialization, SimConfig, Transport};
 use dcsim_core::network::{Network, RoutingTable};
 use dcsim_core::paths::path_extremes;
 use dcsim_core::units::{BitsPerSec, Duration, TIME_LIMIT, TIME_LIMIT_TEXT};
@@ -200,6 +202,51 @@ pub(super) fn check_headroom(src: &Source, net: &Network, cfg: &SimConfig) -> Re
         ));
     }
     Ok(())
+}
+
+/// Checks that a full-size RoCE data frame (`nic.mtu` plus `data_header` bytes) takes at least
+/// 1 ns at the fastest host link when `serialization = "ns3"`, which truncates to whole
+/// nanoseconds. At 0 ns a NIC's frames, and its pacing gap, take no time: it sends its flows
+/// without end at one instant, and the frames fill the switch buffers and memory (found by the
+/// input property test: a 1-byte MTU at 400 Gbps, 49-byte frames of 0.98 ns, peaked at 7 GiB
+/// in a 1 µs run). Exact serialization rounds up to the picosecond and never gives 0.
+pub(super) fn check_ns3_frames(
+    src: &Source,
+    net: &Network,
+    cfg: &SimConfig,
+    data_header: u64,
+    roce_used: bool,
+) -> Result<(), CliError> {
+    if cfg.serialization != Serialization::Ns3 || !roce_used {
+        return Ok(());
+    }
+    let fastest = net.hosts().iter().filter_map(|&h| net.ports(h).first().map(|p| p.rate)).max();
+    let Some(rate) = fastest else { return Ok(()) };
+    let takes = |payload: u64| cfg.serialization.tx_time(rate, payload + data_header);
+    let mtu = u64::from(cfg.nic.mtu);
+    if takes(mtu) > Duration::ZERO {
+        return Ok(());
+    }
+    // The smallest payload whose frame takes 1 ns: about rate / 8 Gbps bytes (rates are at
+    // most 100 Tbps, so at most ~12 500), a few more where the double falls short.
+    let mut need = rate.get().div_ceil(8_000_000_000).saturating_sub(data_header);
+    while takes(need) == Duration::ZERO {
+        need += 1;
+    }
+    let (span, field) = match src.span_of(&["nic", "mtu"]) {
+        Some(s) => (Some(s), "nic.mtu"),
+        None => (src.span_of(&["simulation", "serialization"]), "simulation.serialization"),
+    };
+    Err(src.error_at(
+        span,
+        field,
+        format!(
+            "with serialization = \"ns3\" (whole nanoseconds, truncated) a full data frame of \
+             {} bytes takes 0 ns at {rate}, the fastest host link: a NIC would send without end \
+             at one instant; make nic.mtu at least {need}, or use serialization = \"exact\"",
+            mtu + data_header
+        ),
+    ))
 }
 
 /// Checks that `topo` has at most [`MAX_TOPOLOGY_SIZE`] nodes and links; the error points at
