@@ -432,6 +432,10 @@ pub struct RunOutput {
     /// RoCE queue pairs had a retransmission timeout (`counters.csv` lists `timeouts` and
     /// `flows_failed`).
     pub rto: bool,
+    /// Payload bytes of data packets still in flight or queued when the run ended
+    /// ([`dcsim_core::Simulation::data_bytes_in_flight`]): with it the data bytes balance,
+    /// `data_bytes_sent = data_bytes_delivered + data_bytes_dropped + data_bytes_in_flight`.
+    pub data_bytes_in_flight: u64,
 }
 
 /// Builds and runs a simulation with `factory`.
@@ -527,6 +531,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         class_queues,
         faults,
         rto,
+        data_bytes_in_flight: sim.data_bytes_in_flight(),
     })
 }
 

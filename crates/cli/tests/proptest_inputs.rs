@@ -5,6 +5,11 @@
 //! the file (`FILE:LINE:COL: field ...`, or `FILE: ...` for a missing section), and the
 //! accepted small ones run (with a short stop time) without panicking.
 //!
+//! A second property draws the later sections (`[[queue]]`, `[[events]]`, `[routing]`, the
+//! RoCE `rto`, `[output]`) mostly valid on a small valid leaf-spine, so that most cases run their
+//! odd values (a link failing at time 0, a CoDel target of 1 ps, a one-packet limit) to the end,
+//! and checks that each run's data bytes balance.
+//!
 //! Every generated `[flows]` sets `max_flows` (drawn from 1..=20 000 or out of range) so that
 //! a case never generates millions of flows: the default limit's behaviour is covered by
 //! `tests/limits.rs`.
@@ -298,6 +303,16 @@ fn switch_and_nic() -> BoxedStrategy<String> {
             ("mtu", size().boxed()),
             ("ack_interval", size().boxed()),
             ("nack_interval", time().boxed()),
+            (
+                "rto",
+                prop_oneof![
+                    3 => time(),
+                    1 => prop::sample::select(vec!["\"off\"", "\"auto\""]).prop_map(str::to_string),
+                ]
+                .boxed(),
+            ),
+            ("rto_retries", int_in(0..=10)),
+            ("rto_backoff", int_in(1..=16)),
         ]),
         prop_oneof![
             20 => prop::sample::select(vec![
@@ -349,6 +364,147 @@ fn group_and_rpc() -> BoxedStrategy<String> {
     (group, prop::option::weighted(0.6, rpc)).prop_map(|(g, r)| g + &r.unwrap_or_default()).boxed()
 }
 
+/// A port selection of `[[queue]]` and `[output] qlen_ports` (keys inside a table).
+fn port_selection() -> BoxedStrategy<String> {
+    let node = || int_in(0..=12);
+    prop_oneof![
+        4 => prop::sample::select(vec!["bottleneck", "all", "host-facing", "fabric", "bogus"])
+            .prop_map(|a| format!("at = \"{a}\"")),
+        2 => (node(), node()).prop_map(|(a, b)| format!("link = [{a}, {b}]")),
+        2 => (node(), prop::option::of(int_in(0..=8))).prop_map(|(n, p)| match p {
+            Some(p) => format!("switch = {n}, port = {p}"),
+            None => format!("switch = {n}"),
+        }),
+    ]
+    .boxed()
+}
+
+/// `[[queue]]` rules, `[[events]]` (link failures), `[routing]` and `[output]`.
+fn extras() -> BoxedStrategy<String> {
+    let param = prop_oneof![
+        (Just("target"), time()),
+        (Just("interval"), time()),
+        (Just("tupdate"), time()),
+        (Just("step_thresh"), time()),
+        (Just("ce_threshold"), time()),
+        (Just("limit"), int_in(1..=20_000)),
+        (Just("limit_packets"), int_in(1..=20_000)),
+        (Just("limit_bytes"), size()),
+        (Just("memory_limit"), size()),
+        (Just("flows"), int_in(1..=1024)),
+        (Just("quantum"), size()),
+        (Just("mtu"), size()),
+        (Just("kmin"), size()),
+        (Just("kmax"), size()),
+        (Just("pmax"), fraction()),
+        (Just("alpha"), fraction()),
+        (Just("beta"), fraction()),
+        (Just("coupling_factor"), int_in(0..=4)),
+        (Just("drop_batch_size"), int_in(1..=64)),
+        (Just("ecn"), any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        (Just("exact_sqrt"), any::<bool>().prop_map(|b| b.to_string()).boxed()),
+    ];
+    let queue = (
+        port_selection(),
+        prop_oneof![
+            12 => prop::sample::select(vec!["fifo", "red", "codel", "fq_codel", "dualpi2"]),
+            1 => Just("bogus"),
+        ],
+        prop::option::of(prop::collection::vec(int_in(1..=7), 0..3)),
+        prop::collection::vec(param, 0..6),
+        prop::bool::weighted(0.1),
+    )
+        .prop_map(|(at, kind, classes, params, foreign)| {
+            // Mostly the kind's own parameters (so that rules often validate), sometimes any.
+            let own: &[&str] = match kind {
+                "fifo" => &["limit_bytes", "limit_packets"],
+                "red" => &["kmin", "kmax", "pmax", "ecn"],
+                "codel" => {
+                    &["target", "interval", "limit", "mtu", "ecn", "ce_threshold", "exact_sqrt"]
+                }
+                "fq_codel" => &[
+                    "target",
+                    "interval",
+                    "limit",
+                    "mtu",
+                    "ecn",
+                    "ce_threshold",
+                    "exact_sqrt",
+                    "flows",
+                    "quantum",
+                    "memory_limit",
+                    "drop_batch_size",
+                ],
+                "dualpi2" => &[
+                    "limit",
+                    "memory_limit",
+                    "target",
+                    "tupdate",
+                    "alpha",
+                    "beta",
+                    "step_thresh",
+                    "coupling_factor",
+                    "mtu",
+                ],
+                _ => &[],
+            };
+            let params = params.into_iter().filter(|(k, _)| foreign || own.contains(k));
+            let mut q =
+                format!("[[queue]]\n{}\nkind = \"{kind}\"\n", at.replace(", port", "\nport"));
+            if let Some(c) = classes {
+                q += &format!("classes = [{}]\n", c.join(", "));
+            }
+            // A key drawn twice is a TOML error: keep the first.
+            let mut seen = Vec::new();
+            for (k, v) in params {
+                if !seen.contains(&k) {
+                    q += &format!("{k} = {v}\n");
+                    seen.push(k);
+                }
+            }
+            q
+        });
+    let event = (
+        time(),
+        prop_oneof![
+            12 => prop::sample::select(vec!["link-down", "link-up"]),
+            1 => Just("reboot"),
+        ],
+        int_in(0..=12),
+        int_in(0..=12),
+    )
+        .prop_map(|(at, action, a, b)| {
+            format!("[[events]]\nat = {at}\naction = \"{action}\"\nlink = [{a}, {b}]\n")
+        });
+    let qlen_mon = (time(), time(), time(), size()).prop_map(|(start, end, interval, bin)| {
+        format!("{{ start = {start}, end = {end}, interval = {interval}, bin = {bin} }}")
+    });
+    let output = lines(vec![
+        ("pfc_log", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        ("queue_lengths", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        ("qlen_classes", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        ("qlen_mon", qlen_mon.boxed()),
+        ("qlen_ports", port_selection().prop_map(|p| format!("{{ {p} }}")).boxed()),
+    ]);
+    (
+        prop::collection::vec(queue, 0..3),
+        prop::collection::vec(event, 0..3),
+        prop::option::weighted(0.3, time()),
+        prop::option::weighted(0.4, output),
+    )
+        .prop_map(|(queues, events, convergence, output)| {
+            let mut t = queues.concat() + &events.concat();
+            if let Some(c) = convergence {
+                t += &format!("[routing]\nconvergence = {c}\n");
+            }
+            if let Some(o) = output {
+                t += &format!("[output]\n{o}");
+            }
+            t
+        })
+        .boxed()
+}
+
 fn scenario() -> impl Strategy<Value = String> {
     (
         prop::option::weighted(0.8, simulation()),
@@ -356,14 +512,15 @@ fn scenario() -> impl Strategy<Value = String> {
         prop::option::weighted(0.98, flows()),
         prop::option::weighted(0.5, switch_and_nic()),
         prop::option::weighted(0.25, group_and_rpc()),
+        prop::option::weighted(0.4, extras()),
     )
-        .prop_map(|(s, t, f, x, g)| {
+        .prop_map(|(s, t, f, x, g, e)| {
             // Every flow joins the group when there is one.
             let f = match (&g, f) {
                 (Some(_), Some(f)) => Some(f.replacen("[flows]\n", "[flows]\ngroup = \"g\"\n", 1)),
                 (_, f) => f,
             };
-            [s, t, f, x, g].into_iter().flatten().collect::<Vec<_>>().join("\n")
+            [s, t, f, x, g, e].into_iter().flatten().collect::<Vec<_>>().join("\n")
         })
 }
 
@@ -439,6 +596,188 @@ proptest! {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The links of the small leaf-spine of [`small_fabric`]: hosts 0–3, leaves 4–5, spines 6–7.
+const LEAF_SPINE_LINKS: &[(u32, u32)] =
+    &[(0, 4), (1, 4), (2, 5), (3, 5), (4, 6), (4, 7), (5, 6), (5, 7)];
+
+/// A node pair: mostly a link of the small leaf-spine (either way round), else any pair.
+fn small_link() -> BoxedStrategy<String> {
+    prop_oneof![
+        8 => (prop::sample::select(LEAF_SPINE_LINKS), any::<bool>())
+            .prop_map(|((a, b), swap)| if swap { format!("[{b}, {a}]") } else { format!("[{a}, {b}]") }),
+        1 => (int_in(0..=9), int_in(0..=9)).prop_map(|(a, b)| format!("[{a}, {b}]")),
+    ]
+    .boxed()
+}
+
+/// A time within the small fabric's run, or one drawn as in [`time`].
+fn early_time() -> BoxedStrategy<String> {
+    prop_oneof![
+        8 => prop::sample::select(vec!["\"0s\"", "\"1us\"", "\"3us\"", "\"10us\"", "\"25us\"", "\"60us\""])
+            .prop_map(str::to_string),
+        1 => time(),
+    ]
+    .boxed()
+}
+
+/// A valid small leaf-spine (4 hosts, 100 µs) with a few flows, RoCE or TCP, and the extras
+/// drawn mostly valid for it: `[[queue]]` rules, link failures and recoveries, `[routing]`,
+/// the RoCE timeout, the monitors. Most cases run, so the run-time paths of these features see
+/// odd values (a failure at time 0, a CoDel target of 1 ps, a one-packet limit, …).
+fn small_fabric() -> BoxedStrategy<String> {
+    let flow = (
+        0u32..4,
+        1u32..4,
+        prop::sample::select(vec![1u64, 1000, 4000, 100_000, 1_000_000]),
+        early_time(),
+    )
+        .prop_map(|(s, d, size, start)| {
+            let dst = (s + d) % 4;
+            format!("[[flows.list]]\nsrc = {s}\ndst = {dst}\nsize = {size}\nstart = {start}\n")
+        });
+    let queue = (
+        prop_oneof![
+            4 => prop::sample::select(vec!["at = \"bottleneck\"", "at = \"all\"",
+                "at = \"host-facing\"", "at = \"fabric\""]).prop_map(str::to_string),
+            2 => small_link().prop_map(|l| format!("link = {l}")),
+            2 => (4u32..8, prop::option::of(0u32..4)).prop_map(|(n, p)| match p {
+                Some(p) => format!("switch = {n}\nport = {p}"),
+                None => format!("switch = {n}"),
+            }),
+        ],
+        prop::sample::select(vec![
+            "kind = \"fifo\"\nlimit_packets = 1\n",
+            "kind = \"fifo\"\nlimit_bytes = \"3KB\"\n",
+            "kind = \"red\"\nkmin = 0\nkmax = 1\npmax = 1.0\n",
+            "kind = \"red\"\necn = false\nkmin = \"10KB\"\nkmax = \"20KB\"\n",
+            "kind = \"codel\"\ntarget = \"1ps\"\ninterval = \"2ps\"\n",
+            "kind = \"codel\"\ntarget = \"1us\"\ninterval = \"10us\"\nlimit = 2\necn = true\n",
+            "kind = \"codel\"\nce_threshold = \"1ns\"\nexact_sqrt = true\n",
+            "kind = \"fq_codel\"\nflows = 1\nquantum = 1\nmemory_limit = \"2KB\"\n",
+            "kind = \"fq_codel\"\nflows = 65536\ndrop_batch_size = 1\nlimit = 1\n",
+            "kind = \"fq_codel\"\ntarget = \"1us\"\ninterval = \"5us\"\n",
+            "kind = \"dualpi2\"\ntarget = \"1us\"\ntupdate = \"1us\"\nlimit = 3\n",
+            "kind = \"dualpi2\"\nstep_thresh = \"1ps\"\ncoupling_factor = 0\ndrop_early = true\n",
+            "kind = \"dualpi2\"\nmtu = 64\nmemory_limit = \"1KB\"\n",
+        ]),
+        prop::option::of(prop::sample::select(vec!["[3]", "[1, 2, 3]", "[7]"])),
+    )
+        .prop_map(|(at, kind, classes)| {
+            let classes = classes.map_or(String::new(), |c| format!("classes = {c}\n"));
+            format!("[[queue]]\n{at}\n{kind}{classes}")
+        });
+    let event = (early_time(), any::<bool>(), small_link()).prop_map(|(at, down, link)| {
+        let action = if down { "link-down" } else { "link-up" };
+        format!("[[events]]\nat = {at}\naction = \"{action}\"\nlink = {link}\n")
+    });
+    let group = prop::sample::select(vec!["newreno", "cubic", "dctcp", "prague", "hpcc"])
+        .prop_map(|cca| format!("[[group]]\nname = \"g\"\ncca = \"{cca}\"\npg = 2\n"));
+    let nic = lines(vec![
+        (
+            "rto",
+            prop::sample::select(vec!["\"off\"", "\"auto\"", "\"1us\"", "\"20us\""])
+                .prop_map(str::to_string)
+                .boxed(),
+        ),
+        ("rto_retries", int_in(0..=3)),
+        ("rto_backoff", int_in(1..=3)),
+        (
+            "mtu",
+            prop::sample::select(vec!["1", "64", "1000", "9000"]).prop_map(str::to_string).boxed(),
+        ),
+    ]);
+    let switch = lines(vec![
+        ("pfc", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        (
+            "buffer",
+            prop::sample::select(vec!["\"2KB\"", "\"64KB\"", "\"32MiB\""])
+                .prop_map(str::to_string)
+                .boxed(),
+        ),
+    ]);
+    let output = lines(vec![
+        ("pfc_log", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        ("queue_lengths", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        ("qlen_classes", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        (
+            "qlen_mon",
+            prop::sample::select(vec![
+                ("0s", "0s"),
+                ("0s", "100us"),
+                ("10us", "20us"),
+                ("1us", "1s"),
+            ])
+            .prop_map(|(s, e)| format!("{{ start = \"{s}\", end = \"{e}\", interval = \"1us\" }}"))
+            .boxed(),
+        ),
+    ]);
+    (
+        prop::sample::select(vec!["\"10Gbps\"", "\"25Gbps\"", "\"100Gbps\""]),
+        prop::sample::select(vec!["hpcc", "dcqcn", "timely", "dctcp", "none"]),
+        prop::collection::vec(flow, 1..4),
+        prop::option::weighted(0.4, group),
+        prop::collection::vec(queue, 0..3),
+        prop::collection::vec(event, 0..4),
+        prop::option::weighted(0.4, early_time()),
+        (nic, switch, output),
+    )
+        .prop_map(|(rate, cc, flows, group, queues, events, convergence, (nic, switch, output))| {
+            let mut t = format!(
+                "[simulation]\nstop_time = \"100us\"\n[topology]\nkind = \"leaf-spine\"\n\
+                 leaves = 2\nspines = 2\nhosts_per_leaf = 2\nhost_rate = {rate}\n\
+                 delay = \"1us\"\n[cc]\nname = \"{cc}\"\n[flows]\n"
+            );
+            if group.is_some() {
+                t += "group = \"g\"\n";
+            }
+            t += &flows.concat();
+            t += &group.unwrap_or_default();
+            t += &queues.concat();
+            t += &events.concat();
+            if let Some(c) = convergence {
+                t += &format!("[routing]\nconvergence = {c}\n");
+            }
+            t + &format!("[nic]\n{nic}[switch]\n{switch}[output]\n{output}")
+        })
+        .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        // 300 cases by default; `PROPTEST_CASES=N` for a longer search.
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300),
+        max_shrink_iters: 200,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Queue disciplines, link failures, the RoCE timeout and the monitors on a small fabric:
+    /// `Ok` or a located error, and the accepted runs end without a panic, their data bytes
+    /// balanced (sent = delivered + dropped + still in flight).
+    #[test]
+    fn extras_on_a_small_fabric_validate_and_run(text in small_fabric()) {
+        reset_peak_memory();
+        match validate(&Source::new("p.toml", text.clone()), None) {
+            Err(e) => assert_located(&text, &e),
+            Ok(v) => {
+                let r = v.run(1, Vec::new());
+                prop_assert!(r.is_ok(), "{:?}\n{text}", r.err());
+                let out = r.expect("checked");
+                let c = &out.counters;
+                prop_assert_eq!(
+                    c.data_bytes_sent,
+                    c.data_bytes_delivered + c.data_bytes_dropped + out.data_bytes_in_flight,
+                    "data bytes sent = delivered + dropped + in flight:\n{}", text
+                );
+                prop_assert!(c.frames_transmitted >= c.data_packets_sent, "{text}");
+            }
+        }
+        if let Some(m) = peak_memory_mib() {
+            prop_assert!(m < MEMORY_BOUND_MIB, "peak memory {m:.0} MiB:\n{text}");
         }
     }
 }

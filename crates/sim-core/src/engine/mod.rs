@@ -473,6 +473,12 @@ impl<F: CcFactory> Shard<F> {
                 i
             }
             None => {
+                // Indices are `u32`, and `u32::MAX` is `Flight::NONE`: 2^32 - 1 packets at once
+                // (1 TiB of pool) would alias it. Checked only when the pool grows.
+                assert!(
+                    self.pool.len() < Flight::NONE.pkt as usize,
+                    "more than 2^32 - 1 packets in flight or queued in one shard"
+                );
                 self.pool.push(*p);
                 self.flight.push(Flight::NONE);
                 (self.pool.len() - 1) as u32
