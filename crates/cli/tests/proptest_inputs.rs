@@ -17,6 +17,7 @@
 use std::time::{Duration, Instant};
 
 use dcsim_cli::scenario::{validate, Source};
+use dcsim_cli::schemes::Parallelism;
 use dcsim_cli::CliError;
 use dcsim_core::units::Time;
 use proptest::prelude::*;
@@ -674,8 +675,51 @@ fn small_fabric() -> BoxedStrategy<String> {
         let action = if down { "link-down" } else { "link-up" };
         format!("[[events]]\nat = {at}\naction = \"{action}\"\nlink = {link}\n")
     });
-    let group = prop::sample::select(vec!["newreno", "cubic", "dctcp", "prague", "hpcc"])
-        .prop_map(|cca| format!("[[group]]\nname = \"g\"\ncca = \"{cca}\"\npg = 2\n"));
+    let tcp_key = prop::sample::select(vec![
+        "profile = \"dc-newreno\"",
+        "mss = 1",
+        "mss = 100",
+        "iw = 1",
+        "iw = 1000",
+        "sack = false",
+        "recovery = \"newreno\"",
+        "loss_detection = \"dupthresh\"",
+        "dupthresh = 1",
+        "prr = false",
+        "tlp = false",
+        "delack_segments = 1",
+        "delack_timeout = \"1us\"",
+        "quickack = 0",
+        "rto_mode = \"rfc6298\"",
+        "min_rto = \"1us\"",
+        "max_rto = \"1us\"",
+        "initial_rto = \"1us\"",
+        "timer_min = \"0s\"",
+        "pacing = \"on\"",
+        "pacing = \"off\"",
+        "ecn = \"classic\"",
+        "ecn = \"accurate\"",
+        "handshake = true",
+        "abc = 2",
+    ]);
+    let group = (
+        prop::sample::select(vec!["newreno", "cubic", "dctcp", "prague", "hpcc"]),
+        prop::collection::vec(tcp_key, 0..4),
+    )
+        .prop_map(|(cca, keys)| {
+            // A key drawn twice is a TOML error: keep the first.
+            let mut seen: Vec<&str> = Vec::new();
+            for k in keys {
+                let name = k.split(' ').next().unwrap_or(k);
+                if !seen.iter().any(|s| s.split(' ').next() == Some(name)) {
+                    seen.push(k);
+                }
+            }
+            format!(
+                "[[group]]\nname = \"g\"\ncca = \"{cca}\"\npg = 2\ntcp = {{ {} }}\n",
+                seen.join(", ")
+            )
+        });
     let nic = lines(vec![
         (
             "rto",
@@ -757,9 +801,14 @@ proptest! {
 
     /// Queue disciplines, link failures, the RoCE timeout and the monitors on a small fabric:
     /// `Ok` or a located error, and the accepted runs end without a panic, their data bytes
-    /// balanced (sent = delivered + dropped + still in flight).
+    /// balanced (sent = delivered + dropped + still in flight), with the same outputs from
+    /// 2–4 shards on one thread or two as from one shard.
     #[test]
-    fn extras_on_a_small_fabric_validate_and_run(text in small_fabric()) {
+    fn extras_on_a_small_fabric_validate_and_run(
+        text in small_fabric(),
+        threads in 1usize..=2,
+        shards in 2usize..=4,
+    ) {
         reset_peak_memory();
         match validate(&Source::new("p.toml", text.clone()), None) {
             Err(e) => assert_located(&text, &e),
@@ -767,6 +816,16 @@ proptest! {
                 let r = v.run(1, Vec::new());
                 prop_assert!(r.is_ok(), "{:?}\n{text}", r.err());
                 let out = r.expect("checked");
+                // The same outputs from several shards, on one thread or two.
+                let v = validate(&Source::new("p.toml", text.clone()), None).expect("valid again");
+                let parallel = Parallelism { threads, shards, partitioner: Default::default() };
+                let par = v.run_parallel(parallel, Vec::new(), None, None).expect("runs");
+                let what = format!("{shards} shards on {threads} threads:\n{text}");
+                prop_assert_eq!(&par.results, &out.results, "flow results, {}", what);
+                prop_assert_eq!(&par.counters, &out.counters, "counters, {}", what);
+                prop_assert_eq!(&par.summary, &out.summary, "summary, {}", what);
+                prop_assert_eq!(&par.pfc_log, &out.pfc_log, "PFC log, {}", what);
+                prop_assert_eq!(par.data_bytes_in_flight, out.data_bytes_in_flight, "{}", what);
                 let c = &out.counters;
                 prop_assert_eq!(
                     c.data_bytes_sent,

@@ -108,11 +108,13 @@ macro_rules! counters {
 counters! {
     /// Events processed.
     events,
-    /// Data packets transmitted by host NICs (first transmissions and retransmissions).
+    /// Data packets transmitted by host NICs (first transmissions and retransmissions; with a
+    /// TCP handshake, the client's request too).
     data_packets_sent,
-    /// Data payload bytes transmitted by host NICs.
+    /// Data payload bytes transmitted by host NICs (the TCP handshake's requests included).
     data_bytes_sent,
-    /// Data payload bytes received by destination hosts (duplicates included).
+    /// Data payload bytes received by destination hosts (duplicates included; the TCP
+    /// handshake's requests where servers receive them).
     data_bytes_delivered,
     /// Data payload bytes dropped anywhere (MMU, no route, link loss).
     data_bytes_dropped,

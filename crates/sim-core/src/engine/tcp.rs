@@ -387,6 +387,8 @@ impl<F: CcFactory> Shard<F> {
         self.release(pkt);
         let now = self.now;
         if at_sender {
+            // The client's request, if this segment carries it (ACKs carry no payload).
+            self.counters.data_bytes_delivered += u64::from(seg.len);
             if tx_mut(&mut self.tx, flow).ep.is_none() {
                 // The client's SYN: the server opens.
                 self.tcp_open_sender(sh, h, flow);
@@ -437,6 +439,12 @@ impl<F: CcFactory> Shard<F> {
             let Some(seg) = r.ep.as_mut().and_then(|e| e.poll_transmit(now)) else { break };
             if seg.len == 0 && !seg.is_syn() {
                 self.counters.tcp_acks_sent += 1;
+            } else if seg.len > 0 {
+                // The handshake's request: payload like the sender's data (`Packet::is_data`),
+                // counted as sent here and delivered at the server, so that the data bytes
+                // balance when a request is dropped or still on its way.
+                self.counters.data_packets_sent += 1;
+                self.counters.data_bytes_sent += u64::from(seg.len);
             }
             let g = Self::tcp_group(sh, r.group);
             let p = self.segment_packet(sh, flow, &seg, g, false);
