@@ -601,6 +601,11 @@ proptest! {
     }
 }
 
+/// Whether no more queries completed than were submitted.
+fn queries_consistent(c: &dcsim_core::results::Counters) -> bool {
+    c.queries_completed <= c.queries_submitted
+}
+
 /// The links of the small leaf-spine of [`small_fabric`]: hosts 0–3, leaves 4–5, spines 6–7.
 const LEAF_SPINE_LINKS: &[(u32, u32)] =
     &[(0, 4), (1, 4), (2, 5), (3, 5), (4, 6), (4, 7), (5, 6), (5, 7)];
@@ -759,6 +764,30 @@ fn small_fabric() -> BoxedStrategy<String> {
             .boxed(),
         ),
     ]);
+    let rpc = (
+        0u32..2,
+        2u32..4,
+        1u32..=3,
+        prop_oneof![
+            (1u32..=3).prop_map(|n| format!("outstanding = {n}")),
+            prop::sample::select(vec!["load = 0.1", "load = 0.5", "load = 0.95"])
+                .prop_map(str::to_string),
+        ],
+        prop::sample::select(vec!["1", "1000", "\"64KiB\""]),
+        prop::sample::select(vec!["1", "64", "100000"]),
+        prop::sample::select(vec![
+            "",
+            "warmup = \"5us\"\n",
+            "stop = \"20us\"\n",
+            "connection = \"random\"\n",
+        ]),
+    )
+        .prop_map(|(client, server, connections, arrivals, query, response, more)| {
+            format!(
+                "[[rpc]]\nclients = [{client}]\nservers = [{server}]\nconnections = {connections}\n\
+                 {arrivals}\nquery = {query}\nresponse = {response}\n{more}"
+            )
+        });
     (
         prop::sample::select(vec!["\"10Gbps\"", "\"25Gbps\"", "\"100Gbps\""]),
         prop::sample::select(vec!["hpcc", "dcqcn", "timely", "dctcp", "none"]),
@@ -767,26 +796,35 @@ fn small_fabric() -> BoxedStrategy<String> {
         prop::collection::vec(queue, 0..3),
         prop::collection::vec(event, 0..4),
         prop::option::weighted(0.4, early_time()),
-        (nic, switch, output),
+        (nic, switch, output, prop::option::weighted(0.3, rpc)),
     )
-        .prop_map(|(rate, cc, flows, group, queues, events, convergence, (nic, switch, output))| {
-            let mut t = format!(
-                "[simulation]\nstop_time = \"100us\"\n[topology]\nkind = \"leaf-spine\"\n\
+        .prop_map(
+            |(rate, cc, flows, group, queues, events, convergence, (nic, switch, output, rpc))| {
+                let mut t = format!(
+                    "[simulation]\nstop_time = \"100us\"\n[topology]\nkind = \"leaf-spine\"\n\
                  leaves = 2\nspines = 2\nhosts_per_leaf = 2\nhost_rate = {rate}\n\
                  delay = \"1us\"\n[cc]\nname = \"{cc}\"\n[flows]\n"
-            );
-            if group.is_some() {
-                t += "group = \"g\"\n";
-            }
-            t += &flows.concat();
-            t += &group.unwrap_or_default();
-            t += &queues.concat();
-            t += &events.concat();
-            if let Some(c) = convergence {
-                t += &format!("[routing]\nconvergence = {c}\n");
-            }
-            t + &format!("[nic]\n{nic}[switch]\n{switch}[output]\n{output}")
-        })
+                );
+                if group.is_some() {
+                    t += "group = \"g\"\n";
+                }
+                t += &flows.concat();
+                if let Some(r) = rpc {
+                    // Over the group's TCP when there is one, else RoCE queue pairs of `[cc]`.
+                    t += &r;
+                    if group.is_some() {
+                        t += "group = \"g\"\n";
+                    }
+                }
+                t += &group.unwrap_or_default();
+                t += &queues.concat();
+                t += &events.concat();
+                if let Some(c) = convergence {
+                    t += &format!("[routing]\nconvergence = {c}\n");
+                }
+                t + &format!("[nic]\n{nic}[switch]\n{switch}[output]\n{output}")
+            },
+        )
         .boxed()
 }
 
@@ -825,6 +863,8 @@ proptest! {
                 prop_assert_eq!(&par.counters, &out.counters, "counters, {}", what);
                 prop_assert_eq!(&par.summary, &out.summary, "summary, {}", what);
                 prop_assert_eq!(&par.pfc_log, &out.pfc_log, "PFC log, {}", what);
+                prop_assert_eq!(&par.queries, &out.queries, "queries, {}", what);
+                prop_assert!(queries_consistent(&out.counters), "queries completed <= submitted:\n{}", text);
                 prop_assert_eq!(par.data_bytes_in_flight, out.data_bytes_in_flight, "{}", what);
                 let c = &out.counters;
                 prop_assert_eq!(
