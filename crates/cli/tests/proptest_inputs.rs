@@ -741,6 +741,27 @@ fn small_fabric() -> BoxedStrategy<String> {
     ]);
     let switch = lines(vec![
         ("pfc", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        ("ecn", any::<bool>().prop_map(|b| b.to_string()).boxed()),
+        (
+            "reserve",
+            prop::sample::select(vec!["0", "\"64B\"", "\"1MB\""]).prop_map(str::to_string).boxed(),
+        ),
+        ("headroom_bdp_multiple", int_in(0..=3)),
+        (
+            "pfc_alpha",
+            prop::sample::select(vec!["0.001", "0.11", "999.0"]).prop_map(str::to_string).boxed(),
+        ),
+        (
+            "lossy_admission",
+            prop::sample::select(vec![
+                "\"egress\"\negress_cap = \"1B\"",
+                "\"egress\"\negress_alpha = 0.01",
+                "\"egress\"\negress_cap = \"8KB\"\negress_alpha = 999.0",
+                "\"ingress\"",
+            ])
+            .prop_map(str::to_string)
+            .boxed(),
+        ),
         (
             "buffer",
             prop::sample::select(vec!["\"2KB\"", "\"64KB\"", "\"32MiB\""])
@@ -790,20 +811,46 @@ fn small_fabric() -> BoxedStrategy<String> {
         });
     (
         prop::sample::select(vec!["\"10Gbps\"", "\"25Gbps\"", "\"100Gbps\""]),
-        prop::sample::select(vec!["hpcc", "dcqcn", "timely", "dctcp", "none"]),
+        prop::sample::select(vec![
+            "hpcc",
+            "hpcc-pint",
+            "dcqcn",
+            "dcqcn-w",
+            "timely",
+            "timely-w",
+            "dctcp",
+            "none",
+        ]),
         prop::collection::vec(flow, 1..4),
         prop::option::weighted(0.4, group),
         prop::collection::vec(queue, 0..3),
         prop::collection::vec(event, 0..4),
         prop::option::weighted(0.4, early_time()),
-        (nic, switch, output, prop::option::weighted(0.3, rpc)),
+        (
+            nic,
+            switch,
+            output,
+            prop::option::weighted(0.3, rpc),
+            prop::sample::select(vec!["exact", "ns3"]),
+            prop::sample::select(vec!["0", "0.01", "0.3"]),
+        ),
     )
         .prop_map(
-            |(rate, cc, flows, group, queues, events, convergence, (nic, switch, output, rpc))| {
+            |(
+                rate,
+                cc,
+                flows,
+                group,
+                queues,
+                events,
+                convergence,
+                (nic, switch, output, rpc, ser, loss),
+            )| {
                 let mut t = format!(
-                    "[simulation]\nstop_time = \"100us\"\n[topology]\nkind = \"leaf-spine\"\n\
-                 leaves = 2\nspines = 2\nhosts_per_leaf = 2\nhost_rate = {rate}\n\
-                 delay = \"1us\"\n[cc]\nname = \"{cc}\"\n[flows]\n"
+                    "[simulation]\nstop_time = \"100us\"\nserialization = \"{ser}\"\n\
+                     [topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\n\
+                     hosts_per_leaf = 2\nhost_rate = {rate}\ndelay = \"1us\"\n\
+                     error_rate_per_link = {loss}\n[cc]\nname = \"{cc}\"\n[flows]\n"
                 );
                 if group.is_some() {
                     t += "group = \"g\"\n";
