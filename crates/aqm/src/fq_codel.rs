@@ -25,11 +25,16 @@
 //!   0.5–2 KiB more per packet), so its 32 MiB limit binds earlier.
 //! - The CoDel differences listed in [`crate::codel`] (time units) apply.
 //! - `quantum` is used as given (Linux raises values below 256 to 256).
+//! - Linux allocates all `flows` queues when the qdisc is created; here a queue's state is
+//!   created when its first packet arrives (a queue never used is in its initial state, so the
+//!   behaviour is the same), and memory grows with the queues a run uses: a 65 536-queue
+//!   fq_codel on every class of every port of a fabric allocates nothing until traffic comes.
 //! - With `flows = 1` fq_codel is the CoDel of [`crate::codel::CoDel`] exactly, except on overflow:
 //!   `codel` drops the arriving packet (tail drop), fq_codel drops from the head (up to half the
 //!   queue, 64 packets) and raises `count`. Their default limits also differ (1000 vs 10240).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 
@@ -212,6 +217,8 @@ pub fn from_params(p: &Params) -> Result<FqCodelParams, ParamError> {
 /// One flow queue.
 #[derive(Clone, Debug, Default)]
 struct Flow {
+    /// Its queue index (`flow_index`).
+    idx: u32,
     q: VecDeque<Entry>,
     backlog: u64,
     deficit: i64,
@@ -244,10 +251,33 @@ impl Source for FlowSource<'_> {
     }
 }
 
+/// Hashes a queue index (a `u32`) by one multiplication: keys are small distinct integers, and
+/// the table takes its bucket from the low bits and its tag from the high ones.
+#[derive(Clone, Copy, Debug, Default)]
+struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (u64::from(i) ^ self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// fq_codel.
 #[derive(Clone, Debug)]
 pub struct FqCodel {
+    /// The queues used so far, in the order of their first packet.
     flows: Vec<Flow>,
+    /// The slot in `flows` of each queue index used so far.
+    slots: HashMap<u32, u32, BuildHasherDefault<IndexHasher>>,
+    /// Slots in `flows`.
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
     backlog: u64,
@@ -270,7 +300,8 @@ impl FqCodel {
             panic!("invalid fq_codel parameters: {e}");
         }
         FqCodel {
-            flows: vec![Flow::default(); p.flows as usize],
+            flows: Vec::new(),
+            slots: HashMap::default(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
             backlog: 0,
@@ -290,28 +321,40 @@ impl FqCodel {
         ((u64::from(flow) * self.n_flows) >> 32) as usize
     }
 
+    /// The queue `idx`, if it has had a packet.
+    fn flow(&self, idx: usize) -> Option<&Flow> {
+        let slot = *self.slots.get(&u32::try_from(idx).ok()?)?;
+        Some(&self.flows[slot as usize])
+    }
+
     /// The CoDel state of queue `idx`.
     pub fn flow_vars(&self, idx: usize) -> CodelVars {
-        self.flows[idx].vars
+        self.flow(idx).map_or_else(CodelVars::default, |f| f.vars)
     }
 
     /// Bytes held in queue `idx`.
     pub fn flow_backlog(&self, idx: usize) -> u64 {
-        self.flows[idx].backlog
+        self.flow(idx).map_or(0, |f| f.backlog)
     }
 
-    /// Linux `fq_codel_drop`: drops from the head of the fattest queue; `fallback` is the
-    /// arriving packet's queue, used if every queue has zero bytes (zero-size packets).
+    /// How many queues have had a packet (the queues that take memory).
+    pub fn flows_used(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Linux `fq_codel_drop`: drops from the head of the fattest queue (the lowest index on
+    /// ties); `fallback` is the arriving packet's slot, used if every queue has zero bytes
+    /// (zero-size packets).
     fn drop_from_fattest(&mut self, fallback: usize, cx: &mut Ctx<'_>) {
-        let (mut idx, mut max) = (fallback, 0);
+        let (mut slot, mut max) = (fallback, 0);
         for (i, f) in self.flows.iter().enumerate() {
-            if f.backlog > max {
+            if f.backlog > max || (f.backlog == max && max > 0 && f.idx < self.flows[slot].idx) {
                 max = f.backlog;
-                idx = i;
+                slot = i;
             }
         }
         let threshold = max >> 1;
-        let flow = &mut self.flows[idx];
+        let flow = &mut self.flows[slot];
         let (mut len, mut n) = (0u64, 0u32);
         while let Some(e) = flow.q.pop_front() {
             len += u64::from(e.wire);
@@ -330,8 +373,13 @@ impl FqCodel {
 
 impl QueueDisc for FqCodel {
     fn enqueue(&mut self, e: Entry, cx: &mut Ctx<'_>) {
-        let idx = self.flow_index(e.flow);
-        let flow = &mut self.flows[idx];
+        let idx = self.flow_index(e.flow) as u32;
+        let flows = &mut self.flows;
+        let slot = *self.slots.entry(idx).or_insert_with(|| {
+            flows.push(Flow { idx, ..Flow::default() });
+            (flows.len() - 1) as u32
+        }) as usize;
+        let flow = &mut self.flows[slot];
         let w = u64::from(e.wire);
         flow.q.push_back(e);
         flow.backlog += w;
@@ -340,22 +388,22 @@ impl QueueDisc for FqCodel {
         if !flow.on_list {
             flow.on_list = true;
             flow.deficit = self.quantum;
-            self.new_flows.push_back(idx as u32);
+            self.new_flows.push_back(slot as u32);
         }
         if self.len <= self.limit && self.backlog <= self.memory_limit {
             return;
         }
-        self.drop_from_fattest(idx, cx);
+        self.drop_from_fattest(slot, cx);
     }
 
     fn dequeue(&mut self, cx: &mut Ctx<'_>) -> Option<Dequeued> {
         loop {
-            let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
+            let (from_new, slot) = match (self.new_flows.front(), self.old_flows.front()) {
                 (Some(&i), _) => (true, i as usize),
                 (None, Some(&i)) => (false, i as usize),
                 (None, None) => return None,
             };
-            let flow = &mut self.flows[idx];
+            let flow = &mut self.flows[slot];
             if flow.deficit <= 0 {
                 flow.deficit += self.quantum;
                 if from_new {
@@ -363,7 +411,7 @@ impl QueueDisc for FqCodel {
                 } else {
                     self.old_flows.pop_front();
                 }
-                self.old_flows.push_back(idx as u32);
+                self.old_flows.push_back(slot as u32);
                 continue;
             }
             let mut src = FlowSource {
@@ -384,7 +432,7 @@ impl QueueDisc for FqCodel {
                         self.old_flows.pop_front();
                     }
                     if from_new && !self.old_flows.is_empty() {
-                        self.old_flows.push_back(idx as u32);
+                        self.old_flows.push_back(slot as u32);
                     } else {
                         flow.on_list = false;
                     }
@@ -402,7 +450,12 @@ impl QueueDisc for FqCodel {
     }
 
     fn drain_handles(&mut self, out: &mut Vec<u32>) {
-        for f in &mut self.flows {
+        // In queue-index order, as when every queue had its place.
+        let mut order: Vec<(u32, usize)> =
+            self.flows.iter().enumerate().map(|(slot, f)| (f.idx, slot)).collect();
+        order.sort_unstable();
+        for (_, slot) in order {
+            let f = &mut self.flows[slot];
             out.extend(f.q.drain(..).map(|e| e.pkt));
             f.backlog = 0;
             f.on_list = false;

@@ -127,6 +127,43 @@ fn overflow_drops_from_the_fattest_flow() {
 }
 
 /// The memory limit (bytes) triggers the same fattest-flow drop.
+/// Equal backlogs: Linux's scan over the queues in index order keeps the first, the lowest
+/// index, whichever queue filled first (queue state is created on first use, in that order).
+#[test]
+fn overflow_ties_go_to_the_lowest_queue_index() {
+    let mut q = fq(FqCodelParams { limit: 8, ..FqCodelParams::default() });
+    let mut h = Harness::new(0);
+    // Queue 512 (B) first, then queue 0 (A): four packets each.
+    for i in 0..4 {
+        h.enq(&mut q, Time::ZERO, pkt(100 + i, 1000, Ecn::NotEct, B));
+    }
+    for i in 0..4 {
+        h.enq(&mut q, Time::ZERO, pkt(i, 1000, Ecn::NotEct, A));
+    }
+    assert!(h.dropped.is_empty());
+    // A 1000-byte packet of a third queue (1): 9 packets, queues 0 and 512 tie at 4000 bytes.
+    h.enq(&mut q, Time::ZERO, pkt(300, 1000, Ecn::NotEct, 0x0040_0000));
+    let dropped: Vec<u32> = h.dropped.iter().map(|d| d.entry.pkt).collect();
+    assert_eq!(dropped, [0, 1], "half of queue 0's bytes, from its head");
+    assert_eq!((q.flow_backlog(0), q.flow_backlog(512), q.flow_backlog(1)), (2000, 4000, 1000));
+}
+
+/// Queues take memory only once used: 65 536 of them cost nothing until packets come, and
+/// a queue never used reads as empty, in CoDel's initial state.
+#[test]
+fn queues_are_created_by_their_first_packet() {
+    let mut q = fq(FqCodelParams { flows: 65_536, ..FqCodelParams::default() });
+    assert_eq!(q.flows_used(), 0);
+    assert_eq!((q.flow_backlog(7), q.flow_vars(7).count), (0, 0));
+    let mut h = Harness::new(0);
+    for i in 0..10 {
+        h.enq(&mut q, Time::ZERO, pkt(i, 1000, Ecn::NotEct, i << 20));
+    }
+    h.enq(&mut q, Time::ZERO, pkt(10, 1000, Ecn::NotEct, 0));
+    assert_eq!(q.flows_used(), 10, "ten distinct queues");
+    assert_eq!(q.flow_backlog(0), 2000);
+}
+
 #[test]
 fn memory_limit_drops_from_the_fattest_flow() {
     let mut q = fq(FqCodelParams { memory_limit: Bytes(10_000), ..FqCodelParams::default() });

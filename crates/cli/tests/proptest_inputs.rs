@@ -6,7 +6,8 @@
 //! accepted small ones run (with a short stop time) without panicking.
 //!
 //! A second property draws the later sections (`[[queue]]`, `[[events]]`, `[routing]`, the
-//! RoCE `rto`, `[output]`) mostly valid on a small valid leaf-spine, so that most cases run their
+//! RoCE `rto`, `[output]`, `[[rpc]]`, the switch's admission) mostly valid on one of four small
+//! valid fabrics, so that most cases run their
 //! odd values (a link failing at time 0, a CoDel target of 1 ps, a one-packet limit) to the end,
 //! and checks that each run's data bytes balance.
 //!
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 use dcsim_cli::scenario::{validate, Source};
 use dcsim_cli::schemes::Parallelism;
 use dcsim_cli::CliError;
+use dcsim_core::ids::NodeId;
 use dcsim_core::units::Time;
 use proptest::prelude::*;
 
@@ -606,16 +608,47 @@ fn queries_consistent(c: &dcsim_core::results::Counters) -> bool {
     c.queries_completed <= c.queries_submitted
 }
 
-/// The links of the small leaf-spine of [`small_fabric`]: hosts 0–3, leaves 4–5, spines 6–7.
-const LEAF_SPINE_LINKS: &[(u32, u32)] =
-    &[(0, 4), (1, 4), (2, 5), (3, 5), (4, 6), (4, 7), (5, 6), (5, 7)];
+/// A small valid topology of [`small_fabric`]: its `[topology]` keys, and what it has.
+#[derive(Clone, Debug)]
+struct SmallTopology {
+    table: &'static str,
+    hosts: u32,
+    /// Servers of `[[rpc]]` (machines of `nics_per_server` host NICs).
+    servers: u32,
+    switches: Vec<u32>,
+    /// Node pairs, one per link.
+    links: Vec<(u32, u32)>,
+}
 
-/// A node pair: mostly a link of the small leaf-spine (either way round), else any pair.
-fn small_link() -> BoxedStrategy<String> {
+/// A leaf-spine, a k = 4 fat tree, a dumbbell and the two-PoD testbed with dual-homed servers,
+/// each as validation builds it.
+fn small_topologies() -> Vec<SmallTopology> {
+    [
+        ("kind = \"leaf-spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n", 1),
+        ("kind = \"fat-tree\"\nk = 4\n", 1),
+        ("kind = \"dumbbell\"\nleft_hosts = 2\nright_hosts = 2\nbottleneck_rate = \"10Gbps\"\n", 1),
+        ("kind = \"alibaba-2pod\"\nservers = 4\n", 2),
+    ]
+    .into_iter()
+    .map(|(table, nics)| {
+        let text =
+            format!("[topology]\n{table}[flows]\n[[flows.list]]\nsrc = 0\ndst = 2\nsize = 1\n");
+        let v = validate(&Source::new("t.toml", text), None).expect("a valid small topology");
+        let net = &v.net;
+        let hosts = net.hosts().len() as u32;
+        let switches = (0..net.node_count() as u32).filter(|&n| !net.is_host(NodeId(n))).collect();
+        let links = net.links().iter().map(|l| (l.a.0, l.b.0)).collect();
+        SmallTopology { table, hosts, servers: hosts / nics, switches, links }
+    })
+    .collect()
+}
+
+/// A node pair: mostly a link of `links` (either way round), else any pair.
+fn small_link(links: &[(u32, u32)]) -> BoxedStrategy<String> {
     prop_oneof![
-        8 => (prop::sample::select(LEAF_SPINE_LINKS), any::<bool>())
+        8 => (prop::sample::select(links.to_vec()), any::<bool>())
             .prop_map(|((a, b), swap)| if swap { format!("[{b}, {a}]") } else { format!("[{a}, {b}]") }),
-        1 => (int_in(0..=9), int_in(0..=9)).prop_map(|(a, b)| format!("[{a}, {b}]")),
+        1 => (int_in(0..=40), int_in(0..=40)).prop_map(|(a, b)| format!("[{a}, {b}]")),
     ]
     .boxed()
 }
@@ -630,27 +663,33 @@ fn early_time() -> BoxedStrategy<String> {
     .boxed()
 }
 
-/// A valid small leaf-spine (4 hosts, 100 µs) with a few flows, RoCE or TCP, and the extras
-/// drawn mostly valid for it: `[[queue]]` rules, link failures and recoveries, `[routing]`,
-/// the RoCE timeout, the monitors. Most cases run, so the run-time paths of these features see
-/// odd values (a failure at time 0, a CoDel target of 1 ps, a one-packet limit, …).
+/// A valid small fabric (one of [`small_topologies`], 100 µs) with a few flows, RoCE or TCP,
+/// and the extras drawn mostly valid for it: `[[queue]]` rules, link failures and recoveries,
+/// `[routing]`, the RoCE timeout, the monitors, the switch's admission, `[[rpc]]`
+/// applications. Most cases run, so the run-time paths of these features see odd values (a
+/// failure at time 0, a CoDel target of 1 ps, a one-packet limit, …).
 fn small_fabric() -> BoxedStrategy<String> {
+    prop::sample::select(small_topologies()).prop_flat_map(|t| fabric_on(&t)).boxed()
+}
+
+fn fabric_on(topo: &SmallTopology) -> BoxedStrategy<String> {
+    let (hosts, servers, table) = (topo.hosts, topo.servers, topo.table);
     let flow = (
-        0u32..4,
-        1u32..4,
+        0..hosts,
+        1..hosts,
         prop::sample::select(vec![1u64, 1000, 4000, 100_000, 1_000_000]),
         early_time(),
     )
-        .prop_map(|(s, d, size, start)| {
-            let dst = (s + d) % 4;
+        .prop_map(move |(s, d, size, start)| {
+            let dst = (s + d) % hosts;
             format!("[[flows.list]]\nsrc = {s}\ndst = {dst}\nsize = {size}\nstart = {start}\n")
         });
     let queue = (
         prop_oneof![
             4 => prop::sample::select(vec!["at = \"bottleneck\"", "at = \"all\"",
                 "at = \"host-facing\"", "at = \"fabric\""]).prop_map(str::to_string),
-            2 => small_link().prop_map(|l| format!("link = {l}")),
-            2 => (4u32..8, prop::option::of(0u32..4)).prop_map(|(n, p)| match p {
+            2 => small_link(&topo.links).prop_map(|l| format!("link = {l}")),
+            2 => (prop::sample::select(topo.switches.clone()), prop::option::of(0u32..5)).prop_map(|(n, p)| match p {
                 Some(p) => format!("switch = {n}\nport = {p}"),
                 None => format!("switch = {n}"),
             }),
@@ -676,10 +715,11 @@ fn small_fabric() -> BoxedStrategy<String> {
             let classes = classes.map_or(String::new(), |c| format!("classes = {c}\n"));
             format!("[[queue]]\n{at}\n{kind}{classes}")
         });
-    let event = (early_time(), any::<bool>(), small_link()).prop_map(|(at, down, link)| {
-        let action = if down { "link-down" } else { "link-up" };
-        format!("[[events]]\nat = {at}\naction = \"{action}\"\nlink = {link}\n")
-    });
+    let event =
+        (early_time(), any::<bool>(), small_link(&topo.links)).prop_map(|(at, down, link)| {
+            let action = if down { "link-down" } else { "link-up" };
+            format!("[[events]]\nat = {at}\naction = \"{action}\"\nlink = {link}\n")
+        });
     let tcp_key = prop::sample::select(vec![
         "profile = \"dc-newreno\"",
         "mss = 1",
@@ -786,8 +826,8 @@ fn small_fabric() -> BoxedStrategy<String> {
         ),
     ]);
     let rpc = (
-        0u32..2,
-        2u32..4,
+        0..servers,
+        1..servers,
         1u32..=3,
         prop_oneof![
             (1u32..=3).prop_map(|n| format!("outstanding = {n}")),
@@ -803,7 +843,8 @@ fn small_fabric() -> BoxedStrategy<String> {
             "connection = \"random\"\n",
         ]),
     )
-        .prop_map(|(client, server, connections, arrivals, query, response, more)| {
+        .prop_map(move |(client, d, connections, arrivals, query, response, more)| {
+            let server = (client + d) % servers;
             format!(
                 "[[rpc]]\nclients = [{client}]\nservers = [{server}]\nconnections = {connections}\n\
                  {arrivals}\nquery = {query}\nresponse = {response}\n{more}"
@@ -836,7 +877,7 @@ fn small_fabric() -> BoxedStrategy<String> {
         ),
     )
         .prop_map(
-            |(
+            move |(
                 rate,
                 cc,
                 flows,
@@ -848,8 +889,7 @@ fn small_fabric() -> BoxedStrategy<String> {
             )| {
                 let mut t = format!(
                     "[simulation]\nstop_time = \"100us\"\nserialization = \"{ser}\"\n\
-                     [topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\n\
-                     hosts_per_leaf = 2\nhost_rate = {rate}\ndelay = \"1us\"\n\
+                     [topology]\n{table}host_rate = {rate}\ndelay = \"1us\"\n\
                      error_rate_per_link = {loss}\n[cc]\nname = \"{cc}\"\n[flows]\n"
                 );
                 if group.is_some() {
