@@ -8,6 +8,10 @@ use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
+mod common;
+
+use common::NS3_CONFIG;
+
 /// A small valid scenario: 2 leaves x 1 spine x 4 hosts (hosts 0..7, leaves 8 and 9, spine
 /// 10), two flows. Line numbers matter: tests point at them.
 const BASE: &str = r#"[simulation]
@@ -997,56 +1001,6 @@ fn import_ns3_converts_every_calibration_config() {
     let timely_w = read(&c.path("scenarios/timely-w.toml"));
     assert_has(&timely_w, &["window = \"variable\"", "ack_high_prio = true", "t_high = \"500us\""]);
 }
-
-/// A reference-style config next to its topology and flow files.
-const NS3_CONFIG: &str = "ENABLE_QCN 1
-USE_DYNAMIC_PFC_THRESHOLD 1
-PACKET_PAYLOAD_SIZE 1000
-TOPOLOGY_FILE topo.txt
-FLOW_FILE flow.txt
-TRACE_FILE trace.txt
-TRACE_OUTPUT_FILE mix.tr
-FCT_OUTPUT_FILE fct.txt
-PFC_OUTPUT_FILE pfc.txt
-SIMULATOR_STOP_TIME 2.01
-CC_MODE 1
-ALPHA_RESUME_INTERVAL 1
-RATE_DECREASE_INTERVAL 4
-CLAMP_TARGET_RATE 0
-RP_TIMER 300.7
-EWMA_GAIN 0.00390625
-FAST_RECOVERY_TIMES 1
-RATE_AI 20Mb/s
-RATE_HAI 200Mb/s
-MIN_RATE 1000Mb/s
-DCTCP_RATE_AI 1000Mb/s
-ERROR_RATE_PER_LINK 0.0000
-L2_CHUNK_SIZE 4000
-L2_ACK_INTERVAL 1
-L2_BACK_TO_ZERO 0
-HAS_WIN 0
-GLOBAL_T 1
-VAR_WIN 0
-FAST_REACT 0
-U_TARGET 0.95
-MI_THRESH 0
-INT_MULTI 1
-MULTI_RATE 0
-SAMPLE_FEEDBACK 0
-PINT_LOG_BASE 1.05
-PINT_PROB 1.0
-RATE_BOUND 1
-ACK_HIGH_PRIO 1
-LINK_DOWN 0 0 0
-ENABLE_TRACE 0
-KMAX_MAP 1 100000000000 1600
-KMIN_MAP 1 100000000000 400
-PMAX_MAP 1 100000000000 0.20
-BUFFER_SIZE 32
-QLEN_MON_FILE qlen.txt
-QLEN_MON_START 2000000000
-QLEN_MON_END 3000000000
-";
 
 /// Writes `ref/config.txt` (NS3_CONFIG with `edits`), `ref/topo.txt` (three hosts on one
 /// switch) and `ref/flow.txt` (two flows to host 2).

@@ -16,6 +16,10 @@ use dcsim_cli::CliError;
 use dcsim_core::units::Time;
 use proptest::prelude::*;
 
+mod common;
+
+use common::{peak_memory_mib, reset_peak_memory, NS3_CONFIG};
+
 /// How long one case may take (a debug build on a loaded machine).
 const CASE_BOUND: Duration = Duration::from_secs(30);
 /// The peak resident memory the whole test may reach, MiB.
@@ -47,56 +51,6 @@ const CDF: &str = "0 0
 100000 80
 1000000 95
 3000000 100
-";
-
-/// A reference config (the calibration's keys) over `topo.txt` and `flow.txt`.
-const CONFIG: &str = "ENABLE_QCN 1
-USE_DYNAMIC_PFC_THRESHOLD 1
-PACKET_PAYLOAD_SIZE 1000
-TOPOLOGY_FILE topo.txt
-FLOW_FILE flow.txt
-TRACE_FILE trace.txt
-TRACE_OUTPUT_FILE mix.tr
-FCT_OUTPUT_FILE fct.txt
-PFC_OUTPUT_FILE pfc.txt
-SIMULATOR_STOP_TIME 0.00003
-CC_MODE 3
-ALPHA_RESUME_INTERVAL 1
-RATE_DECREASE_INTERVAL 4
-CLAMP_TARGET_RATE 0
-RP_TIMER 300
-EWMA_GAIN 0.00390625
-FAST_RECOVERY_TIMES 1
-RATE_AI 50Mb/s
-RATE_HAI 50Mb/s
-MIN_RATE 1000Mb/s
-DCTCP_RATE_AI 1000Mb/s
-ERROR_RATE_PER_LINK 0.0000
-L2_CHUNK_SIZE 4000
-L2_ACK_INTERVAL 1
-L2_BACK_TO_ZERO 0
-HAS_WIN 1
-GLOBAL_T 1
-VAR_WIN 1
-FAST_REACT 1
-U_TARGET 0.95
-MI_THRESH 0
-INT_MULTI 4
-MULTI_RATE 0
-SAMPLE_FEEDBACK 0
-PINT_LOG_BASE 1.05
-PINT_PROB 1.0
-RATE_BOUND 1
-ACK_HIGH_PRIO 0
-LINK_DOWN 0 0 0
-ENABLE_TRACE 0
-KMAX_MAP 2 100000000000 1600 400000000000 6400
-KMIN_MAP 2 100000000000 400 400000000000 1600
-PMAX_MAP 2 100000000000 0.20 400000000000 0.20
-BUFFER_SIZE 32
-QLEN_MON_FILE qlen.txt
-QLEN_MON_START 9000000000
-QLEN_MON_END 9000000000
 ";
 
 /// `dcsim run`'s `fct.csv` (what `analyze` and `compare-ns3` read).
@@ -266,18 +220,6 @@ fn mutate(text: &str, edits: &[Edit]) -> String {
     join(&lines).join("\n") + "\n"
 }
 
-/// Resets this process's peak resident memory (see `proptest_inputs.rs`).
-fn reset_peak_memory() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// Peak resident memory of this process (Linux `VmHWM`), MiB.
-fn peak_memory_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
-}
-
 /// Whether `e` is one line that starts with one of `files` (the file it blames).
 fn assert_names_a_file(e: &CliError, files: &[PathBuf], inputs: &str) {
     let msg = e.to_string();
@@ -384,7 +326,9 @@ proptest! {
     #[test]
     fn ns3_configs(config_edits in edits()) {
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let config = mutate(CONFIG, &config_edits);
+        // The shared reference config (over `topo.txt` and `flow.txt`), stopping 30 us in.
+        let config = NS3_CONFIG.replace("SIMULATOR_STOP_TIME 2.01", "SIMULATOR_STOP_TIME 0.00003");
+        let config = mutate(&config, &config_edits);
         let (config_path, out) = (dir.path().join("config.txt"), dir.path().join("s.toml"));
         std::fs::write(&config_path, &config).expect("write");
         std::fs::write(dir.path().join("topo.txt"), TOPOLOGY).expect("write");

@@ -24,6 +24,10 @@ use dcsim_core::ids::NodeId;
 use dcsim_core::units::Time;
 use proptest::prelude::*;
 
+mod common;
+
+use common::{peak_memory_mib, reset_peak_memory};
+
 /// How long one validation may take (a debug build on a loaded machine).
 const VALIDATE_BOUND: Duration = Duration::from_secs(20);
 /// The peak resident memory the whole test may reach, MiB.
@@ -525,22 +529,6 @@ fn scenario() -> impl Strategy<Value = String> {
             };
             [s, t, f, x, g, e].into_iter().flatten().collect::<Vec<_>>().join("\n")
         })
-}
-
-/// Resets this process's peak resident memory to its current size (Linux: "5" into
-/// `/proc/self/clear_refs`), so that [`peak_memory_mib`] tells what one case took, and a case
-/// that fails on memory shrinks to its cause: without it the peak stays at its highest over all
-/// earlier cases, and a CI run failed with "peak memory 8866 MiB" and a shrunk input of "".
-/// Best effort: where the file is absent or not writable the peak is the process's.
-fn reset_peak_memory() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// Peak resident memory of this process (Linux `VmHWM`), MiB.
-fn peak_memory_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
 }
 
 /// Whether `e` is located: in the scenario (`p.toml:LINE:COL: ...`, or `p.toml: ...` for what
