@@ -7,9 +7,12 @@
 //!
 //! A second property draws the later sections (`[[queue]]`, `[[events]]`, `[routing]`, the
 //! RoCE `rto`, `[output]`, `[[rpc]]`, the switch's admission) mostly valid on one of four small
-//! valid fabrics, so that most cases run their
-//! odd values (a link failing at time 0, a CoDel target of 1 ps, a one-packet limit) to the end,
-//! and checks that each run's data bytes balance.
+//! valid fabrics, so that most cases run their odd values (a link failing at time 0, a CoDel
+//! target of 1 ps, a one-packet limit) to the end. It checks that each run's data bytes balance
+//! and that its outputs do not depend on the shards and threads.
+//!
+//! A third property runs `dcsim sweep` on drawn sweep files (axes, `[set]`, `lines`, `buckets`)
+//! over a small base.
 //!
 //! Every generated `[flows]` sets `max_flows` (drawn from 1..=20 000 or out of range) so that
 //! a case never generates millions of flows: the default limit's behaviour is covered by
@@ -952,6 +955,178 @@ proptest! {
         }
         if let Some(m) = peak_memory_mib() {
             prop_assert!(m < MEMORY_BOUND_MIB, "peak memory {m:.0} MiB:\n{text}");
+        }
+    }
+}
+
+/// A value of a sweep axis or `[set]` key: mostly valid for `key`, else drawn as in the
+/// scenario property.
+fn sweep_value(key: &'static str) -> BoxedStrategy<String> {
+    match key {
+        "scheme" => prop::sample::select(vec![
+            "\"hpcc\"",
+            "\"dcqcn\"",
+            "\"timely-w\"",
+            "\"none\"",
+            "{ name = \"hpcc\", eta = 0.99 }",
+            "{ name = \"dctcp\", eta = 0.5 }",
+            "\"bogus\"",
+            "{ eta = 1 }",
+            "3",
+        ])
+        .prop_map(str::to_string)
+        .boxed(),
+        "workload" => {
+            prop::sample::select(vec!["\"websearch\"", "\"hadoop\"", "\"nope.txt\"", "1"])
+                .prop_map(str::to_string)
+                .boxed()
+        }
+        "load" => fraction(),
+        "seed" => int_in(0..=5),
+        "variant" => prop::sample::select(vec![
+            "{ name = \"small\", \"switch.buffer\" = \"64KB\" }",
+            "{ name = \"lossy\", \"switch.pfc\" = false, \"cc.name\" = \"none\" }",
+            "{ \"switch.pfc\" = false }",
+            "{ name = \"x\", \"no.such\" = 1 }",
+            "{ name = \"\" }",
+        ])
+        .prop_map(str::to_string)
+        .boxed(),
+        "\"switch.buffer\"" | "\"nic.mtu\"" => size(),
+        "\"simulation.stop_time\"" | "\"flows.workload.duration\"" => time(),
+        "\"topology.host_rate\"" => rate(),
+        "\"topology.leaves\"" => count().boxed(),
+        "\"cc.eta\"" => fraction(),
+        _ => prop_oneof![time(), size(), fraction(), int_in(0..=5)].boxed(),
+    }
+}
+
+/// A sweep file over a small valid base: one to three axes (known ones, dotted paths and bogus
+/// keys) with one to three values each, sometimes a `[set]`, `lines` and `buckets`.
+fn sweep_file() -> BoxedStrategy<String> {
+    let key = prop::sample::select(vec![
+        "scheme",
+        "workload",
+        "load",
+        "seed",
+        "variant",
+        "\"switch.buffer\"",
+        "\"nic.mtu\"",
+        "\"simulation.stop_time\"",
+        "\"flows.workload.duration\"",
+        "\"topology.host_rate\"",
+        "\"topology.leaves\"",
+        "\"cc.eta\"",
+    ]);
+    let key = prop_oneof![
+        12 => key,
+        1 => prop::sample::select(vec!["\"no.such\"", "\"simulation\"", "bogus"]),
+    ];
+    let axis = key.prop_flat_map(|k| {
+        prop::collection::vec(sweep_value(k), 1..=3).prop_map(move |v| (k, v.join(", ")))
+    });
+    let set = key_value_set();
+    (
+        prop::collection::vec(axis, 1..=3),
+        prop::option::weighted(0.3, set),
+        prop::option::of(prop::sample::select(vec![
+            "lines = [\"scheme\"]",
+            "lines = [\"load\", \"seed\"]",
+            "lines = [\"nope\"]",
+            "buckets = \"quantile:1\"",
+            "buckets = \"sizes:10K,100K\"",
+            "buckets = \"bogus\"",
+        ])),
+    )
+        .prop_map(|(axes, set, extra)| {
+            let mut t = format!("base = \"base.toml\"\n{}\n", extra.unwrap_or_default());
+            if let Some((k, v)) = set {
+                t += &format!("[set]\n{k} = {v}\n");
+            }
+            t += "[axes]\n";
+            let mut seen = Vec::new();
+            for (k, v) in axes {
+                // A key written twice is a TOML error: keep the first.
+                if !seen.contains(&k) {
+                    seen.push(k);
+                    t += &format!("{k} = [{v}]\n");
+                }
+            }
+            t
+        })
+        .boxed()
+}
+
+/// One `[set]` entry.
+fn key_value_set() -> BoxedStrategy<(&'static str, String)> {
+    prop::sample::select(vec![
+        "\"switch.buffer\"",
+        "\"simulation.stop_time\"",
+        "\"cc.eta\"",
+        "load",
+    ])
+    .prop_flat_map(|k| sweep_value(k).prop_map(move |v| (k, v)))
+    .boxed()
+}
+
+/// The base of [`sweep_file`]: a leaf-spine with 1 ms of web search arrivals, run for 40 µs.
+const SWEEP_BASE: &str = "[simulation]\nstop_time = \"40us\"\n[topology]\nkind = \"leaf-spine\"\n\
+leaves = 2\nspines = 2\nhosts_per_leaf = 2\n[flows]\nmax_flows = 1000\n\
+workload = { cdf = \"websearch\", load = 0.3, duration = \"1ms\" }\n[cc]\nname = \"hpcc\"\n";
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        // 64 cases by default (each runs the binary); `PROPTEST_CASES=N` for a longer search.
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
+        max_shrink_iters: 100,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// `dcsim sweep --dry-run` on drawn sweep files: exit 0, or 2 with one error line that names
+    /// the sweep file (its own errors located, a cell's naming the cell) or the base; never a
+    /// panic. Accepted sweeps of at most four cells also run.
+    #[test]
+    fn sweep_files_validate_and_small_sweeps_run(sweep in sweep_file()) {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        std::fs::write(dir.path().join("base.toml"), SWEEP_BASE).expect("write");
+        let file = dir.path().join("sweep.toml");
+        std::fs::write(&file, &sweep).expect("write");
+        let run = |extra: &[&str]| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_dcsim"))
+                .arg("sweep")
+                .arg(&file)
+                .args(extra)
+                .arg("--out")
+                .arg(dir.path().join("out"))
+                .output()
+                .expect("dcsim runs");
+            (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(),
+             String::from_utf8_lossy(&out.stderr).into_owned())
+        };
+        let (code, stdout, stderr) = run(&["--dry-run"]);
+        prop_assert!(!stderr.contains("panicked"), "{stderr}\n{sweep}");
+        match code {
+            Some(0) => {
+                let cells = stdout.lines().filter(|l| l.starts_with("  [")).count();
+                if cells <= 4 {
+                    let (code, _, stderr) = run(&["--jobs", "1"]);
+                    prop_assert!(matches!(code, Some(0 | 2)) && !stderr.contains("panicked"),
+                        "{code:?}: {stderr}\n{sweep}");
+                }
+            }
+            Some(2) => {
+                let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+                prop_assert_eq!(errors.len(), 1, "{}\n{}", stderr, sweep);
+                let file_name = file.display().to_string();
+                let base_name = dir.path().join("base.toml").display().to_string();
+                prop_assert!(
+                    errors[0].starts_with(&format!("error: {file_name}"))
+                        || errors[0].starts_with(&format!("error: {base_name}")),
+                    "an error that names neither file: {}\n{}", errors[0], sweep
+                );
+            }
+            other => prop_assert!(false, "exit {other:?}: {stderr}\n{sweep}"),
         }
     }
 }
