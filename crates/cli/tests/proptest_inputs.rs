@@ -942,6 +942,9 @@ proptest! {
                 prop_assert_eq!(&par.summary, &out.summary, "summary, {}", what);
                 prop_assert_eq!(&par.pfc_log, &out.pfc_log, "PFC log, {}", what);
                 prop_assert_eq!(&par.queries, &out.queries, "queries, {}", what);
+                prop_assert_eq!(&par.queues, &out.queues, "queue lengths, {}", what);
+                prop_assert_eq!(&par.class_queues, &out.class_queues, "class queues, {}", what);
+                prop_assert_eq!(&par.samples, &out.samples, "qlen_mon samples, {}", what);
                 prop_assert!(queries_consistent(&out.counters), "queries completed <= submitted:\n{}", text);
                 prop_assert_eq!(par.data_bytes_in_flight, out.data_bytes_in_flight, "{}", what);
                 let c = &out.counters;
