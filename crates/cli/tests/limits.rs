@@ -463,24 +463,27 @@ fn buffer_smaller_than_a_frame_and_the_headroom() {
 
 #[test]
 fn threads_beyond_the_shards_and_a_short_lookahead() {
+    // Two leaves and a spine: three switches, so at most three shards.
     let s = scenario("", ONE_FLOW);
     assert_has(
         &run_warns(&s, &["--threads", "1000"]),
-        &["warning: s.toml: --threads 1000: the network splits into at most 2 shards (a shard \
-           is a switch with its hosts, or several), so the run uses 2 threads"],
+        &["warning: s.toml: --threads 1000: the network splits into at most 3 shards (one \
+           switch with its hosts each, or several), so the run uses at most 3 threads"],
     );
-    // Two threads ask for four shards by default; only two can be made, but each thread still
-    // has one: nothing to warn about.
+    // Two threads ask for four shards by default; only three can be made, but each thread
+    // still has one: nothing to warn about.
     assert!(run_warns(&s, &["--threads", "2"]).is_empty());
     assert_has(
         &run_warns(&s, &["--shards", "5"]),
-        &["warning: s.toml: --shards 5: the network splits into at most 2 shards (a shard \
-           is a switch with its hosts, or several), so the run uses 2 shards"],
+        &["warning: s.toml: --shards 5: the network splits into at most 3 shards (one switch \
+           with its hosts each, or several), so the run uses at most 3 shards"],
     );
+    // Three shards can be made (the warning said two until 2026-11-26, for a run of three).
+    assert!(run_warns(&s, &["--shards", "3"]).is_empty());
     assert_has(
         &run_warns(&s, &["--shards", "2", "--threads", "3"]),
-        &["warning: s.toml: --threads 3: the run has 2 shards and uses at most one thread per \
-           shard, so it uses 2 threads"],
+        &["warning: s.toml: --threads 3: the run has at most 2 shards and uses at most one \
+           thread per shard, so it uses at most 2 threads"],
     );
     assert!(run_warns(&s, &["--shards", "2"]).is_empty());
     let short = scenario("delay = \"10ns\"", ONE_FLOW);

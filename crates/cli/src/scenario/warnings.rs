@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use dcsim_core::config::{FlowSpec, SimConfig};
 use dcsim_core::ids::NodeId;
-use dcsim_core::network::{Network, RoutingTable};
+use dcsim_core::network::{Network, NodeKind, RoutingTable};
 use dcsim_core::units::{BitsPerSec, Duration, PS_PER_NS};
 use dcsim_core::Partition;
 
@@ -402,32 +402,39 @@ pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize
         return out;
     }
     let warn = |message: String| Warning { file: v.path.clone(), at: None, message };
-    // Every partitioner but round robin makes the same units (racks, switches without hosts)
-    // and cuts only switch-to-switch links: by rack gives their shard count and lookahead.
-    let part = Partition::by_rack(&v.net, asked);
-    let got = part.shards();
+    // The run's partitioner (`Partitioner::Cut`) builds its shards of units, each a switch with
+    // the hosts on it, one unit per shard while shards are empty, and cuts only
+    // switch-to-switch links: at most one shard per switch. (The rack partitioner, which this
+    // used to ask, deals switches without hosts onto the racks' shards, and so undercounted:
+    // "at most 2 shards" for a run of 3.)
+    let switches = v.net.kinds().iter().filter(|k| **k == NodeKind::Switch).count().max(1);
+    let got = asked.min(switches);
     // Asked for shards: told when they cannot all be made. Asked for threads only: told when
     // there are fewer shards than threads (the default's extra shards are best effort).
     let (flag, n, what) = match shards {
         Some(s) => ("--shards", s, "shard"),
         None => ("--threads", threads, "thread"),
     };
+    let s = |k: usize| if k == 1 { "" } else { "s" };
     if got < n {
         out.push(warn(format!(
-            "{flag} {n}: the network splits into at most {got} shard{} (a \
-             shard is a switch with its hosts, or several), so the run uses {got} {what}{}",
-            if got == 1 { "" } else { "s" },
-            if got == 1 { "" } else { "s" },
+            "{flag} {n}: the network splits into at most {got} shard{} (one switch with its \
+             hosts each, or several), so the run uses at most {got} {what}{}",
+            s(got),
+            s(got),
         )));
     }
     if shards.is_some() && threads > got {
         out.push(warn(format!(
-            "--threads {threads}: the run has {got} shard{} and uses at most one thread per \
-             shard, so it uses {got} thread{}",
-            if got == 1 { "" } else { "s" },
-            if got == 1 { "" } else { "s" },
+            "--threads {threads}: the run has at most {got} shard{} and uses at most one thread \
+             per shard, so it uses at most {got} thread{}",
+            s(got),
+            s(got),
         )));
     }
+    // For the lookahead heuristic, the racks' partition: every partitioner but round robin
+    // cuts only switch-to-switch links, so its shortest cut link is a fair guess.
+    let part = Partition::by_rack(&v.net, got);
     if threads <= 1 {
         return out;
     }
