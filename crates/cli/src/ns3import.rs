@@ -192,7 +192,13 @@ pub fn parse_entries(text: &str) -> Result<Vec<Entry>, (usize, String)> {
                 match toks.next() {
                     Some((_, t)) => values.push(t.to_string()),
                     None => {
-                        let written: String = values.iter().map(|v| format!(" {v}")).collect();
+                        // What the key has, shortened: a count far too large takes the rest
+                        // of the file.
+                        let mut written: String =
+                            values.iter().take(8).map(|v| format!(" {v}")).collect();
+                        if values.len() > 8 {
+                            written += &format!(" … ({} values)", values.len());
+                        }
                         return Err((
                             line,
                             format!(
@@ -211,7 +217,13 @@ pub fn parse_entries(text: &str) -> Result<Vec<Entry>, (usize, String)> {
                 let n: usize = values[0].parse().map_err(|_| {
                     (line, format!("{key}: the entry count `{}` is not a number", values[0]))
                 })?;
-                take(2 * n, &mut values)?;
+                let Some(pairs) = n.checked_mul(2) else {
+                    return Err((
+                        line,
+                        format!("{key}: the entry count `{}` is too large", values[0]),
+                    ));
+                };
+                take(pairs, &mut values)?;
             }
         }
         entries.push(Entry { key: key.to_string(), line, values });
@@ -1167,5 +1179,20 @@ mod tests {
         assert!(err.1.contains("LINK_DOWN needs more values"), "{}", err.1);
         let err = parse_entries("PMAX_MAP x").unwrap_err();
         assert!(err.1.contains("entry count `x`"), "{}", err.1);
+        // Twice the largest count overflows: an error, not an overflow (found by the file
+        // property test, in a debug build).
+        let err = parse_entries("KMAX_MAP 18446744073709551615 1 2").unwrap_err();
+        assert_eq!(
+            err,
+            (1, "KMAX_MAP: the entry count `18446744073709551615` is too large".into())
+        );
+        // A count far beyond the file: the values shown are shortened.
+        let long = format!("KMIN_MAP 1000000 {}", "7 ".repeat(20));
+        let err = parse_entries(&long).unwrap_err();
+        assert!(
+            err.1.ends_with("the file ends after `KMIN_MAP 1000000 7 7 7 7 7 7 7 … (21 values)`"),
+            "{}",
+            err.1
+        );
     }
 }
