@@ -426,6 +426,13 @@ impl<'a> Config<'a> {
                      spec §0), which makes its timer re-fire at the same instant forever (spec §4.3)"
                     .into());
             }
+            let limit_us = dcsim_core::units::TIME_LIMIT.as_ps() / PS_PER_US;
+            if us > limit_us as f64 {
+                return Err(format!(
+                    "{us} µs is above the longest time supported, {}",
+                    dcsim_core::units::TIME_LIMIT_TEXT
+                ));
+            }
             let remark = (us != v).then(|| format!("truncated to {us} µs as the reference does"));
             Ok((Duration::from_us(us as u64), remark))
         })
@@ -1186,6 +1193,27 @@ mod tests {
             err,
             (1, "KMAX_MAP: the entry count `18446744073709551615` is too large".into())
         );
+        // A timer beyond the longest time: an error (from_us overflowed, found by the file
+        // property test with overflow checks on).
+        let mut c = Config {
+            file: Path::new("c.txt"),
+            entries: parse_entries("RP_TIMER 1e308\nRATE_DECREASE_INTERVAL 4611686018427\n")
+                .unwrap(),
+            used: vec![false; 2],
+            notes: Vec::new(),
+        };
+        let Err(e) = c.micros("RP_TIMER", Absent::Default(300), "") else {
+            panic!("1e308 us accepted")
+        };
+        let e = e.to_string();
+        assert!(
+            e.contains("c.txt:1: RP_TIMER 1e308: ") && e.contains("above the longest time"),
+            "{e}"
+        );
+        let Ok(ok) = c.micros("RATE_DECREASE_INTERVAL", Absent::Default(4), "") else {
+            panic!("the longest time refused")
+        };
+        assert_eq!(ok.value, Duration::from_us(4_611_686_018_427));
         // A count far beyond the file: the values shown are shortened.
         let long = format!("KMIN_MAP 1000000 {}", "7 ".repeat(20));
         let err = parse_entries(&long).unwrap_err();

@@ -919,7 +919,8 @@ fn qlen_mon(
         Some(q) => src.size(q, &f("bin"), Zero::Rejected)?.0,
         None => 1000,
     };
-    let bins = cfg.switch.buffer.0 / bin + 1;
+    // Saturating: a buffer of u64::MAX bytes in 1-byte bins wrapped to 0 bins.
+    let bins = (cfg.switch.buffer.0 / bin).saturating_add(1);
     if bins > MAX_SAMPLER_BINS {
         let at = r.bin.as_ref().map_or(m.span(), |q| q.span());
         return Err(src.error(

@@ -597,3 +597,21 @@ fn ns3_frames_that_take_no_time() {
     let o = run_bounded(&c, &["run", "s.toml", "--out", "out"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `qlen_mon`'s bins per port with the largest buffer in 1-byte bins: refused; the count wrapped
+/// to 0 bins, which the check let through (found by the input property test with overflow
+/// checks on).
+#[test]
+fn queue_monitor_bins_of_the_largest_buffer() {
+    let e = rejected(&scenario(
+        "",
+        &format!(
+            "{ONE_FLOW}[switch]\nbuffer = \"18446744073709551615\"\n[output]\n\
+             qlen_mon = {{ end = \"1us\", bin = 1 }}\n"
+        ),
+    ));
+    assert_has(
+        &e,
+        &["field `output.qlen_mon.bin`: bins of 1 B would need 18446744073709551615 bins"],
+    );
+}
