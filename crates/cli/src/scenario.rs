@@ -1602,8 +1602,17 @@ fn nic_config(
     let Some(raw) = raw else { return Ok(c) };
     if let Some(q) = &raw.mtu {
         let b = src.size(q, "nic.mtu", Zero::Rejected)?;
-        c.mtu = u32::try_from(b.0)
-            .map_err(|_| src.error(q.span(), "nic.mtu", format!("{b} does not fit in 32 bits")))?;
+        // A frame is the MTU plus its headers (limits::FRAME_MARGIN covers every header), and
+        // frame sizes are 32-bit: an MTU of u32::MAX wrapped its frame to 47 bytes.
+        let max = u64::from(u32::MAX) - limits::FRAME_MARGIN;
+        if b.0 > max {
+            return Err(src.error(
+                q.span(),
+                "nic.mtu",
+                format!("{b} is above the largest MTU supported, {max} B (frames are 32-bit sizes with their headers)"),
+            ));
+        }
+        c.mtu = b.0 as u32;
     }
     if let Some(q) = &raw.ack_interval {
         c.ack_interval = src.size(q, "nic.ack_interval", Zero::Rejected)?.0;

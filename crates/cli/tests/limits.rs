@@ -615,3 +615,15 @@ fn queue_monitor_bins_of_the_largest_buffer() {
         &["field `output.qlen_mon.bin`: bins of 1 B would need 18446744073709551615 bins"],
     );
 }
+
+/// The largest MTU: its frame, with headers, must have a 32-bit size (`mtu = 4294967295`
+/// wrapped its frame to 47 bytes in release builds and overflowed in debug ones; found by the
+/// input property test with overflow checks on).
+#[test]
+fn an_mtu_whose_frames_do_not_fit_in_32_bits() {
+    let e = rejected(&scenario("", &format!("{ONE_FLOW}[nic]\nmtu = 4294967295\n")));
+    assert_has(
+        &e,
+        &["field `nic.mtu`: 4294967295B is above the largest MTU supported, 4294966271 B"],
+    );
+}
