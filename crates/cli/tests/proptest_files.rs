@@ -18,7 +18,7 @@ use proptest::prelude::*;
 
 mod common;
 
-use common::{peak_memory_mib, reset_peak_memory, NS3_CONFIG};
+use common::{peak_memory_mib, proptest_config, reset_peak_memory, NS3_CONFIG};
 
 /// How long one case may take (a debug build on a loaded machine).
 const CASE_BOUND: Duration = Duration::from_secs(30);
@@ -272,18 +272,9 @@ fn validate_and_run(dir: &Path, toml: String, files: &[PathBuf], inputs: &str) {
     }
 }
 
-fn cases() -> u32 {
-    // 300 cases per property by default; `PROPTEST_CASES=N` for a longer search.
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: cases(),
-        max_shrink_iters: 300,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    // 300 cases per property by default; `PROPTEST_CASES=N` for a longer search.
+    #![proptest_config(proptest_config(300, 300))]
 
     /// A topology file and a flow file, each mutated, under a scenario that names them.
     #[test]

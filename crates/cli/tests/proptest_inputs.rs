@@ -29,7 +29,7 @@ use proptest::prelude::*;
 
 mod common;
 
-use common::{peak_memory_mib, reset_peak_memory};
+use common::{peak_memory_mib, proptest_config, reset_peak_memory};
 
 /// How long one validation may take (a debug build on a loaded machine).
 const VALIDATE_BOUND: Duration = Duration::from_secs(20);
@@ -554,13 +554,8 @@ fn assert_located(text: &str, e: &CliError) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        // 1000 cases by default (a few seconds); `PROPTEST_CASES=N` for a longer search.
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000),
-        max_shrink_iters: 200,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    // 1000 cases by default (a few seconds); `PROPTEST_CASES=N` for a longer search.
+    #![proptest_config(proptest_config(1000, 200))]
 
     #[test]
     fn validate_returns_ok_or_a_located_error_and_small_runs_do_not_panic(text in scenario()) {
@@ -592,11 +587,6 @@ proptest! {
             }
         }
     }
-}
-
-/// Whether no more queries completed than were submitted.
-fn queries_consistent(c: &dcsim_core::results::Counters) -> bool {
-    c.queries_completed <= c.queries_submitted
 }
 
 /// A small valid topology of [`small_fabric`]: its `[topology]` keys, and what it has.
@@ -907,13 +897,8 @@ fn fabric_on(topo: &SmallTopology) -> BoxedStrategy<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        // 300 cases by default; `PROPTEST_CASES=N` for a longer search.
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300),
-        max_shrink_iters: 200,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    // 300 cases by default; `PROPTEST_CASES=N` for a longer search.
+    #![proptest_config(proptest_config(300, 200))]
 
     /// Queue disciplines, link failures, the RoCE timeout and the monitors on a small fabric:
     /// `Ok` or a located error, and the accepted runs end without a panic, their data bytes
@@ -945,7 +930,6 @@ proptest! {
                 prop_assert_eq!(&par.queues, &out.queues, "queue lengths, {}", what);
                 prop_assert_eq!(&par.class_queues, &out.class_queues, "class queues, {}", what);
                 prop_assert_eq!(&par.samples, &out.samples, "qlen_mon samples, {}", what);
-                prop_assert!(queries_consistent(&out.counters), "queries completed <= submitted:\n{}", text);
                 prop_assert_eq!(par.data_bytes_in_flight, out.data_bytes_in_flight, "{}", what);
                 let c = &out.counters;
                 prop_assert_eq!(
@@ -954,6 +938,7 @@ proptest! {
                     "data bytes sent = delivered + dropped + in flight:\n{}", text
                 );
                 prop_assert!(c.frames_transmitted >= c.data_packets_sent, "{text}");
+                prop_assert!(c.queries_completed <= c.queries_submitted, "queries:\n{}", text);
             }
         }
         if let Some(m) = peak_memory_mib() {
@@ -1078,13 +1063,8 @@ leaves = 2\nspines = 2\nhosts_per_leaf = 2\n[flows]\nmax_flows = 1000\n\
 workload = { cdf = \"websearch\", load = 0.3, duration = \"1ms\" }\n[cc]\nname = \"hpcc\"\n";
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        // 64 cases by default (each runs the binary); `PROPTEST_CASES=N` for a longer search.
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
-        max_shrink_iters: 100,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    // 64 cases by default (each runs the binary); `PROPTEST_CASES=N` for a longer search.
+    #![proptest_config(proptest_config(64, 100))]
 
     /// `dcsim sweep --dry-run` on drawn sweep files: exit 0, or 2 with one error line that names
     /// the sweep file (its own errors located, a cell's naming the cell) or the base; never a

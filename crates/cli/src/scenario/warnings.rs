@@ -432,12 +432,12 @@ pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize
             s(got),
         )));
     }
-    // For the lookahead heuristic, the racks' partition: every partitioner but round robin
-    // cuts only switch-to-switch links, so its shortest cut link is a fair guess.
-    let part = Partition::by_rack(&v.net, got);
     if threads <= 1 {
         return out;
     }
+    // For the lookahead heuristic, the racks' partition: every partitioner but round robin
+    // cuts only switch-to-switch links, so its shortest cut link is a fair guess.
+    let part = Partition::by_rack(&v.net, got);
     let Some(lookahead) = part.lookahead(&v.net).filter(|d| *d > Duration::ZERO) else {
         return out;
     };

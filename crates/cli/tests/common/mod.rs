@@ -125,3 +125,14 @@ pub fn peak_memory_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
 }
+
+/// The property tests' configuration: `cases` cases unless `PROPTEST_CASES=N` asks for a longer
+/// search, at most `shrink` shrinking steps, and no failure files (a failing case is printed).
+pub fn proptest_config(cases: u32, shrink: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases),
+        max_shrink_iters: shrink,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
+}
