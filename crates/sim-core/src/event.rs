@@ -505,11 +505,26 @@ impl<E: Copy> CalendarQueue<E> {
     /// a push walked past three events on average, a chain of dependent loads that cost more
     /// than scanning the bitmap past empty buckets (docs/performance.md).
     pub fn covering(span: crate::units::Duration) -> Self {
+        CalendarQueue::covering_share(span, 1)
+    }
+
+    /// [`CalendarQueue::covering`] for a queue expected to hold a `1 / parts` share of a
+    /// run's events (one of `parts` shards of similar load): the same horizon in
+    /// `2^16 / parts` buckets (rounded to a power of two, at least 2^10), each as many times
+    /// wider, so that the buckets hold about as many events each as one queue of the whole
+    /// run's. A shard's calendar of the full 2^16 buckets held an event in about one bucket in
+    /// 150 at sixteen threads: every pop searched the bitmap past empty words, and each of 32
+    /// shards kept 256 KiB of bucket heads (docs/performance.md). The buckets still double as
+    /// the queue fills.
+    pub fn covering_share(span: crate::units::Duration, parts: usize) -> Self {
         const LOG_BUCKETS: u32 = 16;
-        let width = (span.0.saturating_mul(2) >> LOG_BUCKETS).max(1);
+        const MIN_LOG_BUCKETS: u32 = 10;
+        let log_parts = parts.max(1).next_power_of_two().trailing_zeros();
+        let log_buckets = LOG_BUCKETS.saturating_sub(log_parts).max(MIN_LOG_BUCKETS);
+        let width = (span.0.saturating_mul(2) >> log_buckets).max(1);
         // The width rounded up to a power of two picoseconds.
         let shift = (64 - (width - 1).leading_zeros()).min(40);
-        CalendarQueue::new(shift, LOG_BUCKETS)
+        CalendarQueue::new(shift, log_buckets)
     }
 
     /// The number of buckets.
@@ -1228,6 +1243,32 @@ mod tests {
         q.push(Time(u64::MAX - 100), 2, 2);
         let order: Vec<u32> = drain(&mut q).into_iter().map(|e| e.2).collect();
         assert_eq!(order, [2, 0, 1]);
+    }
+
+    /// A shard's calendar covers the same horizon as the whole run's in fewer, wider
+    /// buckets: 2^16 / parts, rounded up to a power of two, never under 2^10; one part is
+    /// `covering`'s shape.
+    #[test]
+    fn a_share_of_the_events_gets_fewer_wider_buckets() {
+        let span = crate::units::Duration::from_ns(1_100); // 1 µs link, a frame's 100 ns
+        let shape = |parts| {
+            let q = CalendarQueue::<u32>::covering_share(span, parts);
+            (q.buckets(), q.shift)
+        };
+        let whole = CalendarQueue::<u32>::covering(span);
+        assert_eq!((whole.buckets(), whole.shift), (1 << 16, 6));
+        assert_eq!(shape(0), shape(1));
+        assert_eq!(shape(1), (1 << 16, 6));
+        assert_eq!(shape(2), (1 << 15, 7));
+        assert_eq!(shape(3), (1 << 14, 8)); // three shards: a quarter each, rounded
+        assert_eq!(shape(32), (1 << 11, 11));
+        assert_eq!(shape(64), (1 << 10, 12));
+        assert_eq!(shape(1 << 20), (1 << 10, 12));
+        for parts in [1, 2, 3, 32, 64, 1000] {
+            let (n, shift) = shape(parts);
+            let horizon = (n as u64) << shift;
+            assert!(horizon >= 2 * span.0 && horizon < 4 * span.0, "{parts}: {horizon}");
+        }
     }
 
     /// The calendar's buckets double while it fills (from 64 to 4096 here, the width going

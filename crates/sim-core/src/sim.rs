@@ -796,7 +796,7 @@ impl<F: CcFactory> Simulation<F> {
                 id: id as u32,
                 now: Time::ZERO,
                 cur_seq: 0,
-                queue: CalendarQueue::covering(span),
+                queue: CalendarQueue::covering_share(span, nshards),
                 node_seq: vec![0; n],
                 hosts,
                 switches,
