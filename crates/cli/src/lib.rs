@@ -289,6 +289,13 @@ pub struct RunArgs {
     /// of every switch egress port (as `[output] queue_lengths`).
     #[arg(long)]
     pub queue_lengths: bool,
+    /// Also write windows.csv and barriers.csv (runs on several shards): every shard's window
+    /// (its end, thread, start and duration in wall-clock ns, events, crossings taken in) and
+    /// every thread's arrival at and departure from each window's barrier, for
+    /// `scripts/window_trace.py`. Wall-clock times: they differ from run to run; the run's
+    /// other outputs do not change.
+    #[arg(long)]
+    pub window_trace: bool,
     /// Print no progress: by default a progress bar on a terminal (simulated time, events/s,
     /// time left), else a status line on stderr every 10 s.
     #[arg(long)]
@@ -360,6 +367,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
         threads: args.threads as usize,
         shards: args.shards.map_or(0, |n| n as usize),
         partitioner: args.partition,
+        trace_windows: args.window_trace,
     };
     print_warnings(
         notes,
@@ -494,6 +502,17 @@ pub(crate) fn write_run_outputs(
         written.push(output::write_atomic(dir, "pfc.csv", &output::pfc_csv(&result.pfc_log))?);
     } else {
         output::remove_stale(dir, "pfc.csv")?;
+    }
+    match &result.parallel.trace {
+        Some(trace) => {
+            let (windows, barriers) = output::window_trace_csv(trace);
+            written.push(output::write_atomic(dir, "windows.csv", &windows)?);
+            written.push(output::write_atomic(dir, "barriers.csv", &barriers)?);
+        }
+        None => {
+            output::remove_stale(dir, "windows.csv")?;
+            output::remove_stale(dir, "barriers.csv")?;
+        }
     }
     if result.monitor.queue_lengths {
         written.push(output::write_atomic(dir, "qlen.csv", &output::qlen_csv(&result.queues))?);

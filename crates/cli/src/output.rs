@@ -10,7 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use dcsim_core::qmon::{PortQueue, THRESHOLDS};
-use dcsim_core::{Counters, FlowResult, PfcEvent, RunSummary};
+use dcsim_core::{
+    BarrierWait, Counters, FlowResult, PfcEvent, RunSummary, ShardWindow, WindowTrace,
+};
 
 use crate::error::CliError;
 use crate::units::format_ps_as_ns;
@@ -175,6 +177,42 @@ pub fn pfc_csv(events: &[PfcEvent]) -> String {
         ]
     });
     csv_text(["time_ns", "switch", "port", "peer", "priority", "event"], rows)
+}
+
+/// `windows.csv` and `barriers.csv` of a window trace (`dcsim run --window-trace`): one row per
+/// shard and window, and one per thread and barrier, each sorted by window end, then shard or
+/// thread.
+pub fn window_trace_csv(trace: &WindowTrace) -> (String, String) {
+    let mut shards: Vec<&ShardWindow> = trace.shards.iter().collect();
+    shards.sort_by_key(|w| (w.end, w.shard));
+    let windows = csv_text(
+        ["window_end_ns", "shard", "thread", "start_ns", "took_ns", "events", "crossings_in"],
+        shards.into_iter().map(|w| {
+            [
+                format_ps_as_ns(w.end.as_ps()),
+                w.shard.to_string(),
+                w.thread.to_string(),
+                w.start_ns.to_string(),
+                w.took_ns.to_string(),
+                w.events.to_string(),
+                w.crossings_in.to_string(),
+            ]
+        }),
+    );
+    let mut waits: Vec<&BarrierWait> = trace.barriers.iter().collect();
+    waits.sort_by_key(|w| (w.end, w.thread));
+    let barriers = csv_text(
+        ["window_end_ns", "thread", "arrived_ns", "left_ns"],
+        waits.into_iter().map(|w| {
+            [
+                format_ps_as_ns(w.end.as_ps()),
+                w.thread.to_string(),
+                w.arrived_ns.to_string(),
+                w.left_ns.to_string(),
+            ]
+        }),
+    );
+    (windows, barriers)
 }
 
 /// The statistics columns of `qlen.csv` and `qlen_class.csv`, after their identifying ones.

@@ -633,6 +633,7 @@ impl ValidScenario {
             threads: parallel.threads,
             shards: parallel.shards,
             partitioner: parallel.partitioner,
+            trace_windows: parallel.trace_windows,
             trace,
             query_sink,
             progress,

@@ -291,6 +291,9 @@ pub struct SimInput {
     pub shards: usize,
     /// How the nodes are split into shards. Results never depend on it.
     pub partitioner: Partitioner,
+    /// Record every shard's window and every thread's barrier wait in
+    /// `RunOutput::parallel.trace` (`Simulation::trace_windows`). Results never depend on it.
+    pub trace_windows: bool,
     /// Flows whose data packets are recorded at every switch ([`RunOutput::hop_trace`]).
     pub trace: Vec<FlowId>,
     /// Where completed queries go as the run proceeds (in steps of [`QUERY_STEP`] of simulated
@@ -333,12 +336,20 @@ pub struct Parallelism {
     pub shards: usize,
     /// How nodes are split into shards.
     pub partitioner: Partitioner,
+    /// Record every shard's window and every thread's barrier wait
+    /// ([`SimInput::trace_windows`]).
+    pub trace_windows: bool,
 }
 
 impl Parallelism {
-    /// `threads` threads, the default shards, split by the default partitioner.
+    /// `threads` threads, the default shards, split by the default partitioner, untraced.
     pub fn threads(threads: usize) -> Parallelism {
-        Parallelism { threads, shards: 0, partitioner: Partitioner::default() }
+        Parallelism {
+            threads,
+            shards: 0,
+            partitioner: Partitioner::default(),
+            trace_windows: false,
+        }
     }
 
     /// The shards this asks for.
@@ -380,6 +391,7 @@ impl std::fmt::Debug for SimInput {
             .field("threads", &self.threads)
             .field("shards", &self.shards)
             .field("partitioner", &self.partitioner)
+            .field("trace_windows", &self.trace_windows)
             .field("trace", &self.trace)
             .field("query_sink", &self.query_sink.is_some())
             .field("progress", &self.progress.is_some())
@@ -451,11 +463,12 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         threads,
         shards,
         partitioner,
+        trace_windows,
         trace,
         mut query_sink,
         mut progress,
     } = input;
-    let shards = Parallelism { threads, shards, partitioner }.shard_count();
+    let shards = Parallelism { threads, shards, partitioner, trace_windows }.shard_count();
     let monitor = cfg.monitor.clone();
     let (faults, rto) = (!cfg.faults.events.is_empty(), cfg.nic.rto.is_some());
     let stepped = !cfg.apps.is_empty() && query_sink.is_some();
@@ -467,6 +480,9 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     };
     let mut sim = Simulation::with_partition(net, routes, cfg, flows, factory, part)?;
     sim.set_threads(threads.max(1));
+    if trace_windows {
+        sim.trace_windows();
+    }
     sim.trace_hop_latency(&trace)?;
     let t0 = Instant::now();
     let summary = if stepped || progress.is_some() {

@@ -652,6 +652,87 @@ fn run_ok(c: &Case, args: &[&str]) -> String {
 const FCT_HEADER: &str =
     "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,ref_ideal_fct_ns,dport";
 
+/// `--window-trace` writes windows.csv (every shard once per window, their events adding up to
+/// the run's) and barriers.csv (every thread once per window, leaving after it arrived); the
+/// run's outputs are those of the same run untraced; a later run without the flag removes the
+/// stale trace.
+#[test]
+fn a_window_trace_has_every_shard_once_per_window() {
+    let c = Case::new();
+    let mut flows = String::new();
+    for s in 0..4 {
+        flows.push_str(&format!(
+            "\n[[flows.list]]\nsrc = {s}\ndst = {}\nsize = \"300KB\"\nstart = \"{}ns\"\n",
+            7 - s,
+            s * 300
+        ));
+    }
+    c.scenario(&[], &flows);
+    let args = ["run", "scenario.toml", "--quiet", "--threads", "2", "--shards", "3"];
+    let stdout = run_ok(&c, &[&args[..], &["--out", "t", "--window-trace"]].concat());
+    assert_has(&stdout, &["windows.csv", "barriers.csv"]);
+    run_ok(&c, &[&args[..], &["--out", "p"]].concat());
+    for f in ["fct.csv", "counters.csv"] {
+        assert_eq!(read(&c.path(&format!("t/{f}"))), read(&c.path(&format!("p/{f}"))), "{f}");
+    }
+    assert!(!c.path("p/windows.csv").exists());
+
+    let windows = read(&c.path("t/windows.csv"));
+    let mut lines = windows.lines();
+    assert_eq!(
+        lines.next(),
+        Some("window_end_ns,shard,thread,start_ns,took_ns,events,crossings_in")
+    );
+    let mut by_window: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
+    let (mut events, mut crossings) = (0u64, 0u64);
+    for l in lines {
+        let r: Vec<&str> = l.split(',').collect();
+        assert_eq!(r.len(), 7, "{l}");
+        by_window.entry(r[0].to_string()).or_default().push(r[1].parse().expect("shard"));
+        assert!(r[2].parse::<u32>().expect("thread") < 2, "{l}");
+        r[3].parse::<u64>().expect("start_ns");
+        r[4].parse::<u64>().expect("took_ns");
+        events += r[5].parse::<u64>().expect("events");
+        crossings += r[6].parse::<u64>().expect("crossings_in");
+    }
+    assert!(by_window.len() > 10, "{} windows", by_window.len());
+    for (end, shards) in &by_window {
+        assert_eq!(shards, &[0, 1, 2], "window ending at {end} ns");
+    }
+    let counters = read(&c.path("t/counters.csv"));
+    let total = counters.lines().find_map(|l| l.strip_prefix("events,")).expect("events row");
+    assert_eq!(events.to_string(), total, "the windows' events add up to the run's");
+    assert!(crossings > 0, "the incast crosses shards");
+
+    let barriers = read(&c.path("t/barriers.csv"));
+    let mut lines = barriers.lines();
+    assert_eq!(lines.next(), Some("window_end_ns,thread,arrived_ns,left_ns"));
+    let mut waits: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
+    for l in lines {
+        let r: Vec<&str> = l.split(',').collect();
+        let (arrived, left): (u64, u64) = (r[2].parse().expect("n"), r[3].parse().expect("n"));
+        assert!(arrived <= left, "{l}");
+        waits.entry(r[0].to_string()).or_default().push(r[1].parse().expect("thread"));
+    }
+    assert_eq!(waits.keys().collect::<Vec<_>>(), by_window.keys().collect::<Vec<_>>());
+    assert!(waits.values().all(|t| t == &[0, 1]));
+
+    run_ok(&c, &[&args[..], &["--out", "t"]].concat());
+    assert!(!c.path("t/windows.csv").exists() && !c.path("t/barriers.csv").exists());
+
+    // One thread over the three shards: the same windows, all on thread 0, no barriers.
+    let one = ["run", "scenario.toml", "--quiet", "--threads", "1", "--shards", "3"];
+    run_ok(&c, &[&one[..], &["--out", "o", "--window-trace"]].concat());
+    let rows: Vec<String> =
+        read(&c.path("o/windows.csv")).lines().skip(1).map(String::from).collect();
+    assert_eq!(rows.len(), 3 * by_window.len());
+    assert!(rows.iter().all(|l| l.split(',').nth(2) == Some("0")));
+    let sum: u64 =
+        rows.iter().map(|l| l.split(',').nth(5).expect("events").parse::<u64>().expect("n")).sum();
+    assert_eq!(sum.to_string(), total);
+    assert_eq!(read(&c.path("o/barriers.csv")), "window_end_ns,thread,arrived_ns,left_ns\n");
+}
+
 #[test]
 fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
     let c = Case::new();

@@ -919,7 +919,12 @@ proptest! {
                 let out = r.expect("checked");
                 // The same outputs from several shards, on one thread or two.
                 let v = validate(&Source::new("p.toml", text.clone()), None).expect("valid again");
-                let parallel = Parallelism { threads, shards, partitioner: Default::default() };
+                let parallel = Parallelism {
+                    threads,
+                    shards,
+                    partitioner: Default::default(),
+                    trace_windows: false,
+                };
                 let par = v.run_parallel(parallel, Vec::new(), None, None).expect("runs");
                 let what = format!("{shards} shards on {threads} threads:\n{text}");
                 prop_assert_eq!(&par.results, &out.results, "flow results, {}", what);

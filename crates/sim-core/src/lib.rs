@@ -59,6 +59,7 @@ pub mod units;
 
 pub use partition::{traffic, traffic_load, Partition, Partitioner, Traffic};
 pub use results::{
-    Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary, SHARED_THREADS,
+    BarrierWait, Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary, ShardWindow,
+    WindowTrace, SHARED_THREADS,
 };
 pub use sim::{PortStats, SimError, Simulation};

@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use crate::cc::CcFactory;
 use crate::engine::{Crossing, Shard, Shared};
-use crate::results::ParallelStats;
+use crate::results::{BarrierWait, ParallelStats, ShardWindow};
 use crate::units::{Duration, Time};
 use crossbeam_utils::CachePadded;
 
@@ -137,8 +137,9 @@ impl Exchange {
         step: u64,
         end: Time,
         stop: Time,
-    ) -> u64 {
+    ) -> (u64, u64) {
         let (n, s) = (self.n, shard.id as usize);
+        let mut taken_in = 0u64;
         let (cur, prev) = ((step & 1) as usize, ((step & 1) ^ 1) as usize);
         for w in 0..self.words {
             let mut bits = self.senders[prev][s * self.words + w].swap(0, Ordering::AcqRel);
@@ -146,6 +147,7 @@ impl Exchange {
                 let from = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let mut mailbox = self.mail[prev][from * n + s].lock().expect("mailbox");
+                taken_in += mailbox.len() as u64;
                 for c in mailbox.iter() {
                     shard.ingest(c);
                 }
@@ -170,7 +172,7 @@ impl Exchange {
             self.senders[cur][to * self.words + s / 64].fetch_or(1 << (s % 64), Ordering::AcqRel);
         }
         self.next[cur][s].store(earliest, Ordering::Release);
-        sent
+        (sent, taken_in)
     }
 }
 
@@ -193,6 +195,8 @@ pub(crate) fn run<F: CcFactory>(
         debug_assert!(shard.outbox.iter().all(Vec::is_empty));
         ex.next[1][s].store(shard.queue.peek_time().map_or(u64::MAX, |t| t.0), Ordering::Relaxed);
     }
+    // The trace's time origin, if the windows are traced.
+    let origin = stats.trace.as_mut().map(|t| t.origin());
     let cells: Vec<Mutex<&mut Shard<F>>> = shards.iter_mut().map(Mutex::new).collect();
     let barrier = Barrier::new(threads);
     std::thread::scope(|scope| {
@@ -204,6 +208,7 @@ pub(crate) fn run<F: CcFactory>(
                 // What this thread counts (thread 0 also the windows), and its time at the
                 // barrier.
                 let mut acc = ParallelStats::default();
+                acc.trace = origin.map(|_| Default::default());
                 let mut counts = vec![0u64; if t == 0 { n } else { 0 }];
                 let mut wait = std::time::Duration::ZERO;
                 let mut sent = 0u64;
@@ -235,12 +240,38 @@ pub(crate) fn run<F: CcFactory>(
                         {
                             continue; // another thread has it
                         }
+                        let began = origin.map(|_| Instant::now());
                         let mut shard = cells[s].lock().expect("shard");
-                        sent += ex.run_shard(&mut shard, sh, step, end, stop);
+                        let events = shard.counters.events;
+                        let (out, taken_in) = ex.run_shard(&mut shard, sh, step, end, stop);
+                        sent += out;
+                        if let (Some(origin), Some(began), Some(trace)) =
+                            (origin, began, acc.trace.as_mut())
+                        {
+                            trace.shards.push(ShardWindow {
+                                end,
+                                shard: s as u32,
+                                thread: t as u32,
+                                start_ns: nanos(began.saturating_duration_since(origin)),
+                                took_ns: nanos(began.elapsed()),
+                                events: shard.counters.events - events,
+                                crossings_in: taken_in,
+                            });
+                        }
                     }
                     let w = Instant::now();
                     barrier.wait();
-                    wait += w.elapsed();
+                    let waited = w.elapsed();
+                    wait += waited;
+                    if let (Some(origin), Some(trace)) = (origin, acc.trace.as_mut()) {
+                        let arrived = nanos(w.saturating_duration_since(origin));
+                        trace.barriers.push(BarrierWait {
+                            end,
+                            thread: t as u32,
+                            arrived_ns: arrived,
+                            left_ns: arrived + nanos(waited),
+                        });
+                    }
                     step += 1;
                 }
                 acc.crossings = sent;
@@ -265,6 +296,11 @@ pub(crate) fn run<F: CcFactory>(
             }
         }
     }
+}
+
+/// A duration in nanoseconds (saturating at `u64::MAX`, 584 years).
+pub(crate) fn nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Joins the spawned threads and adds what every thread measured to `stats`: `last` is the

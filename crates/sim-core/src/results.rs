@@ -219,6 +219,63 @@ pub struct ParallelStats {
     /// Wall-clock time each thread waited at the window barriers (empty for a run on one
     /// thread).
     pub wait: Vec<std::time::Duration>,
+    /// Every shard's window and every thread's barrier wait, when asked for
+    /// ([`crate::Simulation::trace_windows`]); `None` otherwise.
+    pub trace: Option<WindowTrace>,
+}
+
+/// The windows of a run with several shards, one record per shard and window and one per
+/// thread and barrier ([`crate::Simulation::trace_windows`]). Times are wall-clock
+/// nanoseconds since the first window of the run, so unlike the rest of [`ParallelStats`]
+/// they differ from run to run; `scripts/window_trace.py` analyses them.
+#[derive(Clone, Debug, Default)]
+pub struct WindowTrace {
+    /// One record per shard and window, in the order the threads ran them (thread by thread).
+    pub shards: Vec<ShardWindow>,
+    /// One record per thread and window (none in a run on one thread).
+    pub barriers: Vec<BarrierWait>,
+    /// The wall-clock origin of the records' times (set by the first window).
+    pub(crate) origin: Option<std::time::Instant>,
+}
+
+/// One shard's window ([`WindowTrace`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardWindow {
+    /// The window's end: events before it were processed in this window.
+    pub end: Time,
+    /// The shard.
+    pub shard: u32,
+    /// The thread that ran it (0 in a run on one thread).
+    pub thread: u32,
+    /// When the thread took the shard (ns since the run's first window).
+    pub start_ns: u64,
+    /// How long the shard's window took: taking in the crossings, the events, handing over
+    /// what it sent (ns).
+    pub took_ns: u64,
+    /// The events the shard processed in the window.
+    pub events: u64,
+    /// The packets other shards had sent it, taken in at the window's start.
+    pub crossings_in: u64,
+}
+
+/// One thread's wait at the barrier that ends a window ([`WindowTrace`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarrierWait {
+    /// The window's end.
+    pub end: Time,
+    /// The thread.
+    pub thread: u32,
+    /// When it reached the barrier (ns since the run's first window).
+    pub arrived_ns: u64,
+    /// When it left it.
+    pub left_ns: u64,
+}
+
+impl WindowTrace {
+    /// The origin of the records' times, set now if no window has been recorded.
+    pub(crate) fn origin(&mut self) -> std::time::Instant {
+        *self.origin.get_or_insert_with(std::time::Instant::now)
+    }
 }
 
 /// Equal counts and waits (the scratch of [`ParallelStats::critical_shared`] aside).
@@ -278,6 +335,10 @@ impl ParallelStats {
             }
         }
         self.crossings += other.crossings;
+        if let (Some(t), Some(o)) = (&mut self.trace, &other.trace) {
+            t.shards.extend_from_slice(&o.shards);
+            t.barriers.extend_from_slice(&o.barriers);
+        }
     }
 
     /// Adds the per-shard events of one window (`events[s]`, shard `s` on thread

@@ -889,6 +889,15 @@ impl<F: CcFactory> Simulation<F> {
         self.threads = threads;
     }
 
+    /// Records every shard's window and every thread's barrier wait in
+    /// [`ParallelStats::trace`] (a [`crate::WindowTrace`]): when each shard ran, on which
+    /// thread, for how long, with how many events and crossings taken in, and when each
+    /// thread reached and left each barrier. Call before running; a run on one shard has no
+    /// windows. Costs 48 bytes per shard and window and does not change the run.
+    pub fn trace_windows(&mut self) {
+        self.stats.trace.get_or_insert_with(Default::default);
+    }
+
     /// Records every switch passage of the data packets of `flows` (see [`HopSample`]),
     /// for [`Self::hop_trace`]. Call before running. Tracing costs memory (40 bytes per
     /// packet and switch) but does not change the run.
@@ -1047,6 +1056,8 @@ impl<F: CcFactory> Simulation<F> {
             self.shards[0].run_window(sh, Time::MAX, stop);
         } else if self.threads <= 1 {
             let mut events = vec![0u64; self.shards.len()];
+            // Crossings delivered to each shard since its last window (for the trace).
+            let mut taken_in = vec![0u64; self.shards.len()];
             loop {
                 let next = self.shards.iter_mut().filter_map(|s| s.queue.peek_time()).min();
                 let Some(next) = next else { break };
@@ -1054,17 +1065,36 @@ impl<F: CcFactory> Simulation<F> {
                     break;
                 }
                 let end = next + self.lookahead;
-                for (s, e) in self.shards.iter_mut().zip(&mut events) {
+                let origin = self.stats.trace.as_mut().map(crate::results::WindowTrace::origin);
+                for (i, (s, e)) in self.shards.iter_mut().zip(&mut events).enumerate() {
                     let before = s.counters.events;
+                    let began = origin.map(|_| std::time::Instant::now());
                     s.run_window(sh, end, stop);
                     *e = s.counters.events - before;
+                    if let (Some(origin), Some(began), Some(trace)) =
+                        (origin, began, self.stats.trace.as_mut())
+                    {
+                        trace.shards.push(crate::results::ShardWindow {
+                            end,
+                            shard: i as u32,
+                            thread: 0,
+                            start_ns: crate::parallel::nanos(
+                                began.saturating_duration_since(origin),
+                            ),
+                            took_ns: crate::parallel::nanos(began.elapsed()),
+                            events: *e,
+                            crossings_in: taken_in[i],
+                        });
+                    }
+                    taken_in[i] = 0;
                 }
                 self.stats.window(&events, 1);
                 // Deliver packets that crossed shards (their keys fix their order).
                 for from in 0..self.shards.len() {
-                    for to in 0..self.shards.len() {
+                    for (to, taken) in taken_in.iter_mut().enumerate() {
                         let mut out = std::mem::take(&mut self.shards[from].outbox[to]);
                         self.stats.crossings += out.len() as u64;
+                        *taken += out.len() as u64;
                         for c in &out {
                             self.shards[to].ingest(c);
                         }

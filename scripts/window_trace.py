@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Analyses the window trace of a run on several shards (`dcsim run ... --window-trace`).
+
+    scripts/window_trace.py DIR        (DIR holds the run's windows.csv and barriers.csv)
+
+Prints where a parallel run's time went: the threads' time in shards and at the barriers,
+the barrier's own latency, the cost per event, the balance the engine's claiming reached (by
+events and by time), and the balance other claiming rules would have reached with the same
+shard times, replayed window by window (docs/performance.md, "A window trace"). The replays
+assume that a shard's window takes as long on whichever thread runs it, which is optimistic
+for rules that move shards between cores. Python 3 standard library only.
+"""
+import collections
+import csv
+import heapq
+import sys
+from pathlib import Path
+
+
+def load(directory):
+    """The trace's shard windows, grouped by window, and its barrier waits."""
+    windows = collections.defaultdict(dict)
+    runs = []
+    with open(Path(directory) / "windows.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            rec = (
+                r["window_end_ns"],
+                int(r["shard"]),
+                int(r["thread"]),
+                int(r["start_ns"]),
+                int(r["took_ns"]),
+                int(r["events"]),
+                int(r["crossings_in"]),
+            )
+            runs.append(rec)
+            windows[rec[0]][rec[1]] = rec
+    barriers = collections.defaultdict(dict)
+    with open(Path(directory) / "barriers.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            barriers[r["window_end_ns"]][int(r["thread"])] = (int(r["arrived_ns"]), int(r["left_ns"]))
+    return windows, runs, barriers
+
+
+def list_schedule(order, took, threads):
+    """The busiest thread's time when `order`'s shards go, one by one, to the first thread free."""
+    heap = [(0, t) for t in range(threads)]
+    for s in order:
+        load, t = heapq.heappop(heap)
+        heapq.heappush(heap, (load + took[s], t))
+    return max(load for load, _ in heap)
+
+
+def own_first(owner, took, threads, n):
+    """The engine's claiming: each thread takes its own shards (index order), then any other
+    not yet taken from the shard after its index on; returns the busiest thread's time."""
+    own = [[s for s in range(n) if owner[s] == t] for t in range(threads)]
+    rest = [[(t + i) % n for i in range(1, n + 1) if owner[(t + i) % n] != t] for t in range(threads)]
+    taken, clock = set(), [0] * threads
+    free = [(0, t) for t in range(threads)]
+    while free:
+        now, t = heapq.heappop(free)
+        nxt = next((s for s in own[t] + rest[t] if s not in taken), None)
+        if nxt is None:
+            clock[t] = now
+            continue
+        taken.add(nxt)
+        heapq.heappush(free, (now + took[nxt], t))
+    return max(clock)
+
+
+def deal(load, threads, n):
+    """Owners by load, longest first, each shard to the least-loaded thread."""
+    total, owner = [0] * threads, [0] * n
+    for s in sorted(range(n), key=lambda s: (-load[s], s)):
+        t = min(range(threads), key=lambda t: (total[t], t))
+        total[t] += load[s]
+        owner[s] = t
+    return owner
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    windows, runs, barriers = load(sys.argv[1])
+    if not runs:
+        sys.exit("no windows: the run had one shard")
+    n = max(r[1] for r in runs) + 1
+    threads = max(max(r[2] for r in runs) + 1, max((t for b in barriers.values() for t in b), default=0) + 1)
+    events = sum(r[5] for r in runs)
+    busy = sum(r[4] for r in runs)
+    steals = sum(1 for r in runs if r[1] % threads != r[2])
+    print(f"{threads} threads, {n} shards, {len(windows)} windows, {events} events, "
+          f"{sum(r[6] for r in runs)} crossings taken in")
+    print(f"time in shards: {busy / 1e9:.3f} thread-s, {busy / max(events, 1):.1f} ns per event; "
+          f"shards run by another thread than i % threads: {100 * steals / len(runs):.1f}%")
+    if barriers:
+        waits = sum(left - arr for b in barriers.values() for arr, left in b.values())
+        latency = sorted(max(l for _, l in b.values()) - max(a for a, _ in b.values())
+                         for b in barriers.values() if len(b) == threads)
+        if latency:
+            print(f"barrier waits: {waits / 1e9:.3f} thread-s; last arrival to last departure: median "
+                  f"{latency[len(latency) // 2]} ns, 99th percentile {latency[int(0.99 * (len(latency) - 1))]} ns, "
+                  f"{sum(latency) / 1e9:.3f} s in all")
+
+    ordered = [windows[k] for k in sorted(windows, key=float) if len(windows[k]) == n]
+    rules = collections.OrderedDict((name, 0) for name in [
+        "engine's claiming, by events",
+        "engine's claiming (own first, shard i on thread i % threads)",
+        "shard i on thread i % threads only",
+        "owners dealt by time every 16 windows, then own first",
+        "first thread free, heaviest in the previous window first (events)",
+        "first thread free, heaviest in the previous window first (time)",
+        "first thread free, heaviest first (this window's times: an oracle)",
+    ])
+    static = [s % threads for s in range(n)]
+    owner, avg = list(static), [0] * n
+    prev_ev, prev_took = [0] * n, [0] * n
+    actual = 0
+    for i, w in enumerate(ordered):
+        took = [w[s][4] for s in range(n)]
+        ev = [w[s][5] for s in range(n)]
+        per_thread = collections.Counter()
+        for s in range(n):
+            per_thread[w[s][2]] += ev[s]
+        rules["engine's claiming, by events"] += max(per_thread.values())
+        actual += max(per_thread_time(w, n).values())
+        rules["engine's claiming (own first, shard i on thread i % threads)"] += own_first(static, took, threads, n)
+        rules["shard i on thread i % threads only"] += max(sum(took[s] for s in range(t, n, threads)) for t in range(threads))
+        rules["owners dealt by time every 16 windows, then own first"] += own_first(owner, took, threads, n)
+        rules["first thread free, heaviest in the previous window first (events)"] += list_schedule(
+            sorted(range(n), key=lambda s: (-prev_ev[s], s)), took, threads)
+        rules["first thread free, heaviest in the previous window first (time)"] += list_schedule(
+            sorted(range(n), key=lambda s: (-prev_took[s], s)), took, threads)
+        rules["first thread free, heaviest first (this window's times: an oracle)"] += list_schedule(
+            sorted(range(n), key=lambda s: -took[s]), took, threads)
+        avg = [a - a // 16 + t for a, t in zip(avg, took)]
+        if i % 16 == 15:
+            owner = deal(avg, threads, n)
+        prev_ev, prev_took = ev, took
+    total_took = sum(sum(w[s][4] for s in range(n)) for w in ordered)
+    print(f"windows' busiest thread in shards, summed: {actual / 1e9:.3f} s (mean thread "
+          f"{total_took / threads / 1e9:.3f} s)")
+    print("bounds over the busiest thread of each window (x one thread's work; "
+          f"{threads} is perfect balance):")
+    for name, crit in rules.items():
+        work = events if name.endswith("by events") else total_took
+        print(f"  {name}: {work / max(crit, 1):.2f}x")
+
+
+def per_thread_time(w, n):
+    """Each thread's time in shards in window `w`."""
+    c = collections.Counter()
+    for s in range(n):
+        c[w[s][2]] += w[s][4]
+    return c
+
+
+if __name__ == "__main__":
+    main()
