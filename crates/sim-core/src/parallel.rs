@@ -269,7 +269,7 @@ pub(crate) fn run<F: CcFactory>(
                             end,
                             thread: t as u32,
                             arrived_ns: arrived,
-                            left_ns: arrived + nanos(waited),
+                            left_ns: arrived.saturating_add(nanos(waited)),
                         });
                     }
                     step += 1;

@@ -893,7 +893,8 @@ impl<F: CcFactory> Simulation<F> {
     /// [`ParallelStats::trace`] (a [`crate::WindowTrace`]): when each shard ran, on which
     /// thread, for how long, with how many events and crossings taken in, and when each
     /// thread reached and left each barrier. Call before running; a run on one shard has no
-    /// windows. Costs 48 bytes per shard and window and does not change the run.
+    /// windows. Costs 48 bytes per shard and window and 32 per thread and window (the 12 ms
+    /// fat tree on 16 threads: about 32 MB) and does not change the run.
     pub fn trace_windows(&mut self) {
         self.stats.trace.get_or_insert_with(Default::default);
     }
