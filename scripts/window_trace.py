@@ -102,6 +102,17 @@ def main():
                   f"{latency[len(latency) // 2]} ns, 99th percentile {latency[int(0.99 * (len(latency) - 1))]} ns, "
                   f"{sum(latency) / 1e9:.3f} s in all")
 
+        ends = sorted(windows, key=float)
+        gaps = sorted(
+            min(r[3] for r in windows[b].values() if r[2] == t) - barriers[a][t][1]
+            for a, b in zip(ends, ends[1:])
+            for t in {r[2] for r in windows[b].values()}
+            if t in barriers.get(a, {})
+        )
+        if gaps:
+            print(f"from a barrier to the thread's first shard: median {gaps[len(gaps) // 2]} ns, 99th "
+                  f"percentile {gaps[int(0.99 * (len(gaps) - 1))]} ns, {sum(gaps) / threads / 1e9:.3f} s per thread")
+
     ordered = [windows[k] for k in sorted(windows, key=float) if len(windows[k]) == n]
     rules = collections.OrderedDict((name, 0) for name in [
         "engine's claiming, by events",
