@@ -684,14 +684,20 @@ fn a_window_trace_has_every_shard_once_per_window() {
         Some("window_end_ns,shard,thread,start_ns,took_ns,events,crossings_in")
     );
     let mut by_window: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
-    let (mut events, mut crossings) = (0u64, 0u64);
+    // When each thread's last shard of each window ended: before it reached the barrier.
+    let mut done: std::collections::HashMap<(String, u32), u64> = Default::default();
+    let (mut events, mut crossings, mut busy) = (0u64, 0u64, 0u64);
     for l in lines {
         let r: Vec<&str> = l.split(',').collect();
         assert_eq!(r.len(), 7, "{l}");
         by_window.entry(r[0].to_string()).or_default().push(r[1].parse().expect("shard"));
-        assert!(r[2].parse::<u32>().expect("thread") < 2, "{l}");
-        r[3].parse::<u64>().expect("start_ns");
-        r[4].parse::<u64>().expect("took_ns");
+        let thread: u32 = r[2].parse().expect("thread");
+        assert!(thread < 2, "{l}");
+        let start: u64 = r[3].parse().expect("start_ns");
+        let took: u64 = r[4].parse().expect("took_ns");
+        busy += took;
+        let end = done.entry((r[0].to_string(), thread)).or_default();
+        *end = (*end).max(start + took);
         events += r[5].parse::<u64>().expect("events");
         crossings += r[6].parse::<u64>().expect("crossings_in");
     }
@@ -703,6 +709,7 @@ fn a_window_trace_has_every_shard_once_per_window() {
     let total = counters.lines().find_map(|l| l.strip_prefix("events,")).expect("events row");
     assert_eq!(events.to_string(), total, "the windows' events add up to the run's");
     assert!(crossings > 0, "the incast crosses shards");
+    assert!(busy > 0, "the shards' windows are timed");
 
     let barriers = read(&c.path("t/barriers.csv"));
     let mut lines = barriers.lines();
@@ -712,7 +719,10 @@ fn a_window_trace_has_every_shard_once_per_window() {
         let r: Vec<&str> = l.split(',').collect();
         let (arrived, left): (u64, u64) = (r[2].parse().expect("n"), r[3].parse().expect("n"));
         assert!(arrived <= left, "{l}");
-        waits.entry(r[0].to_string()).or_default().push(r[1].parse().expect("thread"));
+        let thread: u32 = r[1].parse().expect("thread");
+        let last = done.get(&(r[0].to_string(), thread)).copied().unwrap_or(0);
+        assert!(last <= arrived, "{l}: its last shard ended at {last} ns");
+        waits.entry(r[0].to_string()).or_default().push(thread);
     }
     assert_eq!(waits.keys().collect::<Vec<_>>(), by_window.keys().collect::<Vec<_>>());
     assert!(waits.values().all(|t| t == &[0, 1]));

@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use crate::cc::CcFactory;
 use crate::engine::{Crossing, Shard, Shared};
-use crate::results::{BarrierWait, ParallelStats, ShardWindow};
+use crate::results::{ParallelStats, WindowTrace};
 use crate::units::{Duration, Time};
 use crossbeam_utils::CachePadded;
 
@@ -208,7 +208,7 @@ pub(crate) fn run<F: CcFactory>(
                 // What this thread counts (thread 0 also the windows), and its time at the
                 // barrier.
                 let mut acc = ParallelStats::default();
-                acc.trace = origin.map(|_| Default::default());
+                acc.trace = origin.map(WindowTrace::from);
                 let mut counts = vec![0u64; if t == 0 { n } else { 0 }];
                 let mut wait = std::time::Duration::ZERO;
                 let mut sent = 0u64;
@@ -245,32 +245,17 @@ pub(crate) fn run<F: CcFactory>(
                         let events = shard.counters.events;
                         let (out, taken_in) = ex.run_shard(&mut shard, sh, step, end, stop);
                         sent += out;
-                        if let (Some(origin), Some(began), Some(trace)) =
-                            (origin, began, acc.trace.as_mut())
-                        {
-                            trace.shards.push(ShardWindow {
-                                end,
-                                shard: s as u32,
-                                thread: t as u32,
-                                start_ns: nanos(began.saturating_duration_since(origin)),
-                                took_ns: nanos(began.elapsed()),
-                                events: shard.counters.events - events,
-                                crossings_in: taken_in,
-                            });
+                        if let (Some(began), Some(trace)) = (began, acc.trace.as_mut()) {
+                            let events = shard.counters.events - events;
+                            trace.shard_ran(end, s, t, began, events, taken_in);
                         }
                     }
                     let w = Instant::now();
                     barrier.wait();
                     let waited = w.elapsed();
                     wait += waited;
-                    if let (Some(origin), Some(trace)) = (origin, acc.trace.as_mut()) {
-                        let arrived = nanos(w.saturating_duration_since(origin));
-                        trace.barriers.push(BarrierWait {
-                            end,
-                            thread: t as u32,
-                            arrived_ns: arrived,
-                            left_ns: arrived.saturating_add(nanos(waited)),
-                        });
+                    if let Some(trace) = acc.trace.as_mut() {
+                        trace.barrier_passed(end, t, w, waited);
                     }
                     step += 1;
                 }
@@ -296,11 +281,6 @@ pub(crate) fn run<F: CcFactory>(
             }
         }
     }
-}
-
-/// A duration in nanoseconds (saturating at `u64::MAX`, 584 years).
-pub(crate) fn nanos(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Joins the spawned threads and adds what every thread measured to `stats`: `last` is the

@@ -276,6 +276,57 @@ impl WindowTrace {
     pub(crate) fn origin(&mut self) -> std::time::Instant {
         *self.origin.get_or_insert_with(std::time::Instant::now)
     }
+
+    /// An empty trace whose times count from `origin` (one thread's part of a run's trace).
+    pub(crate) fn from(origin: std::time::Instant) -> WindowTrace {
+        WindowTrace { origin: Some(origin), ..WindowTrace::default() }
+    }
+
+    /// Records that `thread` ran `shard`'s window ending at `end` from `began` until now,
+    /// processing `events` events after taking in `crossings_in` packets.
+    pub(crate) fn shard_ran(
+        &mut self,
+        end: Time,
+        shard: usize,
+        thread: usize,
+        began: std::time::Instant,
+        events: u64,
+        crossings_in: u64,
+    ) {
+        let start_ns = nanos(began.saturating_duration_since(self.origin()));
+        self.shards.push(ShardWindow {
+            end,
+            shard: shard as u32,
+            thread: thread as u32,
+            start_ns,
+            took_ns: nanos(began.elapsed()),
+            events,
+            crossings_in,
+        });
+    }
+
+    /// Records that `thread` reached the barrier ending the window at `end` at `arrived` and
+    /// left it `waited` later.
+    pub(crate) fn barrier_passed(
+        &mut self,
+        end: Time,
+        thread: usize,
+        arrived: std::time::Instant,
+        waited: std::time::Duration,
+    ) {
+        let arrived_ns = nanos(arrived.saturating_duration_since(self.origin()));
+        self.barriers.push(BarrierWait {
+            end,
+            thread: thread as u32,
+            arrived_ns,
+            left_ns: arrived_ns.saturating_add(nanos(waited)),
+        });
+    }
+}
+
+/// A duration in nanoseconds (saturating at `u64::MAX`, 584 years).
+fn nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Equal counts and waits (the scratch of [`ParallelStats::critical_shared`] aside).

@@ -1059,6 +1059,7 @@ impl<F: CcFactory> Simulation<F> {
             let mut events = vec![0u64; self.shards.len()];
             // Crossings delivered to each shard since its last window (for the trace).
             let mut taken_in = vec![0u64; self.shards.len()];
+            let tracing = self.stats.trace.is_some();
             loop {
                 let next = self.shards.iter_mut().filter_map(|s| s.queue.peek_time()).min();
                 let Some(next) = next else { break };
@@ -1066,26 +1067,13 @@ impl<F: CcFactory> Simulation<F> {
                     break;
                 }
                 let end = next + self.lookahead;
-                let origin = self.stats.trace.as_mut().map(crate::results::WindowTrace::origin);
                 for (i, (s, e)) in self.shards.iter_mut().zip(&mut events).enumerate() {
                     let before = s.counters.events;
-                    let began = origin.map(|_| std::time::Instant::now());
+                    let began = tracing.then(std::time::Instant::now);
                     s.run_window(sh, end, stop);
                     *e = s.counters.events - before;
-                    if let (Some(origin), Some(began), Some(trace)) =
-                        (origin, began, self.stats.trace.as_mut())
-                    {
-                        trace.shards.push(crate::results::ShardWindow {
-                            end,
-                            shard: i as u32,
-                            thread: 0,
-                            start_ns: crate::parallel::nanos(
-                                began.saturating_duration_since(origin),
-                            ),
-                            took_ns: crate::parallel::nanos(began.elapsed()),
-                            events: *e,
-                            crossings_in: taken_in[i],
-                        });
+                    if let (Some(began), Some(trace)) = (began, self.stats.trace.as_mut()) {
+                        trace.shard_ran(end, i, 0, began, *e, taken_in[i]);
                     }
                     taken_in[i] = 0;
                 }
