@@ -418,7 +418,10 @@ pub struct CalendarQueue<E> {
     /// which [`CalendarQueue::peek_event`] moves up to it, so that the pop after does not
     /// search again).
     cursor: u64,
-    /// By ring slot: the first node of the bucket's sorted list, or [`NIL`].
+    /// By ring slot: the first node of the bucket's sorted list, meaningful only while the
+    /// bucket's bit in `bits` is set (so that a push into an empty bucket, nearly every push,
+    /// writes its head without first loading the line, and a pop that empties a bucket leaves
+    /// it as it is).
     heads: Box<[u32]>,
     /// By ring slot: bit set while the bucket holds events.
     bits: Box<[u64]>,
@@ -598,6 +601,14 @@ impl<E: Copy> CalendarQueue<E> {
         unsafe { *self.summary.get_unchecked_mut(w / 64) &= !(1 << (w % 64)) };
     }
 
+    /// Whether ring slot `slot` (`< N`) holds events (its head is meaningful).
+    #[inline(always)]
+    fn occupied(&self, slot: usize) -> bool {
+        debug_assert!(slot / 64 < self.bits.len());
+        // SAFETY: `bits` has one bit for each of the `mask + 1` slots.
+        unsafe { *self.bits.get_unchecked(slot / 64) & (1 << (slot % 64)) != 0 }
+    }
+
     /// The bitmap word of ring slot `slot` (`< N`).
     #[inline(always)]
     fn word_mut(&mut self, slot: usize) -> &mut u64 {
@@ -611,13 +622,18 @@ impl<E: Copy> CalendarQueue<E> {
     #[inline(always)]
     fn link(&mut self, abs: u64, node: u32) {
         let i = self.slot(abs);
-        let key = self.key_of(node);
-        let mut at = self.head(i);
-        if at == NIL || key < self.key_of(at) {
-            self.nd_mut(node).next = at;
+        if !self.occupied(i) {
+            self.nd_mut(node).next = NIL;
             *self.head_mut(i) = node;
             *self.word_mut(i) |= 1 << (i % 64);
             self.mark_word(i / 64);
+            return;
+        }
+        let key = self.key_of(node);
+        let mut at = self.head(i);
+        if key < self.key_of(at) {
+            self.nd_mut(node).next = at;
+            *self.head_mut(i) = node;
             return;
         }
         loop {
@@ -711,7 +727,7 @@ impl<E: Copy> CalendarQueue<E> {
     /// ring is empty (the next event, if any, is the far heap's head). Moves the cursor to it.
     #[inline(always)]
     fn find_next(&mut self) -> Option<u64> {
-        if self.head(self.slot(self.cursor)) != NIL {
+        if self.occupied(self.slot(self.cursor)) {
             return Some(self.cursor);
         }
         let r = self.first_in_ring()?;
@@ -758,7 +774,7 @@ impl<E: Copy> CalendarQueue<E> {
     fn grow(&mut self) {
         let n = self.buckets();
         let old = std::mem::replace(&mut self.heads, vec![NIL; 2 * n].into_boxed_slice());
-        self.bits = vec![0; 2 * n / 64].into_boxed_slice();
+        let old_bits = std::mem::replace(&mut self.bits, vec![0; 2 * n / 64].into_boxed_slice());
         self.summary = vec![0; (2 * n).div_ceil(64 * 64)].into_boxed_slice();
         let old_base = self.base;
         // Ring events lay in old buckets `base .. base + n`, now within `2 base .. 2 base +
@@ -769,7 +785,8 @@ impl<E: Copy> CalendarQueue<E> {
         self.base = old_base << 1;
         self.cursor = self.base;
         for k in 0..n as u64 {
-            let mut at = old[((old_base + k) & (n as u64 - 1)) as usize];
+            let i = ((old_base + k) & (n as u64 - 1)) as usize;
+            let mut at = if old_bits[i / 64] & (1 << (i % 64)) != 0 { old[i] } else { NIL };
             while at != NIL {
                 let next = self.nd(at).next;
                 let abs = self.nd(at).time >> self.shift;
@@ -817,15 +834,15 @@ impl<E: Copy> CalendarQueue<E> {
             }
         };
         let slot = self.slot(abs);
-        let h = self.head(slot);
-        if h != NIL && self.nd(h).time > last.0 {
+        if self.occupied(slot) && self.nd(self.head(slot)).time > last.0 {
             return None;
         }
         self.start_at(abs);
         let h = self.head(slot);
         let n = *self.nd(h);
-        *self.head_mut(slot) = n.next;
-        if n.next == NIL {
+        if n.next != NIL {
+            *self.head_mut(slot) = n.next;
+        } else {
             let word = self.word_mut(slot);
             *word &= !(1 << (slot % 64));
             if *word == 0 {
