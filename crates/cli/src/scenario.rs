@@ -1606,6 +1606,8 @@ fn nic_config(
         // A frame is the MTU plus its headers (limits::FRAME_MARGIN covers every header), and
         // frame sizes are 32-bit: an MTU of u32::MAX wrapped its frame to 47 bytes.
         let max = u64::from(u32::MAX) - limits::FRAME_MARGIN;
+        // The library refuses the same MTUs (`Simulation::new`), without a file and line.
+        const _: () = assert!(dcsim_core::MAX_MTU as u64 == u32::MAX as u64 - limits::FRAME_MARGIN);
         if b.0 > max {
             return Err(src.error(
                 q.span(),

@@ -54,6 +54,11 @@ use dcsim_aqm::fifo::FifoParams;
 use dcsim_aqm::red::RedParams;
 use dcsim_aqm::{Qdisc, QdiscConfig, QueueDisc};
 
+/// The largest MTU [`Simulation::new`] takes: a data frame is its payload plus at most a few
+/// hundred header bytes (Ethernet, IP, transport, telemetry), and frame sizes are 32-bit. The
+/// CLI's own bound (`limits::FRAME_MARGIN`) is the same.
+pub const MAX_MTU: u32 = u32::MAX - 1024;
+
 /// A problem with the inputs of [`Simulation::new`].
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum SimError {
@@ -120,6 +125,16 @@ pub enum SimError {
     /// A parameter that must be positive is zero.
     #[error("{0} must be greater than zero")]
     Zero(&'static str),
+    /// A parameter is above the largest value the simulator represents.
+    #[error("{field} is {value}, above the largest supported, {max}")]
+    TooLarge {
+        /// The parameter, as a scenario names it.
+        field: &'static str,
+        /// The value given.
+        value: u64,
+        /// The largest value taken.
+        max: u64,
+    },
     /// A partition must assign every node.
     #[error("the partition assigns {assigned} nodes but the network has {nodes}")]
     PartitionSize {
@@ -381,6 +396,15 @@ impl<F: CcFactory> Simulation<F> {
         let (part, lookahead, fallback) = part.with_lookahead(&net);
         if cfg.nic.mtu == 0 {
             return Err(SimError::Zero("nic.mtu"));
+        }
+        if cfg.nic.mtu > MAX_MTU {
+            // A larger MTU wrapped its frame's 32-bit size (`HeaderMode::data_wire`): a silently
+            // wrong run in release builds, an overflow panic in debug ones.
+            return Err(SimError::TooLarge {
+                field: "nic.mtu",
+                value: cfg.nic.mtu.into(),
+                max: MAX_MTU.into(),
+            });
         }
         if cfg.nic.ack_interval == 0 {
             return Err(SimError::Zero("nic.ack_interval"));
@@ -1617,6 +1641,58 @@ mod tests {
         three.run();
         assert_eq!(one.flow_results(), three.flow_results());
         assert!(one.flow_results().iter().all(|r| r.fct.is_some()));
+    }
+
+    /// An MTU whose frames would not fit their 32-bit sizes is refused, not wrapped into a
+    /// small frame; the largest one taken runs.
+    #[test]
+    fn an_mtu_too_large_for_a_frame_is_refused() {
+        use crate::cc::NoCcFactory;
+        use crate::network::{LinkSpec, NodeKind};
+        let build = |mtu: u32| {
+            let link = |a, b| LinkSpec {
+                a: NodeId(a),
+                b: NodeId(b),
+                rate: BitsPerSec::gbps(100),
+                delay: Duration::from_us(1),
+                loss: 0.0,
+            };
+            let kinds = vec![NodeKind::Host, NodeKind::Switch, NodeKind::Host];
+            let net = Network::new(kinds, vec![link(0, 1), link(1, 2)]).unwrap();
+            let routes = RoutingTable::from_fn(3, 2, |n, h| {
+                if n == NodeId(1) {
+                    vec![crate::ids::PortNo(h as u16)]
+                } else {
+                    vec![]
+                }
+            });
+            let flows = vec![FlowSpec {
+                id: FlowId(0),
+                src: NodeId(0),
+                dst: NodeId(2),
+                size: 5_000,
+                start: Time::ZERO,
+                pg: 3,
+                dport: 100,
+            }];
+            let mut cfg = SimConfig::default();
+            cfg.nic.mtu = mtu;
+            Simulation::new(net, routes, cfg, flows, NoCcFactory)
+        };
+        for mtu in [u32::MAX, u32::MAX - 47, MAX_MTU + 1] {
+            match build(mtu) {
+                Err(SimError::TooLarge { field: "nic.mtu", value, max }) => {
+                    assert_eq!((value, max), (u64::from(mtu), u64::from(MAX_MTU)));
+                }
+                Err(e) => panic!("mtu {mtu}: {e}"),
+                Ok(_) => panic!("mtu {mtu} was taken"),
+            }
+        }
+        let mut sim = build(MAX_MTU).expect("the largest MTU is taken");
+        sim.run();
+        // One frame of 5,000 bytes and its headers, not a wrapped one.
+        let r = &sim.flow_results()[0];
+        assert!(r.fct.is_some_and(|f| f >= r.ideal_fct), "{r:?}");
     }
 
     #[test]
