@@ -238,7 +238,9 @@ impl Mmu {
         self.cells[out][q].egress -= size;
         if paused && hdrm == 0 {
             let s = ingress.saturating_sub(reserve);
-            if s == 0 || s + self.resume_offset <= self.threshold(inp) {
+            // Saturating: an offset larger than any threshold means "resume once the queue's
+            // shared use is gone" (an absurd one wrapped to resume at once in release builds).
+            if s == 0 || s.saturating_add(self.resume_offset) <= self.threshold(inp) {
                 self.cells[inp][q].paused = false;
                 return true;
             }
@@ -324,6 +326,37 @@ mod tests {
         let far = (BitsPerSec(u64::MAX), u64::MAX);
         let m = Mmu::new(&SwitchConfig::default(), &[far], BitsPerSec::gbps(100));
         assert_eq!(m.headroom, vec![u64::MAX]);
+    }
+
+    /// A resume offset too large to add to any backlog resumes a paused queue only once its
+    /// shared use is gone (the sum used to wrap in release builds and resume at once, and to
+    /// panic in debug ones).
+    #[test]
+    fn an_absurd_resume_offset_resumes_only_when_the_shared_use_is_gone() {
+        for offset in [u64::MAX, u64::MAX - 1, 1 << 40] {
+            let cfg = SwitchConfig {
+                buffer: Bytes(1 << 20),
+                resume_offset: Bytes(offset),
+                ..SwitchConfig::default()
+            };
+            let mut m =
+                Mmu::new(&cfg, &[(BitsPerSec::gbps(100), 1_000_000); 4], BitsPerSec::gbps(100));
+            let mut admitted = 0u64;
+            while m.admit(0, 1, 3, 1000) == Admit::Ok {
+                admitted += 1;
+            }
+            admitted += 1; // the packet that paused
+            // Every release but those that empty the shared part keeps the pause: the reserve
+            // (4096 B) holds the last four packets, so the pause lifts with the fifth-last.
+            let mut resumed_at = None;
+            for i in 0..admitted {
+                if m.release(0, 1, 3, 1000) {
+                    resumed_at.get_or_insert(i);
+                }
+            }
+            assert_eq!(resumed_at, Some(admitted - 5), "offset {offset}");
+            assert!(m.is_idle());
+        }
     }
 
     #[test]
