@@ -167,6 +167,16 @@ impl Default for TcpConfig {
 /// The shortest retransmission timer (`min_rto`, `initial_rto`) a connection may have: 1 µs.
 pub const MIN_TIMER: Duration = Duration::from_us(1);
 
+/// The longest timer or clock parameter [`TcpConfig::validate`] takes: 2^62 ps (about 53
+/// days), the bound the CLI puts on every duration, so that a deadline (now plus the timer)
+/// cannot overflow.
+pub const MAX_TIMER: Duration = Duration::from_ps(1 << 62);
+
+/// The most header bytes [`TcpConfig::validate`] takes around a segment (`header_bytes`,
+/// `syn_frame_bytes`, `min_frame_bytes`): 1 MiB, so that a frame's 32-bit size (headers, a
+/// payload of at most 16 MiB and SACK blocks) cannot overflow.
+pub const MAX_HEADER_BYTES: u32 = 1 << 20;
+
 const PROFILES: &[&str] = &["linux", "dc-newreno"];
 const RECOVERY: &[&str] = &["sack", "newreno"];
 const LOSS_DETECTION: &[&str] = &["rack", "dupthresh"];
@@ -364,6 +374,31 @@ impl TcpConfig {
                 return Err(ParamError::new(name, format!("must be at least 1us, got {v}")));
             }
         }
+        // Absurd magnitudes wrapped a deadline or a frame's size (silently, in release builds).
+        for (name, v) in [
+            ("delack_timeout", self.delack_timeout),
+            ("min_rto", self.min_rto),
+            ("max_rto", self.max_rto),
+            ("initial_rto", self.initial_rto),
+            ("clock_granularity", self.clock_granularity),
+            ("timer_min", self.timer_min),
+        ] {
+            if v > MAX_TIMER {
+                return Err(ParamError::new(name, format!("{v} is longer than {MAX_TIMER}")));
+            }
+        }
+        for (name, v) in [
+            ("header_bytes", self.header_bytes),
+            ("syn_frame_bytes", self.syn_frame_bytes),
+            ("min_frame_bytes", self.min_frame_bytes),
+        ] {
+            if v > MAX_HEADER_BYTES {
+                return Err(ParamError::new(
+                    name,
+                    format!("{v} B is more than {MAX_HEADER_BYTES} B"),
+                ));
+            }
+        }
         positive("pacing_ss_ratio", u64::from(self.pacing_ss_ratio))?;
         positive("pacing_ca_ratio", u64::from(self.pacing_ca_ratio))?;
         if self.min_rto > self.max_rto {
@@ -412,6 +447,31 @@ mod tests {
         assert_eq!((d.mss, d.delack_segments, d.sack, d.ecn), (1460, 4, false, EcnMode::Off));
         assert_eq!(d.min_rto, Duration::from_ms(2));
         assert!(l.validate().is_ok() && d.validate().is_ok());
+    }
+
+    /// Timers whose deadlines would overflow, and headers whose frames would, are refused
+    /// (a deadline or a frame size wrapped before), naming the field; the bounds themselves
+    /// are taken.
+    #[test]
+    fn absurd_timers_and_headers_are_refused() {
+        let ok = TcpConfig::linux();
+        let mut c = ok.clone();
+        c.delack_timeout = Duration::from_ps(u64::MAX);
+        assert_eq!(c.validate().unwrap_err().field, "delack_timeout");
+        let mut c = ok.clone();
+        c.max_rto = Duration::from_ps(u64::MAX);
+        c.initial_rto = Duration::from_ps(u64::MAX);
+        assert_eq!(c.validate().unwrap_err().field, "max_rto");
+        let mut c = ok.clone();
+        c.header_bytes = u32::MAX - 100;
+        assert_eq!(c.validate().unwrap_err().field, "header_bytes");
+        let mut c = ok.clone();
+        c.syn_frame_bytes = MAX_HEADER_BYTES + 1;
+        assert_eq!(c.validate().unwrap_err().field, "syn_frame_bytes");
+        let mut c = ok.clone();
+        c.max_rto = MAX_TIMER;
+        c.header_bytes = MAX_HEADER_BYTES;
+        assert!(c.validate().is_ok());
     }
 
     #[test]
