@@ -282,3 +282,49 @@ fn queries_are_identical_on_one_and_several_threads() {
 fn ms(n: u64) -> Time {
     Time::from_ns(n * 1_000_000)
 }
+
+/// Inputs the library used to take and then overflow or exhaust memory on are refused by
+/// `Simulation::new`, naming what is wrong (the CLI has the same bounds, with file and line).
+#[test]
+fn absurd_magnitudes_are_refused_before_the_run() {
+    use dcsim::core::config::RoceRto;
+    use dcsim::core::qmon::SamplerWindow;
+    use dcsim::core::SimError;
+    let build = |cfg: SimConfig| {
+        let (net, routes) = fabric();
+        Simulation::new(net, routes, cfg, Vec::new(), NoCcFactory).map(|_| ())
+    };
+    // 8 connections x 1,250,001 outstanding queries: one over the run's limit; one under, fine.
+    for (outstanding, ok) in [(1_250_001u32, false), (1_250_000, true)] {
+        let mut cfg = tcp_cfg(CcaConfig::NewReno(Default::default()), None);
+        let closed = Arrivals::Closed { outstanding };
+        cfg.apps = apps(&[(4, closed, "flood")], 0, 8, Transport::Roce, 4096, ms(4), ms(0));
+        match build(cfg) {
+            Ok(()) => assert!(ok, "{outstanding} outstanding queries were taken"),
+            Err(e) => {
+                assert!(!ok, "{outstanding}: {e}");
+                assert!(e.to_string().contains("10000000"), "{e}");
+            }
+        }
+    }
+    let too_large = |cfg: SimConfig, field: &str| match build(cfg) {
+        Err(SimError::TooLarge { field: f, .. }) => assert_eq!(f, field),
+        other => panic!("{field}: {other:?}"),
+    };
+    let mut cfg = SimConfig::default();
+    cfg.nic.nack_interval = Duration::from_ps(u64::MAX);
+    too_large(cfg, "nic.nack_interval");
+    let mut cfg = SimConfig::default();
+    cfg.nic.rto = Some(RoceRto { timeout: Duration::from_ps(u64::MAX), retries: 3, backoff: 2 });
+    too_large(cfg, "nic.rto");
+    // 1-byte bins of a 32 MiB buffer: 32 Mi counters per monitored port.
+    let mut cfg = SimConfig::default();
+    cfg.switch.buffer = Bytes(32 << 20);
+    cfg.monitor.qlen_sampler = Some(SamplerWindow {
+        start: Time::ZERO,
+        end: ms(1),
+        interval: Duration::from_ns(100),
+        bin: 1,
+    });
+    too_large(cfg, "monitor.qlen_sampler bins (switch.buffer / bin)");
+}

@@ -124,7 +124,7 @@ struct RawQlenMon {
 }
 
 /// The most bins `[output] qlen_mon` may need per port (switch buffer / bin).
-pub const MAX_SAMPLER_BINS: u64 = 1 << 20;
+pub const MAX_SAMPLER_BINS: u64 = dcsim_core::MAX_SAMPLER_BINS;
 
 /// The largest rate a scenario may give (100 Tbps): a 43-byte PFC frame still takes 3.44 ps.
 pub use dcsim_core::units::MAX_RATE;

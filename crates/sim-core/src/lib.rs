@@ -62,4 +62,4 @@ pub use results::{
     BarrierWait, Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary, ShardWindow,
     WindowTrace, SHARED_THREADS,
 };
-pub use sim::{PortStats, SimError, Simulation, MAX_MTU};
+pub use sim::{PortStats, SimError, Simulation, MAX_MTU, MAX_OUTSTANDING, MAX_SAMPLER_BINS};

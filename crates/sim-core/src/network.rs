@@ -96,6 +96,22 @@ pub enum NetworkError {
         /// The rate, in bits per second.
         rate: u64,
     },
+    /// A propagation delay beyond [`crate::units::TIME_LIMIT`] (2^62 ps), past which a
+    /// frame's arrival time (now plus its serialization plus the delay) could overflow.
+    #[error(
+        "link {link} ({a}-{b}) has delay {delay}, beyond the time limit of {}",
+        crate::units::TIME_LIMIT_TEXT
+    )]
+    DelayTooLong {
+        /// The link.
+        link: LinkId,
+        /// One end.
+        a: NodeId,
+        /// Other end.
+        b: NodeId,
+        /// The delay.
+        delay: crate::units::Duration,
+    },
     /// A loss probability outside [0, 1].
     #[error("link {link} ({a}-{b}) has loss probability {loss}, outside [0, 1]")]
     BadLoss {
@@ -160,6 +176,9 @@ impl Network {
             }
             if !(0.0..=1.0).contains(&l.loss) {
                 return Err(NetworkError::BadLoss { link, a: l.a, b: l.b, loss: l.loss });
+            }
+            if l.delay > crate::units::TIME_LIMIT {
+                return Err(NetworkError::DelayTooLong { link, a: l.a, b: l.b, delay: l.delay });
             }
             let pa = ports[l.a.idx()].len();
             let pb = ports[l.b.idx()].len();
@@ -797,6 +816,24 @@ mod tests {
             e.to_string(),
             "link 1 (2-1) has rate 100000000000001 bps, above the largest rate supported, 100 Tbps"
         );
+    }
+
+    /// A link's delay may be up to the time limit (2^62 ps); longer is an error naming the
+    /// link, not arrival times that wrap.
+    #[test]
+    fn links_slower_than_the_time_limit_are_refused() {
+        let kinds = vec![NodeKind::Host, NodeKind::Switch, NodeKind::Host];
+        let with = |delay: u64| {
+            let long =
+                LinkSpec { delay: crate::units::Duration::from_ps(delay), ..test_link(2, 1) };
+            Network::new(kinds.clone(), vec![test_link(0, 1), long])
+        };
+        assert!(with(crate::units::TIME_LIMIT.as_ps()).is_ok());
+        for delay in [crate::units::TIME_LIMIT.as_ps() + 1, u64::MAX] {
+            let e = with(delay).unwrap_err();
+            assert!(matches!(e, NetworkError::DelayTooLong { .. }), "{e:?}");
+            assert!(e.to_string().starts_with("link 1 (2-1) has delay"), "{e}");
+        }
     }
 
     #[test]

@@ -59,6 +59,16 @@ use dcsim_aqm::{Qdisc, QdiscConfig, QueueDisc};
 /// CLI's own bound (`limits::FRAME_MARGIN`) is the same.
 pub const MAX_MTU: u32 = u32::MAX - 1024;
 
+/// The most bins a queue sampler's histogram may have per port (switch buffer / bin width):
+/// 2^20, the CLI's bound too.
+pub const MAX_SAMPLER_BINS: u64 = 1 << 20;
+
+/// The most closed-loop queries outstanding at once over a run's applications (each
+/// application's connections × its `outstanding`, summed): 10^7, the CLI's bound too. Each
+/// holds a record, and all are submitted when their application starts (4.3 · 10^9 of them ran
+/// out of memory).
+pub const MAX_OUTSTANDING: u64 = 10_000_000;
+
 /// A problem with the inputs of [`Simulation::new`].
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum SimError {
@@ -426,12 +436,37 @@ impl<F: CcFactory> Simulation<F> {
         if let Some(rto) = &cfg.nic.rto {
             rto.check().map_err(SimError::Fault)?;
         }
+        // Durations a deadline is built from (now plus the duration): beyond the time limit
+        // the sum could wrap (silently, in release builds). The CLI bounds every duration so.
+        let timers = [
+            ("nic.nack_interval", Some(cfg.nic.nack_interval)),
+            ("nic.rto", cfg.nic.rto.as_ref().map(|r| r.timeout)),
+        ];
+        for (field, d) in timers {
+            if let Some(d) = d.filter(|&d| d > crate::units::TIME_LIMIT) {
+                return Err(SimError::TooLarge {
+                    field,
+                    value: d.as_ps(),
+                    max: crate::units::TIME_LIMIT.as_ps(),
+                });
+            }
+        }
         if let Some(w) = &cfg.monitor.qlen_sampler {
             if w.interval == Duration::ZERO {
                 return Err(SimError::Zero("monitor.qlen_sampler.interval"));
             }
             if w.bin == 0 {
                 return Err(SimError::Zero("monitor.qlen_sampler.bin"));
+            }
+            // Each monitored port keeps a counter per bin up to the buffer's size: 1-byte bins
+            // of a 32 MiB buffer were 268 MB per port.
+            let bins = (cfg.switch.buffer.0 / w.bin).saturating_add(1);
+            if bins > MAX_SAMPLER_BINS {
+                return Err(SimError::TooLarge {
+                    field: "monitor.qlen_sampler bins (switch.buffer / bin)",
+                    value: bins,
+                    max: MAX_SAMPLER_BINS,
+                });
             }
         }
         let watch = Watch {
@@ -1385,6 +1420,7 @@ fn validate_apps(cfg: &SimConfig, net: &Network) -> Result<(), SimError> {
             ));
         }
     }
+    let mut queries = 0u64;
     for (i, a) in apps.apps.iter().enumerate() {
         if a.connections.is_empty() {
             return err(format!("application {i}: no connections"));
@@ -1396,6 +1432,16 @@ fn validate_apps(cfg: &SimConfig, net: &Network) -> Result<(), SimError> {
             }
         }
         match a.arrivals {
+            Arrivals::Closed { outstanding } if outstanding > 0 => {
+                queries += a.connections.len() as u64 * u64::from(outstanding);
+                if queries > MAX_OUTSTANDING {
+                    return err(format!(
+                        "application {i}: its connections bring the run's closed-loop queries \
+                         outstanding at once to {queries}, more than the limit of \
+                         {MAX_OUTSTANDING}"
+                    ));
+                }
+            }
             Arrivals::Closed { outstanding: 0 } => {
                 return err(format!("application {i}: outstanding queries must be at least 1"));
             }

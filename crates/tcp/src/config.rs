@@ -167,10 +167,10 @@ impl Default for TcpConfig {
 /// The shortest retransmission timer (`min_rto`, `initial_rto`) a connection may have: 1 µs.
 pub const MIN_TIMER: Duration = Duration::from_us(1);
 
-/// The longest timer or clock parameter [`TcpConfig::validate`] takes: 2^62 ps (about 53
-/// days), the bound the CLI puts on every duration, so that a deadline (now plus the timer)
-/// cannot overflow.
-pub const MAX_TIMER: Duration = Duration::from_ps(1 << 62);
+/// The longest timer or clock parameter [`TcpConfig::validate`] takes:
+/// [`dcsim_types::units::TIME_LIMIT`] (2^62 ps, about 53 days), the bound the CLI puts on
+/// every duration, so that a deadline (now plus the timer) cannot overflow.
+pub const MAX_TIMER: Duration = dcsim_types::units::TIME_LIMIT;
 
 /// The most header bytes [`TcpConfig::validate`] takes around a segment (`header_bytes`,
 /// `syn_frame_bytes`, `min_frame_bytes`): 1 MiB, so that a frame's 32-bit size (headers, a

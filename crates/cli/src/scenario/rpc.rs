@@ -545,7 +545,7 @@ pub(super) fn rpcs(
 /// The most closed-loop queries outstanding at once over a scenario's `[[rpc]]` applications
 /// (connections × `outstanding`, summed): 10 million, a few hundred MB of query state. (1000
 /// connections × 100,000 outstanding ran out of memory.)
-pub const MAX_OUTSTANDING: u64 = 10_000_000;
+pub const MAX_OUTSTANDING: u64 = dcsim_core::MAX_OUTSTANDING;
 
 /// The largest message a query or response may be: 1 TiB (a stream offset must not overflow
 /// however long a run goes).
