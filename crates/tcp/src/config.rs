@@ -173,9 +173,10 @@ pub const MIN_TIMER: Duration = Duration::from_us(1);
 pub const MAX_TIMER: Duration = dcsim_types::units::TIME_LIMIT;
 
 /// The most header bytes [`TcpConfig::validate`] takes around a segment (`header_bytes`,
-/// `syn_frame_bytes`, `min_frame_bytes`): 1 MiB, so that a frame's 32-bit size (headers, a
-/// payload of at most 16 MiB and SACK blocks) cannot overflow.
-pub const MAX_HEADER_BYTES: u32 = 1 << 20;
+/// `syn_frame_bytes`, `min_frame_bytes`): 1 GiB, so that a frame's 32-bit size (headers, a
+/// payload of at most 16 MiB and SACK blocks) cannot overflow. (The CLI refuses much less: a
+/// group's frames must fit its MTU, with a message that says so.)
+pub const MAX_HEADER_BYTES: u32 = 1 << 30;
 
 const PROFILES: &[&str] = &["linux", "dc-newreno"];
 const RECOVERY: &[&str] = &["sack", "newreno"];
