@@ -1625,30 +1625,39 @@ mod tests {
         h ^ (h >> 16)
     }
 
+    /// `hosts` hosts on one switch, node 1 (host `h` is node 0 for `h = 0`, else `h + 1`, on
+    /// the switch's port `h`): 100 Gb/s, 1 µs links.
+    fn star(hosts: u32) -> (Network, RoutingTable) {
+        use crate::network::{LinkSpec, NodeKind};
+        let link = |a, b| LinkSpec {
+            a: NodeId(a),
+            b: NodeId(b),
+            rate: BitsPerSec::gbps(100),
+            delay: Duration::from_us(1),
+            loss: 0.0,
+        };
+        let mut kinds = vec![NodeKind::Host; hosts as usize + 1];
+        kinds[1] = NodeKind::Switch;
+        let links = (0..hosts).map(|h| if h == 0 { link(0, 1) } else { link(1, h + 1) }).collect();
+        let net = Network::new(kinds, links).unwrap();
+        let routes = RoutingTable::from_fn(hosts as usize + 1, hosts as usize, |n, h| {
+            if n == NodeId(1) {
+                vec![crate::ids::PortNo(h as u16)]
+            } else {
+                vec![]
+            }
+        });
+        (net, routes)
+    }
+
     /// Each shard holds the senders and receivers of the flows with an end in it, not a copy
     /// of every flow's, and the run is the same as on one shard.
     #[test]
     fn shards_hold_only_the_flows_with_an_end_in_them() {
         use crate::cc::NoCcFactory;
-        use crate::network::{LinkSpec, NodeKind};
         use crate::partition::Partition;
         let build = |part: Option<Partition>| {
-            let link = |a, b| LinkSpec {
-                a: NodeId(a),
-                b: NodeId(b),
-                rate: BitsPerSec::gbps(100),
-                delay: Duration::from_us(1),
-                loss: 0.0,
-            };
-            let kinds = vec![NodeKind::Host, NodeKind::Switch, NodeKind::Host, NodeKind::Host];
-            let net = Network::new(kinds, vec![link(0, 1), link(1, 2), link(1, 3)]).unwrap();
-            let routes = RoutingTable::from_fn(4, 3, |n, h| {
-                if n == NodeId(1) {
-                    vec![crate::ids::PortNo(h as u16)]
-                } else {
-                    vec![]
-                }
-            });
+            let (net, routes) = star(3);
             let flows: Vec<FlowSpec> = [(0, 2), (2, 3), (3, 0), (0, 3), (2, 0)]
                 .iter()
                 .enumerate()
@@ -1694,24 +1703,8 @@ mod tests {
     #[test]
     fn an_mtu_too_large_for_a_frame_is_refused() {
         use crate::cc::NoCcFactory;
-        use crate::network::{LinkSpec, NodeKind};
         let build = |mtu: u32| {
-            let link = |a, b| LinkSpec {
-                a: NodeId(a),
-                b: NodeId(b),
-                rate: BitsPerSec::gbps(100),
-                delay: Duration::from_us(1),
-                loss: 0.0,
-            };
-            let kinds = vec![NodeKind::Host, NodeKind::Switch, NodeKind::Host];
-            let net = Network::new(kinds, vec![link(0, 1), link(1, 2)]).unwrap();
-            let routes = RoutingTable::from_fn(3, 2, |n, h| {
-                if n == NodeId(1) {
-                    vec![crate::ids::PortNo(h as u16)]
-                } else {
-                    vec![]
-                }
-            });
+            let (net, routes) = star(2);
             let flows = vec![FlowSpec {
                 id: FlowId(0),
                 src: NodeId(0),

@@ -376,11 +376,10 @@ impl TcpConfig {
             }
         }
         // Absurd magnitudes wrapped a deadline or a frame's size (silently, in release builds).
+        // (`min_rto` and `initial_rto` may not exceed `max_rto`, checked below.)
         for (name, v) in [
             ("delack_timeout", self.delack_timeout),
-            ("min_rto", self.min_rto),
             ("max_rto", self.max_rto),
-            ("initial_rto", self.initial_rto),
             ("clock_granularity", self.clock_granularity),
             ("timer_min", self.timer_min),
         ] {
