@@ -79,7 +79,11 @@ pub struct IntHop {
 /// `repr(C)` with the count first, so that it shares the packet's second cache line with the
 /// area's tag and the first record (the event loop prefetches that line with the first): a
 /// hop's push then misses only on the line of its own record.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+///
+/// Only the first `min(nhop, MAX_INT_HOPS)` records mean anything ([`IntStack::valid`]);
+/// the others may hold what an earlier packet in the same pool slot carried (a new packet
+/// only sets the count: [`IntStack::clear`]). Equality compares the valid records only.
+#[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct IntStack {
     /// Number of hops that stamped (may exceed [`MAX_INT_HOPS`]; records wrap).
@@ -96,6 +100,14 @@ impl IntStack {
             MAX_INT_HOPS],
     };
 
+    /// Empties the stack: the count is set to 0 and the records are left as they are (they
+    /// are no longer [`IntStack::valid`]), so that a packet reusing a pooled slot does not
+    /// write the 160 bytes of records that its hops will overwrite.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.nhop = 0;
+    }
+
     /// Appends a hop record (overwriting the oldest beyond five hops).
     #[inline]
     pub fn push(&mut self, hop: IntHop) {
@@ -107,6 +119,15 @@ impl IntStack {
         &self.hops[..(self.nhop as usize).min(MAX_INT_HOPS)]
     }
 }
+
+impl PartialEq for IntStack {
+    /// The same count and the same valid records (the rest are not part of the value).
+    fn eq(&self, other: &IntStack) -> bool {
+        self.nhop == other.nhop && self.valid() == other.valid()
+    }
+}
+
+impl Eq for IntStack {}
 
 /// Packet type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -230,4 +251,50 @@ pub struct TcpFields {
     pub sack: SackBlocks,
     /// The accurate-ECN stand-in: the receiver's CE byte count.
     pub ace: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hop(x: u64) -> IntHop {
+        IntHop { rate: BitsPerSec(x), time: Time(x), tx_bytes: x, qlen: x }
+    }
+
+    /// A cleared stack keeps its old records in memory but not in its value: it equals a new
+    /// empty stack, and records pushed after the clear are the only valid ones.
+    #[test]
+    fn a_cleared_stack_forgets_its_records() {
+        let mut s = IntStack::EMPTY;
+        for x in 1..=3 {
+            s.push(hop(x));
+        }
+        s.clear();
+        assert_eq!(s.nhop, 0);
+        assert!(s.valid().is_empty());
+        assert_eq!(s, IntStack::EMPTY);
+        assert_eq!(s.hops[1], hop(2), "the records stay where they were");
+        s.push(hop(9));
+        let mut fresh = IntStack::EMPTY;
+        fresh.push(hop(9));
+        assert_eq!(s, fresh);
+        assert_eq!(s.valid(), &[hop(9)]);
+        // Stacks with the same count but different valid records differ.
+        let mut other = IntStack::EMPTY;
+        other.push(hop(8));
+        assert_ne!(s, other);
+    }
+
+    /// Past five hops every record is valid (they wrap), so all five take part in equality.
+    #[test]
+    fn a_wrapped_stack_compares_all_its_records() {
+        let (mut a, mut b) = (IntStack::EMPTY, IntStack::EMPTY);
+        for x in 1..=6 {
+            a.push(hop(x));
+            b.push(hop(x));
+        }
+        assert_eq!(a, b);
+        b.hops[4] = hop(0);
+        assert_ne!(a, b);
+    }
 }

@@ -137,7 +137,7 @@ impl<F: CcFactory> Shard<F> {
         qp.next_avail = self.now + sh.cfg.serialization.tx_time(pace, wire as u64);
         self.counters.data_packets_sent += 1;
         self.counters.data_bytes_sent += payload as u64;
-        let pkt = self.alloc(Packet {
+        let p = Packet {
             kind: PacketKind::Data,
             wire,
             payload,
@@ -151,15 +151,12 @@ impl<F: CcFactory> Shard<F> {
             seq,
             ts: self.now,
             header: sh.header,
-            area: if sh.header == HeaderMode::Int {
-                Area::Int(IntStack::default())
-            } else {
-                Area::None
-            },
+            area: Area::None,
             pint: 0,
             in_port: PortNo(0),
             arrived: self.now,
-        });
+        };
+        let pkt = if sh.header == HeaderMode::Int { self.alloc_int(&p) } else { self.alloc(p) };
         self.host_transmit(sh, h, pkt);
     }
 
