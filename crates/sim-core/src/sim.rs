@@ -145,6 +145,36 @@ pub enum SimError {
         /// The largest value taken.
         max: u64,
     },
+    /// A flow starts, or could not complete even alone on its path, within the time limit
+    /// ([`crate::units::TIME_LIMIT`]): beyond it, deadlines built from the run's times could
+    /// wrap.
+    #[error(
+        "flow {flow}: its {what} is {ps} ps, beyond the time limit of {}",
+        crate::units::TIME_LIMIT_TEXT
+    )]
+    BeyondTimeLimit {
+        /// The flow.
+        flow: FlowId,
+        /// `"start"`, or `"ideal completion time"` (alone on its path, at line rate).
+        what: &'static str,
+        /// The value, picoseconds (`u64::MAX` where it saturated).
+        ps: u64,
+    },
+    /// With [`Serialization::Ns3`] (whole nanoseconds, truncated) a full-size RoCE data frame
+    /// takes no time at a host's link: the NIC would send without end at one instant.
+    #[error(
+        "with ns3 serialization a full data frame of {bytes} bytes takes 0 ns at {rate} (host \
+         {host}'s link): a NIC would send without end at one instant; use a larger nic.mtu or \
+         exact serialization"
+    )]
+    ZeroTimeFrame {
+        /// A host whose link is that fast.
+        host: NodeId,
+        /// Its link's rate.
+        rate: BitsPerSec,
+        /// The frame's bytes on the wire.
+        bytes: u32,
+    },
     /// A partition must assign every node.
     #[error("the partition assigns {assigned} nodes but the network has {nodes}")]
     PartitionSize {
@@ -489,6 +519,19 @@ impl<F: CcFactory> Simulation<F> {
         };
         let faults = FaultPlan::new(&net, &cfg.faults, cfg.stop_time)?.map(Box::new);
         let header = factory.header_mode();
+        let roce_used = (0..flows.len()).any(|i| cfg.transport_of(i) == Transport::Roce)
+            || cfg.apps.connections.iter().any(|c| c.transport == Transport::Roce);
+        if roce_used && cfg.serialization == Serialization::Ns3 {
+            // Exact serialization rounds up to the picosecond and never gives 0.
+            let bytes = header.data_wire(cfg.nic.mtu);
+            let fastest = net.hosts().iter().map(|&h| net.nic_rate(h)).max();
+            let host = fastest.and_then(|r| net.hosts().iter().find(|&&h| net.nic_rate(h) == r));
+            if let (Some(rate), Some(&host)) = (fastest, host) {
+                if cfg.serialization.tx_time(rate, bytes.into()) == Duration::ZERO {
+                    return Err(SimError::ZeroTimeFrame { host, rate, bytes });
+                }
+            }
+        }
         let n = net.node_count();
         let nic_rate = net.hosts().first().map(|&h| net.nic_rate(h)).unwrap_or_default();
         let nshards = part.shards();
@@ -687,6 +730,15 @@ impl<F: CcFactory> Simulation<F> {
                 None => ideal_fct(&fwd, &rev, f.size, mtu, cfg.serialization),
                 Some(g) => ideal_fct_tcp(&fwd, &rev, f.size, &g.tcp, cfg.serialization),
             };
+            // The command line bounds starts and sizes so already (with a clearer message);
+            // a library caller could give any, and a run past the limit could wrap its times.
+            let limit = crate::units::TIME_LIMIT;
+            for (what, ps) in [("start", f.start.as_ps()), ("ideal completion time", ideal.as_ps())]
+            {
+                if ps > limit.as_ps() {
+                    return Err(SimError::BeyondTimeLimit { flow: f.id, what, ps });
+                }
+            }
             let ref_ideal = ref_ideal_fct(&fwd, f.size, mtu);
             let line = net.nic_rate(f.src);
             meta.push(FlowMeta { hash_fwd, hash_rev, base_rtt, bdp, traced: false });
@@ -1628,11 +1680,16 @@ mod tests {
     /// `hosts` hosts on one switch, node 1 (host `h` is node 0 for `h = 0`, else `h + 1`, on
     /// the switch's port `h`): 100 Gb/s, 1 µs links.
     fn star(hosts: u32) -> (Network, RoutingTable) {
+        star_at(hosts, BitsPerSec::gbps(100))
+    }
+
+    /// [`star`] with links of `rate`.
+    fn star_at(hosts: u32, rate: BitsPerSec) -> (Network, RoutingTable) {
         use crate::network::{LinkSpec, NodeKind};
         let link = |a, b| LinkSpec {
             a: NodeId(a),
             b: NodeId(b),
-            rate: BitsPerSec::gbps(100),
+            rate,
             delay: Duration::from_us(1),
             loss: 0.0,
         };
@@ -1732,6 +1789,80 @@ mod tests {
         // One frame of 5,000 bytes and its headers, not a wrapped one.
         let r = &sim.flow_results()[0];
         assert!(r.fct.is_some_and(|f| f >= r.ideal_fct), "{r:?}");
+    }
+
+    /// One flow of `size` bytes from host 0 to host 2 of a two-host star at `rate`,
+    /// starting at `start`, with the NIC and serialization of `cfg` (ECN off: the default
+    /// configures it for 100 and 400 Gbps only).
+    fn one_flow(
+        rate: BitsPerSec,
+        size: u64,
+        start: Time,
+        mut cfg: SimConfig,
+    ) -> Result<Simulation<crate::cc::NoCcFactory>, SimError> {
+        cfg.switch.ecn_enabled = false;
+        let (net, routes) = star_at(2, rate);
+        let flows = vec![FlowSpec {
+            id: FlowId(0),
+            src: NodeId(0),
+            dst: NodeId(2),
+            size,
+            start,
+            pg: 3,
+            dport: 100,
+        }];
+        Simulation::new(net, routes, cfg, flows, crate::cc::NoCcFactory)
+    }
+
+    /// A flow that starts past the time limit, or whose ideal completion time (alone, on a
+    /// 1 bps path) is past it, is refused before the run; at the limit it is taken.
+    #[test]
+    fn flows_beyond_the_time_limit_are_refused() {
+        let limit = crate::units::TIME_LIMIT.as_ps();
+        let fast = BitsPerSec::gbps(100);
+        assert!(one_flow(fast, 1000, Time(limit), SimConfig::default()).is_ok());
+        for start in [limit + 1, u64::MAX] {
+            match one_flow(fast, 1000, Time(start), SimConfig::default()) {
+                Err(SimError::BeyondTimeLimit { flow: FlowId(0), what: "start", ps }) => {
+                    assert_eq!(ps, start)
+                }
+                other => panic!("start {start}: {:?}", other.err()),
+            }
+        }
+        // 1 bps: 5,048 bytes on the wire take 40,384 s per hop (within the limit); a terabyte
+        // would take 2.5 * 10^5 years.
+        if let Err(e) = one_flow(BitsPerSec(1), 5_000, Time::ZERO, SimConfig::default()) {
+            panic!("{e}");
+        }
+        match one_flow(BitsPerSec(1), 1 << 40, Time::ZERO, SimConfig::default()) {
+            Err(e @ SimError::BeyondTimeLimit { what: "ideal completion time", .. }) => {
+                assert!(e.to_string().contains("beyond the time limit of 2^62 ps"), "{e}")
+            }
+            other => panic!("{:?}", other.err()),
+        }
+    }
+
+    /// With ns-3's whole-nanosecond serialization, an MTU whose data frames take 0 ns at the
+    /// host links is refused (the NIC would send without end at one instant); one whose
+    /// frames take a nanosecond is taken, and exact serialization takes any.
+    #[test]
+    fn ns3_frames_of_no_time_are_refused() {
+        let rate = crate::units::MAX_RATE; // 100 Tbps: 12,500 bytes per ns.
+        let with = |mtu: u32, ser: Serialization| {
+            let mut cfg = SimConfig::default();
+            cfg.nic.mtu = mtu;
+            cfg.serialization = ser;
+            one_flow(rate, 100_000, Time::ZERO, cfg)
+        };
+        let header = HeaderMode::None.data_wire(0);
+        match with(1000, Serialization::Ns3) {
+            Err(SimError::ZeroTimeFrame { host: NodeId(0), rate: r, bytes }) => {
+                assert_eq!((r, bytes), (rate, 1000 + header))
+            }
+            other => panic!("{:?}", other.err()),
+        }
+        assert!(with(12_600 - header, Serialization::Ns3).is_ok());
+        assert!(with(1000, Serialization::Exact).is_ok());
     }
 
     #[test]
