@@ -44,7 +44,9 @@ impl MsgRx {
     fn advance(&mut self, dist: &SizeDist) -> u64 {
         let done = self.size;
         self.size = dist.draw(&mut self.rng);
-        self.end += self.size;
+        // Saturating, as the sender's byte count (`stream_append`): a sampler may return any
+        // size, and a message past 2^64 bytes of stream never completes either way.
+        self.end = self.end.saturating_add(self.size);
         done
     }
 }
@@ -269,5 +271,25 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    /// Message ends saturate at the end of the stream's 64-bit offsets rather than wrap to a
+    /// small offset that in-order delivery would then pass at once.
+    #[test]
+    fn message_ends_saturate_rather_than_wrap() {
+        let dist = SizeDist::Fixed(u64::MAX / 2 + 1);
+        let mut rx = MsgRx::new(ChaCha8Rng::seed_from_u64(1), &dist);
+        assert_eq!(rx.end, u64::MAX / 2 + 1);
+        assert_eq!(rx.advance(&dist), u64::MAX / 2 + 1);
+        assert_eq!(rx.end, u64::MAX);
+        rx.advance(&dist);
+        assert_eq!(rx.end, u64::MAX);
     }
 }
