@@ -467,8 +467,8 @@ impl<F: CcFactory> Shard<F> {
     /// [`Shard::alloc`] of a packet whose area is an empty INT stack (`p.area` is not read):
     /// a slot last used by a packet with INT records keeps them and only has its count
     /// cleared ([`IntStack::clear`]), so a new data packet writes its header and not the
-    /// 160 bytes of records its hops overwrite (the copy of a whole packet was most of the
-    /// pool's write misses).
+    /// 160 bytes of records its hops overwrite (the copy of a whole packet was a `memmove`
+    /// call per data packet; docs/performance.md, "One core, sixteenth session").
     ///
     /// [`IntStack::clear`]: crate::packet::IntStack::clear
     #[inline]
