@@ -572,6 +572,14 @@ fn write_parallel(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
                 / events.max(1) as f64
                 - 1.0),
     );
+    if threads > 1 && r.shards > threads {
+        // What the claiming can improve on: each thread running only its own shards.
+        line.push_str(&format!(
+            "; {threads} threads each running only its own shards (shard i on thread i mod \
+             {threads}), at most {:.2}x",
+            p.thread_bound()
+        ));
+    }
     if !p.critical_shared.is_empty() {
         let bounds: Vec<String> = p
             .critical_shared

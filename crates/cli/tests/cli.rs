@@ -817,6 +817,14 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
         assert!(line.starts_with(&format!("parallel: {shards} shards by {by}")), "{line}");
         assert!(line.contains("busiest shard of each window: "), "{line}");
         assert_eq!(line.contains("barrier waits (s) by thread: "), i > 0, "{line}");
+        // With more shards than threads, the bound of each thread keeping its own shards.
+        assert_eq!(
+            line.contains(
+                "2 threads each running only its own shards (shard i on thread i mod 2), at most "
+            ),
+            i == 2,
+            "{line}"
+        );
     }
     let plain = run_ok(&c, &["run", "scenario.toml", "--out", "b", "--seed", "3"]);
     assert!(!plain.contains("parallel: "), "one shard: {plain}");

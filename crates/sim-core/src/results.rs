@@ -368,6 +368,16 @@ impl ParallelStats {
         }
     }
 
+    /// The speed-up bound of the run's threads each running only its own shards
+    /// ([`ParallelStats::critical_thread`]), or 1 when nothing ran.
+    pub fn thread_bound(&self) -> f64 {
+        if self.critical_thread == 0 {
+            1.0
+        } else {
+            self.events() as f64 / self.critical_thread as f64
+        }
+    }
+
     /// Adds the counts of `other` (not its waits).
     pub(crate) fn merge(&mut self, other: &ParallelStats) {
         if self.shard_events.len() < other.shard_events.len() {
@@ -458,6 +468,7 @@ mod parallel_stats_tests {
         assert_eq!(s.critical_shard, 5 + 4);
         assert_eq!(s.critical_thread, (5 + 2) + 4);
         assert!((s.shard_bound() - 15.0 / 9.0).abs() < 1e-12);
+        assert!((s.thread_bound() - 15.0 / 11.0).abs() < 1e-12);
         s.crossings = 7;
         let mut t = ParallelStats::default();
         t.merge(&s);
@@ -465,6 +476,7 @@ mod parallel_stats_tests {
         assert_eq!((t.windows, t.critical_shard, t.critical_thread, t.crossings), (4, 18, 22, 14));
         assert_eq!(t.shard_events, vec![10, 10, 10]);
         assert_eq!(ParallelStats::default().shard_bound(), 1.0);
+        assert_eq!(ParallelStats::default().thread_bound(), 1.0);
     }
 
     /// Shared out among two threads: the first window in index order (5 to one thread, then
