@@ -345,9 +345,10 @@ mod tests {
             while m.admit(0, 1, 3, 1000) == Admit::Ok {
                 admitted += 1;
             }
-            admitted += 1; // the packet that paused
-                           // Every release but those that empty the shared part keeps the pause: the reserve
-                           // (4096 B) holds the last four packets, so the pause lifts with the fifth-last.
+            // The packet that paused.
+            admitted += 1;
+            // Every release but those that empty the shared part keeps the pause: the reserve
+            // (4096 B) holds the last four packets, so the pause lifts with the fifth-last.
             let mut resumed_at = None;
             for i in 0..admitted {
                 if m.release(0, 1, 3, 1000) {
