@@ -207,16 +207,6 @@ impl SwitchPort {
         let held = !self.classes[q].is_empty() as u8;
         self.backlogged = (self.backlogged & !(1 << q)) | (held << q);
     }
-
-    /// The packet most likely to leave next (the head of the first backlogged class), if its
-    /// discipline knows it cheaply: a prefetch hint.
-    #[inline]
-    pub(crate) fn likely_next(&self) -> Option<u32> {
-        match self.backlogged {
-            0 => None,
-            b => self.classes[b.trailing_zeros() as usize].peek(),
-        }
-    }
 }
 
 /// The round-robin choice among classes 1–7: the first class of `eligible` (a bit mask of
