@@ -207,6 +207,16 @@ impl SwitchPort {
         let held = !self.classes[q].is_empty() as u8;
         self.backlogged = (self.backlogged & !(1 << q)) | (held << q);
     }
+
+    /// The packet most likely to leave next (the head of the first backlogged class), if its
+    /// discipline knows it cheaply: a prefetch hint.
+    #[inline]
+    pub(crate) fn likely_next(&self) -> Option<u32> {
+        match self.backlogged {
+            0 => None,
+            b => self.classes[b.trailing_zeros() as usize].peek(),
+        }
+    }
 }
 
 /// The round-robin choice among classes 1–7: the first class of `eligible` (a bit mask of
@@ -566,8 +576,13 @@ impl<F: CcFactory> Shard<F> {
             self.hop_trace.push(HopSample { flow, seq, origin, node, sent, latency });
         }
         if backlog {
-            unsafe { at_mut(&mut at_mut(&mut self.switches, s).ports, out) }.link.txdone_pending =
-                true;
+            let port = unsafe { at_mut(&mut at_mut(&mut self.switches, s).ports, out) };
+            port.link.txdone_pending = true;
+            // The packet most likely to leave at that `TxDone` has waited in the queue and is
+            // cold: start loading it a frame's time ahead.
+            if let Some(next) = port.likely_next() {
+                super::prefetch_ptr(self.pool.as_ptr().wrapping_add(next as usize));
+            }
             self.schedule(node, done, Event::SwitchTxDone { sw: s as u32, port: out as u16 });
         }
     }
