@@ -40,7 +40,7 @@ use crate::units::{Duration, Time};
 /// as a `repr(C)` struct), and the fields are declared so that each variant packs into 12
 /// bytes and both arrivals hold their packet at byte 8: the loop reads that word from the
 /// next event whatever its kind and keeps it only for an arrival, without a branch on the
-/// kind ([`Event::arrival_packet`]).
+/// kind ([`Event::packet_or_zero`]).
 #[derive(Clone, Copy, Debug)]
 #[repr(u8)]
 pub(crate) enum Event {
@@ -384,7 +384,9 @@ impl<F: CcFactory> Shard<F> {
     /// mispredicted, threw away the current event's work done meanwhile. Prefetching only
     /// for arrivals, by a select, was 7% faster on the calibration and 11% on the 2 ms fat
     /// tree than a `match` that also prefetched for transmission-done and NIC events
-    /// (docs/performance.md, "One core, seventeenth session").
+    /// (docs/performance.md, "One core, seventeenth session"). The packet a
+    /// transmission-done sends is prefetched when that event is queued instead
+    /// (`Shard::send_dequeued`).
     #[inline]
     fn prefetch_next(&mut self) {
         let Some(ev) = self.queue.peek_event() else { return };
@@ -642,7 +644,8 @@ impl<F: CcFactory> Shard<F> {
 mod tests {
     use super::Event;
 
-    /// Events stay within 16 bytes (the heap moves them on every push and pop).
+    /// Events take 12 bytes (the calendar's nodes hold them; `Event::packet_or_zero` reads
+    /// bytes 8..12).
     #[test]
     fn events_are_compact() {
         assert_eq!(std::mem::size_of::<Event>(), 12);
