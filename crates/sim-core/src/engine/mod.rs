@@ -49,9 +49,15 @@ pub(crate) enum Event {
     /// where its handler looks, so that dispatching it needs no lookup and no second branch).
     /// Packets on a link arrive in order, so only the first of each link sits in the event
     /// queue; see [`Flight`].
-    ArriveSwitch { port: u16, sw: u32, pkt: u32 },
+    ArriveSwitch { port: u16, sw: u32, pkt: u32 } = 0,
     /// As [`Event::ArriveSwitch`], at host slot `host`.
-    ArriveHost { host: u32, pkt: u32 },
+    ArriveHost { host: u32, pkt: u32 } = ARRIVE_HOST_TAG,
+    // The two kinds next to the arrivals have a field at byte 8 too (so that the test of
+    // `Event::packet_or_zero` sees a tag test off by one or two).
+    /// NIC pacing wake-up at host slot `host` (stale unless `version` matches).
+    NicWake { host: u32, version: u32 },
+    /// Congestion-control timer `slot` of flow `flow` (stale unless `version` matches).
+    CcTimer { slot: u8, flow: u32, version: u32 },
     /// Egress `port` of switch slot `sw` finished transmitting.
     SwitchTxDone { port: u16, sw: u32 },
     /// The NIC of host slot `host` finished transmitting. (Debug builds also queue, with
@@ -59,10 +65,6 @@ pub(crate) enum Event {
     HostTxDone { check: bool, host: u32 },
     /// Flow `flow` starts (at its source host).
     FlowStart { flow: u32 },
-    /// NIC pacing wake-up at host slot `host` (stale unless `version` matches).
-    NicWake { host: u32, version: u32 },
-    /// Congestion-control timer `slot` of flow `flow` (stale unless `version` matches).
-    CcTimer { slot: u8, flow: u32, version: u32 },
     /// Application `app`'s timer at its client host (start, or the next open-loop arrival).
     AppTimer { app: u32 },
     /// The link at `port` of `node` fails (`up = false`) or is restored.
@@ -94,7 +96,7 @@ impl Event {
 // `Event::packet_or_zero` reads bytes 8..12 of an event.
 const _: () = assert!(std::mem::size_of::<Event>() == 12);
 
-/// The tags of the two arrivals, `Event::ArriveSwitch` (0) and `Event::ArriveHost`.
+/// The tag of `Event::ArriveHost`; `Event::ArriveSwitch`'s is 0, every other kind's larger.
 const ARRIVE_HOST_TAG: u8 = 1;
 
 /// The arrival of packet `pkt` on `port` of the node in slot `to`.
@@ -653,7 +655,8 @@ mod tests {
 
     /// `Event::packet_or_zero` finds an arrival's packet where the layout puts it, and 0 in
     /// every other kind of event (each with fields of all ones, so that a word read from the
-    /// wrong place would show).
+    /// wrong place would show; the kinds whose tags follow the arrivals', `NicWake` and
+    /// `CcTimer`, have a field at byte 8, so a tag test that took them in fails here).
     #[test]
     fn arrivals_hold_their_packet_at_byte_8() {
         let pkt = 0x8765_4321;
