@@ -257,12 +257,6 @@ impl<E: Copy> MinHeap<E> {
 }
 
 /// Which heap of a [`TwoHeapQueue`] still holds, at its root, the event last popped.
-/// The key `(time << 64) | seq` by which the queues order their events.
-#[inline(always)]
-pub(crate) fn key_of(time: Time, seq: u64) -> u128 {
-    key(time, seq)
-}
-
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Taken {
     None,

@@ -157,7 +157,7 @@ impl Exchange {
         let before = shard.counters.events;
         shard.run_window(sh, end, stop);
         self.events[cur][s].store(shard.counters.events - before, Ordering::Release);
-        let mut earliest = shard.next_time().map_or(u64::MAX, |t| t.0);
+        let mut earliest = shard.queue.peek_time().map_or(u64::MAX, |t| t.0);
         let mut sent = 0u64;
         for (to, out) in shard.outbox.iter_mut().enumerate() {
             if out.is_empty() {
@@ -193,7 +193,7 @@ pub(crate) fn run<F: CcFactory>(
     // Step 0 reads what "step -1" (parity 1) published: the queues as they are.
     for (s, shard) in shards.iter_mut().enumerate() {
         debug_assert!(shard.outbox.iter().all(Vec::is_empty));
-        ex.next[1][s].store(shard.next_time().map_or(u64::MAX, |t| t.0), Ordering::Relaxed);
+        ex.next[1][s].store(shard.queue.peek_time().map_or(u64::MAX, |t| t.0), Ordering::Relaxed);
     }
     // The trace's time origin, if the windows are traced.
     let origin = stats.trace.as_mut().map(|t| t.origin());

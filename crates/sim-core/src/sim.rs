@@ -629,16 +629,12 @@ impl<F: CcFactory> Simulation<F> {
                         net.ports(node).iter().map(|p| (p.rate, p.delay.as_ps())).collect();
                     place.push(Place { shard, slot: Slot::Switch(switches.len() as u32) });
                     hash_seeds[i] = ecmp_seed(i, cfg.seed);
-                    let ports_n = ports.len();
                     switches.push(Switch {
                         node: i as u32,
                         lossy: ports.iter().any(|p: &SwitchPort| p.link.loss > 0.0),
                         ports,
                         mmu: Mmu::new(&cfg.switch, &geometry, nic_rate),
                         hash_seed: hash_seeds[i],
-                        held: 0,
-                        first: u128::MAX,
-                        held_key: vec![u128::MAX; ports_n.min(64)].into_boxed_slice(),
                     });
                 }
             }
@@ -910,10 +906,6 @@ impl<F: CcFactory> Simulation<F> {
             .zip(tx_tables.into_iter().zip(rx_tables))
             .enumerate()
             .map(|(id, ((hosts, switches), (tx, rx)))| Shard {
-                defer_span: crate::engine::defer_span(&switches),
-                held: 0,
-                clock: Time::ZERO,
-                defer_deadline: Time::MAX,
                 id: id as u32,
                 now: Time::ZERO,
                 cur_seq: 0,
@@ -1182,7 +1174,7 @@ impl<F: CcFactory> Simulation<F> {
             let mut taken_in = vec![0u64; self.shards.len()];
             let tracing = self.stats.trace.is_some();
             loop {
-                let next = self.shards.iter_mut().filter_map(|s| s.next_time()).min();
+                let next = self.shards.iter_mut().filter_map(|s| s.queue.peek_time()).min();
                 let Some(next) = next else { break };
                 if next > stop {
                     break;
@@ -1257,9 +1249,7 @@ impl<F: CcFactory> Simulation<F> {
 
     /// Whether events remain (the run is not over).
     pub fn has_events(&self) -> bool {
-        self.shards
-            .iter()
-            .any(|s| !s.queue.is_empty() || s.held != 0 || s.outgoing().next().is_some())
+        self.shards.iter().any(|s| !s.queue.is_empty() || s.outgoing().next().is_some())
     }
 
     /// The current simulated time.

@@ -28,7 +28,7 @@ pub(crate) use transport::{FlowRx, FlowTable, FlowTables, FlowTx};
 
 use crate::cc::CcFactory;
 use crate::config::{FlowSpec, SimConfig};
-use crate::event::{key_of, CalendarQueue};
+use crate::event::CalendarQueue;
 use crate::network::{Network, RoutingTable};
 use crate::packet::{HeaderMode, Packet};
 use crate::results::{Counters, HopSample, PfcEvent};
@@ -58,8 +58,7 @@ pub(crate) enum Event {
     NicWake { host: u32, version: u32 },
     /// Congestion-control timer `slot` of flow `flow` (stale unless `version` matches).
     CcTimer { slot: u8, flow: u32, version: u32 },
-    /// Egress `port` (64 or above: the lower ones' are held back, [`Shard::defer_txdone`]) of
-    /// switch slot `sw` finished transmitting.
+    /// Egress `port` of switch slot `sw` finished transmitting.
     SwitchTxDone { port: u16, sw: u32 },
     /// The NIC of host slot `host` finished transmitting. (Debug builds also queue, with
     /// `check` set, the marker of a deferred one; see [`Shard::host_transmit`].)
@@ -99,13 +98,6 @@ const _: () = assert!(std::mem::size_of::<Event>() == 12);
 
 /// The tag of `Event::ArriveHost`; `Event::ArriveSwitch`'s is 0, every other kind's larger.
 const ARRIVE_HOST_TAG: u8 = 1;
-
-/// The shortest propagation delay of a link from one of `switches` (`Duration(u64::MAX)` if
-/// there is none): how long a held-back transmission-done may wait ([`Shard::defer_txdone`]).
-pub(crate) fn defer_span(switches: &[Switch]) -> Duration {
-    let d = switches.iter().flat_map(|s| s.ports.iter().map(|p| p.link.delay.0)).min();
-    Duration(d.unwrap_or(u64::MAX))
-}
 
 /// The arrival of packet `pkt` on `port` of the node in slot `to`.
 #[inline(always)]
@@ -322,17 +314,6 @@ pub(crate) struct Shard<F: CcFactory> {
     /// The sequence number of the event now running.
     pub(crate) cur_seq: u64,
     pub(crate) queue: CalendarQueue<Event>,
-    /// The time of the latest event taken from the queue (the clock, but for a held-back
-    /// transmission-done running with its own earlier time).
-    pub(crate) clock: Time,
-    /// How many switch transmission-done events are held back ([`Shard::defer_txdone`]).
-    pub(crate) held: usize,
-    /// The earliest held-back transmission-done's time plus `defer_span` ([`Time::MAX`] while
-    /// none is held): an event at or after it waits until that one has run.
-    pub(crate) defer_deadline: Time,
-    /// The shortest propagation delay of a link from one of this shard's switches
-    /// ([`defer_span`]): a frame a transmission-done sends arrives no sooner after it.
-    pub(crate) defer_span: Duration,
     /// Per-node scheduling counters (indexed by node id; only this shard's nodes are used).
     pub(crate) node_seq: Vec<u64>,
     pub(crate) hosts: Vec<Host<F::Cc>>,
@@ -388,167 +369,12 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let last = Time(end.0 - 1).min(stop);
-        loop {
-            let Some((at, seq, ev)) = self.queue.pop_until(last) else {
-                // Nothing more in the queue by `last`: run the held-back transmission-done
-                // events due by then, which may queue more.
-                match self.earliest_held() {
-                    Some((k, _)) if k <= key_of(last, u64::MAX) => {
-                        self.run_held_until(sh, k, last);
-                        continue;
-                    }
-                    _ => break,
-                }
-            };
-            self.clock = at;
-            if at >= self.defer_deadline {
-                // A held-back transmission-done may be due a link delay before this event,
-                // so that its frame could arrive first. If the earliest comes before the
-                // event, it runs now and the event goes back to wait its turn; else the
-                // deadline moves to the earliest's.
-                match self.earliest_held() {
-                    Some((k, s)) if k < key_of(at, seq) => {
-                        self.queue.push(at, seq, ev);
-                        self.run_held(sh, s, k + 1);
-                        continue;
-                    }
-                    Some((k, _)) => {
-                        self.defer_deadline =
-                            Time(((k >> 64) as u64).saturating_add(self.defer_span.0))
-                    }
-                    None => self.defer_deadline = Time::MAX,
-                }
-            }
+        while let Some((at, seq, ev)) = self.queue.pop_until(last) {
             self.now = at;
             self.cur_seq = seq;
             self.counters.events += 1;
             self.prefetch_next();
             self.dispatch(sh, ev);
-        }
-    }
-
-    /// Holds back the transmission-done event of egress `port` of switch slot `s` (node
-    /// `node`) due at `at`, drawing its sequence number now as scheduling it would.
-    ///
-    /// A switch port's transmission-done only starts the port's next frame: it reads and
-    /// changes the switch's state (the port's queues, the MMU) and sends a frame that arrives
-    /// a link delay later. So it need not run at its place in the event queue, as long as it
-    /// runs before every event that could tell the difference: any event at the same switch
-    /// with a larger key (which first runs the held-back ones before it, [`Shard::run_held`]),
-    /// and any event a link delay after it, where its frame may arrive (the loop runs it
-    /// before an event at or after [`Shard::defer_deadline`]). Held back, a busy port's
-    /// transmission-done runs inside the switch's next event, with the switch's state in
-    /// cache, instead of through the event queue. It runs with the clock and sequence number
-    /// it would have had, in key order with the switch's other held-back ones, and counts as
-    /// an event: outputs do not change. Ports from 64 up queue theirs as events.
-    #[inline(always)]
-    pub(crate) fn defer_txdone(&mut self, node: u32, at: Time, s: usize, port: usize) {
-        if port >= 64 {
-            self.schedule(node, at, Event::SwitchTxDone { sw: s as u32, port: port as u16 });
-            return;
-        }
-        let seq = self.next_seq(node);
-        let k = key_of(at, seq);
-        // SAFETY: a switch of this shard and a port of it (the slots and ports invariants of
-        // `at`); `held_key` has an entry per port.
-        let sw = unsafe { at_mut(&mut self.switches, s) };
-        sw.held |= 1 << port;
-        *unsafe { sw.held_key.get_unchecked_mut(port) } = k;
-        sw.first = sw.first.min(k);
-        self.held += 1;
-        self.defer_deadline = self.defer_deadline.min(Time(at.0.saturating_add(self.defer_span.0)));
-    }
-
-    /// Runs switch slot `s`'s held-back transmission-done events whose keys come before
-    /// `before`, in key order, each with the clock and sequence number it would have had;
-    /// then leaves the clock at the later of where it was and where the last one ran (it must
-    /// not go back: whether a frame is still on the wire is decided by the clock).
-    #[inline(never)]
-    pub(crate) fn run_held(&mut self, sh: &Shared<F>, s: usize, before: u128) {
-        let was = key_of(self.now, self.cur_seq);
-        let mut ran = 0u128;
-        loop {
-            // SAFETY: a switch of this shard; `held` names ports below 64 of it.
-            let sw = unsafe { at_mut(&mut self.switches, s) };
-            let k = sw.first;
-            if k >= before {
-                break;
-            }
-            // Usually one port is held: it is the first, and none is next.
-            let (mut port, mut next) = (sw.held.trailing_zeros() as usize, u128::MAX);
-            let mut rest = sw.held & (sw.held - 1);
-            if rest != 0 {
-                let mut bits = sw.held;
-                port = 64;
-                while bits != 0 {
-                    let p = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let pk = *unsafe { sw.held_key.get_unchecked(p) };
-                    if pk == k {
-                        port = p;
-                    } else {
-                        next = next.min(pk);
-                    }
-                }
-                rest = 0;
-            }
-            debug_assert_eq!(rest, 0);
-            debug_assert!(port < 64, "the first held-back key is a port's");
-            sw.held &= !(1u64 << port);
-            sw.first = next;
-            self.held -= 1;
-            unsafe { at_mut(&mut sw.ports, port) }.link.txdone_pending = false;
-            self.now = Time((k >> 64) as u64);
-            self.cur_seq = k as u64;
-            self.counters.events += 1;
-            ran = k;
-            self.switch_send(sh, s, port);
-        }
-        if was > ran {
-            self.now = Time((was >> 64) as u64);
-            self.cur_seq = was as u64;
-        }
-    }
-
-    /// Runs the held-back transmission-done events due by `last`, switch by switch, up to a
-    /// link delay after the earliest (key `first`): none of them can send a frame that
-    /// arrives before that, so no event in the queue comes between them.
-    #[inline(never)]
-    fn run_held_until(&mut self, sh: &Shared<F>, first: u128, last: Time) {
-        let reach = ((first >> 64) as u64).saturating_add(self.defer_span.0);
-        let before = key_of(last, u64::MAX).min(key_of(Time(reach), 0));
-        for s in 0..self.switches.len() {
-            if self.switches[s].first < before {
-                self.run_held(sh, s, before);
-            }
-        }
-    }
-
-    /// The earliest held-back transmission-done's key and switch slot, if any (a search of
-    /// the shard's switches: run only when a deadline passes or a window ends).
-    #[inline(never)]
-    fn earliest_held(&self) -> Option<(u128, usize)> {
-        if self.held == 0 {
-            return None;
-        }
-        self.switches.iter().enumerate().map(|(i, sw)| (sw.first, i)).min()
-    }
-
-    /// Runs every held-back transmission-done of the shard whose key comes before the event
-    /// now running (a link's failure or restoration, which may touch any switch).
-    pub(crate) fn run_held_before_now(&mut self, sh: &Shared<F>) {
-        let before = key_of(self.now, self.cur_seq);
-        while let Some((k, s)) = self.earliest_held().filter(|&(k, _)| k < before) {
-            self.run_held(sh, s, k + 1);
-        }
-    }
-
-    /// The time of this shard's next event, held-back transmission-done events included.
-    pub(crate) fn next_time(&mut self) -> Option<Time> {
-        let d = self.earliest_held().map(|(k, _)| Time((k >> 64) as u64));
-        match (self.queue.peek_time(), d) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
         }
     }
 
@@ -612,10 +438,7 @@ impl<F: CcFactory> Shard<F> {
         // SAFETY: frames on a wire are pooled packets (the pool invariant of `at`); `last`,
         // due after now, is one (`Flight::NONE` is due at 0).
         unsafe { *at_mut(&mut self.flight, me.pkt as usize) = Flight::NONE };
-        // By the clock of the latest event taken from the queue, not a held-back
-        // transmission-done's own (earlier) clock: a frame sent on another link of the switch
-        // in it (a PFC frame) may follow one that has already arrived.
-        if last.at > self.now.max(self.clock) {
+        if last.at > self.now {
             unsafe { *at_mut(&mut self.flight, last.pkt as usize) = me };
         } else {
             self.queue.push(me.at, me.seq, arrival(to, port, me.pkt));
@@ -758,11 +581,6 @@ impl<F: CcFactory> Shard<F> {
     fn dispatch(&mut self, sh: &Shared<F>, ev: Event) {
         match ev {
             Event::ArriveSwitch { sw, port, pkt } => {
-                // SAFETY: an event's switch (the slots invariant of `at`).
-                let before = key_of(self.now, self.cur_seq);
-                if unsafe { at(&self.switches, sw as usize) }.first < before {
-                    self.run_held(sh, sw as usize, before);
-                }
                 if let Some(next) = self.next_on_wire(pkt) {
                     self.queue.push(
                         next.at,
@@ -819,10 +637,7 @@ impl<F: CcFactory> Shard<F> {
                 }
             }
             Event::AppTimer { app } => self.app_timer(sh, app as usize),
-            Event::LinkChange { node, port, up } => {
-                self.run_held_before_now(sh);
-                self.link_change(sh, node, port, up)
-            }
+            Event::LinkChange { node, port, up } => self.link_change(sh, node, port, up),
         }
     }
 }

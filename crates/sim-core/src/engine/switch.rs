@@ -3,7 +3,7 @@
 
 use dcsim_aqm::{Ctx, DropCause, Entry, Qdisc, QueueDisc};
 
-use super::{at, at_mut, Link, Shard, Shared};
+use super::{at, at_mut, Event, Link, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
@@ -241,14 +241,6 @@ pub(crate) struct Switch {
     /// Some port's link loses frames (`Link::loss > 0`): only then does an arrival read its
     /// ingress port, which most arrivals otherwise never touch.
     pub(crate) lossy: bool,
-    /// The ports (below 64) whose transmission-done event is held back
-    /// ([`Shard::defer_txdone`]), a bit each.
-    pub(crate) held: u64,
-    /// The least key (`(time << 64) | seq`) of those events, `u128::MAX` if none: an event at
-    /// the switch with a larger key first runs them ([`Shard::run_held`]).
-    pub(crate) first: u128,
-    /// By port (below 64): the key of its held-back transmission-done.
-    pub(crate) held_key: Box<[u128]>,
 }
 
 impl<F: CcFactory> Shard<F> {
@@ -465,7 +457,7 @@ impl<F: CcFactory> Shard<F> {
             if !port.link.txdone_pending && !port.link.down {
                 port.link.txdone_pending = true;
                 let (node, at) = (sw.node, port.link.busy_until);
-                self.defer_txdone(node, at, s, out);
+                self.schedule(node, at, Event::SwitchTxDone { sw: s as u32, port: out as u16 });
             }
             return;
         }
@@ -591,7 +583,7 @@ impl<F: CcFactory> Shard<F> {
             if let Some(next) = port.likely_next() {
                 super::prefetch_ptr(self.pool.as_ptr().wrapping_add(next as usize));
             }
-            self.defer_txdone(node, done, s, out);
+            self.schedule(node, done, Event::SwitchTxDone { sw: s as u32, port: out as u16 });
         }
     }
 }
