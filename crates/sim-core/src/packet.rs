@@ -182,6 +182,10 @@ pub struct Packet {
     /// the packet's transport, not for the whole run (a probe may carry INT in a run whose
     /// data packets carry none). An ACK keeps its data packet's mode to echo the area.
     pub header: HeaderMode,
+    /// Switches the packet has passed on its way (set to 0 by whoever sends it): the index,
+    /// on its flow's path, of the switch it reaches next, where the switch finds its egress
+    /// port in the run's table of flow paths (`Shared::flow_ports`).
+    pub hop: u8,
     /// PINT digest (written only on data packets in [`HeaderMode::Pint`]; echoed in the ACK).
     pub pint: u16,
     /// Ingress port at the current switch (for MMU release).

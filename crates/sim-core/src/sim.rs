@@ -34,8 +34,9 @@ use crate::config::{
     EcnParams, FlowSpec, PortQdisc, Serialization, SimConfig, TcpConfig, Transport, WindowMode,
 };
 use crate::engine::{
-    initial_state, Backlog, ConnPaths, Event, FaultPlan, FlowMeta, FlowRx, FlowTables, FlowTx,
-    Framing, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx, TcpTx,
+    initial_state, Backlog, ConnPaths, Event, FaultPlan, FlowMeta, FlowPorts, FlowRx, FlowTables,
+    FlowTx, Framing, Host, Link, Place, Qp, Rx, Shard, Shared, Slot, Switch, SwitchPort, TcpRx,
+    TcpTx,
 };
 use crate::event::{CalendarQueue, EventQueue};
 use crate::ids::{FlowId, NodeId, PortNo};
@@ -644,6 +645,7 @@ impl<F: CcFactory> Simulation<F> {
         let mtu = cfg.nic.mtu as u64;
         let mut keys = FlowKeys::default();
         let mut meta = Vec::with_capacity(flows.len());
+        let mut flow_ports = Vec::with_capacity(flows.len());
         // Each shard holds the senders and receivers of the flows with an end in it: the
         // source's shard takes the sender, the destination's the receiver, and a TCP flow's
         // other end an unstarted copy of each.
@@ -744,6 +746,7 @@ impl<F: CcFactory> Simulation<F> {
             let ref_ideal = ref_ideal_fct(&fwd, f.size, mtu);
             let line = net.nic_rate(f.src);
             meta.push(FlowMeta { hash_fwd, hash_rev, base_rtt, bdp, traced: false });
+            flow_ports.push(FlowPorts::new(f.dst.0, &fwd, &rev));
             results.push(FlowResult {
                 id: f.id,
                 src: f.src,
@@ -806,8 +809,10 @@ impl<F: CcFactory> Simulation<F> {
                     }
                 }
             };
-            for (dir, (src, dst, hf, hr)) in
-                [(cl, sv, key_cs, key_sc), (sv, cl, key_sc, key_cs)].into_iter().enumerate()
+            for (dir, (src, dst, hf, hr, (there, back))) in
+                [(cl, sv, key_cs, key_sc, (&fwd, &rev)), (sv, cl, key_sc, key_cs, (&rev, &fwd))]
+                    .into_iter()
+                    .enumerate()
             {
                 let id = FlowId((nlisted + 2 * c + dir) as u32);
                 flows.push(FlowSpec {
@@ -820,6 +825,7 @@ impl<F: CcFactory> Simulation<F> {
                     dport: RPC_DPORT,
                 });
                 meta.push(FlowMeta { hash_fwd: hf, hash_rev: hr, base_rtt, bdp, traced: false });
+                flow_ports.push(FlowPorts::new(dst.0, there, back));
                 match conn.transport {
                     Transport::Tcp(g) => {
                         let tx = FlowTx::Tcp(Box::new(TcpTx::new(g, conn.pg)));
@@ -881,6 +887,8 @@ impl<F: CcFactory> Simulation<F> {
             factory,
             flows,
             meta,
+            // Routes that change (link events) are looked up at every hop.
+            flow_ports: if faults.is_some() { Vec::new() } else { flow_ports },
             place,
             tracing: false,
             nlisted,

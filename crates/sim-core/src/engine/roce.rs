@@ -151,6 +151,7 @@ impl<F: CcFactory> Shard<F> {
             seq,
             ts: self.now,
             header: sh.header,
+            hop: 0,
             area: Area::None,
             pint: 0,
             in_port: PortNo(0),
@@ -215,6 +216,7 @@ impl<F: CcFactory> Shard<F> {
         a.src = dst;
         a.dst = src;
         a.hash_key = hash_rev;
+        a.hop = 0;
         a.seq = expected;
         self.hosts[h].ack_fifo.push_back(pkt);
         self.host_send(sh, h);

@@ -259,6 +259,7 @@ impl<F: CcFactory> Shard<F> {
         }
         let p = unsafe { at(&self.pool, pkt as usize) };
         let (kind, dst, hash_key, pg, wire) = (p.kind, p.dst, p.hash_key, p.pg, p.wire);
+        let (flow, hop) = (p.flow, p.hop);
         if let PacketKind::Pfc { pause, queue } = kind {
             self.release(pkt);
             let link = &mut self.switches[s].ports[inp].link;
@@ -268,28 +269,36 @@ impl<F: CcFactory> Shard<F> {
             }
             return;
         }
-        let node = NodeId(sw.node);
-        let routes = match &sh.faults {
-            None => &sh.routes,
-            Some(plan) => plan.routes(self.now, &sh.routes),
+        // The egress port: the one kept for the packet's flow, direction and hop, else (link
+        // events, paths of many switches, packets of no flow) routed here.
+        let kept = sh.flow_ports.get(flow.idx()).and_then(|e| e.port(dst.0, hop));
+        let out = match kept {
+            Some(out) => {
+                debug_assert_eq!(
+                    Some(out),
+                    Self::route(sh, sw.node, sw.hash_seed, dst, &hash_key, self.now),
+                    "the kept port of flow {flow:?} at hop {hop} of switch {}",
+                    sw.node
+                );
+                out
+            }
+            None => match Self::route(sh, sw.node, sw.hash_seed, dst, &hash_key, self.now) {
+                Some(out) => {
+                    if sh.faults.is_some() && unsafe { at(&sw.ports, out) }.link.down {
+                        // Routed to a failed link before routing converged.
+                        self.counters.drops_link_down += 1;
+                        self.drop_packet(pkt);
+                        return;
+                    }
+                    out
+                }
+                None => {
+                    self.counters.no_route_drops += 1;
+                    self.drop_packet(pkt);
+                    return;
+                }
+            },
         };
-        let hops = routes.switch_next_hops(node, dst);
-        if hops.is_empty() {
-            self.counters.no_route_drops += 1;
-            self.drop_packet(pkt);
-            return;
-        }
-        // The hash's remainder by the group's width, without a branch on whether there is a
-        // choice (`ecmp_pick`).
-        let i = ecmp_pick(murmur3_32(&hash_key, sw.hash_seed), hops.len());
-        // SAFETY: a remainder by `hops.len()` is an index of `hops`.
-        let out = unsafe { at(hops, i) }.idx();
-        if sh.faults.is_some() && unsafe { at(&sw.ports, out) }.link.down {
-            // Routed to a failed link before routing converged.
-            self.counters.drops_link_down += 1;
-            self.drop_packet(pkt);
-            return;
-        }
         let q = pg as usize;
         if q != 0 {
             match sw.mmu.admit(inp, out, q, wire as u64) {
@@ -307,6 +316,7 @@ impl<F: CcFactory> Shard<F> {
         }
         let p = unsafe { at_mut(&mut self.pool, pkt as usize) };
         p.in_port = PortNo(inp as u16);
+        p.hop = hop.saturating_add(1);
         p.arrived = self.now;
         let sw = unsafe { at_mut(&mut self.switches, s) };
         let (ecn, hash_seed) = (p.ecn, sw.hash_seed);
@@ -354,6 +364,32 @@ impl<F: CcFactory> Shard<F> {
             }
         }
         self.switch_send(sh, s, out);
+    }
+
+    /// The egress port routing gives a packet to `dst` with ECMP key `key` at switch `node`
+    /// (whose hash seed is `seed`) at `now`; `None` without a route.
+    #[inline(always)]
+    fn route(
+        sh: &Shared<F>,
+        node: u32,
+        seed: u32,
+        dst: NodeId,
+        key: &[u32; 3],
+        now: Time,
+    ) -> Option<usize> {
+        let routes = match &sh.faults {
+            None => &sh.routes,
+            Some(plan) => plan.routes(now, &sh.routes),
+        };
+        let hops = routes.switch_next_hops(NodeId(node), dst);
+        if hops.is_empty() {
+            return None;
+        }
+        // The hash's remainder by the group's width, without a branch on whether there is a
+        // choice (`ecmp_pick`).
+        let i = ecmp_pick(murmur3_32(key, seed), hops.len());
+        // SAFETY: a remainder by `hops.len()` is an index of `hops`.
+        Some(unsafe { at(hops, i) }.idx())
     }
 
     /// Settles the packets a queue discipline of class `q` at port `out` of switch slot `s`
@@ -406,6 +442,7 @@ impl<F: CcFactory> Shard<F> {
             seq: 0,
             ts: self.now,
             header: HeaderMode::None,
+            hop: 0,
             area: Area::None,
             pint: 0,
             in_port: PortNo(port as u16),

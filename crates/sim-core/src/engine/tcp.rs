@@ -184,7 +184,7 @@ impl<F: CcFactory> Shard<F> {
             seq: seg.seq,
             ts: self.now,
             header: HeaderMode::None,
-
+            hop: 0,
             pint: 0,
             in_port: PortNo(0),
             arrived: self.now,
@@ -329,6 +329,7 @@ impl<F: CcFactory> Shard<F> {
             seq: 0,
             ts: now,
             header: HeaderMode::Int,
+            hop: 0,
             pint: 0,
             in_port: PortNo(0),
             arrived: now,
@@ -348,6 +349,7 @@ impl<F: CcFactory> Shard<F> {
             let p = &mut self.pool[pkt as usize];
             std::mem::swap(&mut p.src, &mut p.dst);
             p.hash_key = hash_rev;
+            p.hop = 0;
             // Not stamped on the way back: the echo carries the forward path's records.
             p.header = HeaderMode::None;
             self.hosts[h].ack_fifo.push_back(pkt);
