@@ -18,6 +18,10 @@ pub const DATA_BASE_HEADER: u32 = L2_L3_BYTES + DATA_L4_BYTES;
 pub const MIN_FRAME: u32 = 60;
 /// PFC pause/resume frame size (14 + 20 + 9).
 pub const PFC_FRAME: u32 = 43;
+/// The switches of a path whose egress ports a packet carries ([`Packet::path`]).
+pub const PATH_HOPS: usize = 8;
+/// No port kept ([`Packet::path`]).
+pub const NO_PORT: u16 = u16::MAX;
 /// Maximum INT hop records carried (more hops overwrite from the start, as the reference does).
 pub const MAX_INT_HOPS: usize = 5;
 
@@ -167,8 +171,12 @@ pub struct Packet {
     pub src: NodeId,
     /// Destination host.
     pub dst: NodeId,
-    /// ECMP hash of (addresses, ports) for this direction.
-    pub hash_key: [u32; 3],
+    /// The egress port at each switch of the packet's path, in path order, as routing chooses
+    /// them for its flow and direction (copied by its sender from the flow's kept path, which
+    /// routing computed at set-up); [`NO_PORT`] past the path's end, for paths of more than
+    /// [`PATH_HOPS`] switches, in runs whose routes change (link events) and for packets of no
+    /// flow: their switches route them by the flow's ECMP key.
+    pub path: [u16; PATH_HOPS],
     /// Type.
     pub kind: PacketKind,
     /// Priority group / queue index (0 is strict priority).
@@ -182,9 +190,8 @@ pub struct Packet {
     /// the packet's transport, not for the whole run (a probe may carry INT in a run whose
     /// data packets carry none). An ACK keeps its data packet's mode to echo the area.
     pub header: HeaderMode,
-    /// Switches the packet has passed on its way (set to 0 by whoever sends it): the index,
-    /// on its flow's path, of the switch it reaches next, where the switch finds its egress
-    /// port in the run's table of flow paths (`Shared::flow_ports`).
+    /// Switches the packet has passed on its way (0 when its sender puts it on the wire): the
+    /// index in [`Packet::path`] of the switch it reaches next.
     pub hop: u8,
     /// PINT digest (written only on data packets in [`HeaderMode::Pint`]; echoed in the ACK).
     pub pint: u16,

@@ -746,7 +746,7 @@ impl<F: CcFactory> Simulation<F> {
             let ref_ideal = ref_ideal_fct(&fwd, f.size, mtu);
             let line = net.nic_rate(f.src);
             meta.push(FlowMeta { hash_fwd, hash_rev, base_rtt, bdp, traced: false });
-            flow_ports.push(FlowPorts::new(f.dst.0, &fwd, &rev));
+            flow_ports.push(FlowPorts::new(&fwd, &rev));
             results.push(FlowResult {
                 id: f.id,
                 src: f.src,
@@ -825,7 +825,7 @@ impl<F: CcFactory> Simulation<F> {
                     dport: RPC_DPORT,
                 });
                 meta.push(FlowMeta { hash_fwd: hf, hash_rev: hr, base_rtt, bdp, traced: false });
-                flow_ports.push(FlowPorts::new(dst.0, there, back));
+                flow_ports.push(FlowPorts::new(there, back));
                 match conn.transport {
                     Transport::Tcp(g) => {
                         let tx = FlowTx::Tcp(Box::new(TcpTx::new(g, conn.pg)));

@@ -30,7 +30,7 @@ use crate::cc::CcFactory;
 use crate::config::{FlowSpec, SimConfig};
 use crate::event::CalendarQueue;
 use crate::network::{Network, RoutingTable};
-use crate::packet::{HeaderMode, Packet};
+use crate::packet::{HeaderMode, Packet, NO_PORT, PATH_HOPS};
 use crate::results::{Counters, HopSample, PfcEvent};
 use crate::units::{Duration, Time};
 
@@ -181,54 +181,58 @@ pub(crate) fn link_in<'a, C>(
 }
 
 /// A flow's egress ports at the switches of its two paths, as routing chooses them for its
-/// packets: at its `hop`-th switch a packet takes `ports[d][hop]`, `d` its direction. The
-/// route of a packet is a function of the switch, its destination and its ECMP key, all fixed
-/// per flow and direction while no link fails; so a switch reads the port here, one load,
-/// instead of hashing the packet's key and reading the routing table (a chain of a hash and
-/// four dependent loads at every switch arrival).
+/// packets: `ports[d]` for direction `d` (0 from the flow's source, 1 back), which its senders
+/// copy into each packet ([`Packet::path`]). The route of a packet is a function of the
+/// switch, its destination and its ECMP key, all fixed per flow and direction while no link
+/// fails; so a switch reads the port from the packet it has just received instead of hashing
+/// the packet's key and reading the routing table (a chain of a hash and four dependent loads
+/// at every switch arrival).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(32))]
 pub(crate) struct FlowPorts {
-    /// The forward direction's destination host: a packet bound there takes `ports[0]`, any
-    /// other (the reverse direction's) `ports[1]`.
-    pub(crate) dst: u32,
     /// By direction, the egress port at each switch of the path, in path order;
-    /// [`FlowPorts::NONE`] past the path's last switch and for paths of more switches than
-    /// [`FlowPorts::HOPS`] (their switches route the packet as before).
-    pub(crate) ports: [[u16; FlowPorts::HOPS]; 2],
+    /// [`NO_PORT`] past the path's last switch, and for every switch of a path longer than
+    /// [`PATH_HOPS`] (whose switches route the packet as before).
+    pub(crate) ports: [[u16; PATH_HOPS]; 2],
 }
 
 // Two to a cache line, never across one.
 const _: () = assert!(std::mem::size_of::<FlowPorts>() == 32);
 
 impl FlowPorts {
-    /// The switches of a path whose ports are kept.
-    pub(crate) const HOPS: usize = 7;
-    /// No port kept.
-    pub(crate) const NONE: u16 = u16::MAX;
-
-    /// The ports of a flow to host `dst` along its forward and reverse paths (each from its
-    /// source host: the hops after the first are the switches').
-    pub(crate) fn new(dst: u32, fwd: &[crate::paths::Hop], rev: &[crate::paths::Hop]) -> Self {
-        let mut ports = [[FlowPorts::NONE; FlowPorts::HOPS]; 2];
+    /// The ports of a flow along its forward and reverse paths (each from its source host:
+    /// the hops after the first are the switches').
+    pub(crate) fn new(fwd: &[crate::paths::Hop], rev: &[crate::paths::Hop]) -> Self {
+        let mut ports = [[NO_PORT; PATH_HOPS]; 2];
         for (d, path) in [fwd, rev].into_iter().enumerate() {
             let switches = path.get(1..).unwrap_or(&[]);
-            if switches.len() <= FlowPorts::HOPS {
+            if switches.len() <= PATH_HOPS {
                 for (slot, h) in ports[d].iter_mut().zip(switches) {
                     *slot = h.port.0;
                 }
             }
         }
-        FlowPorts { dst, ports }
+        FlowPorts { ports }
+    }
+}
+
+impl<F: CcFactory> Shared<F> {
+    /// The egress ports a packet of flow `flow` carries in direction `dir` (0 from the flow's
+    /// source, 1 back): none kept in runs with link events.
+    #[inline]
+    pub(crate) fn path_of(&self, flow: usize, dir: usize) -> [u16; PATH_HOPS] {
+        self.flow_ports.get(flow).map_or([NO_PORT; PATH_HOPS], |e| e.ports[dir])
     }
 
-    /// The port a packet to `dst` takes at its `hop`-th switch, if kept.
-    #[inline(always)]
-    pub(crate) fn port(&self, dst: u32, hop: u8) -> Option<usize> {
-        let d = usize::from(self.dst != dst);
-        match self.ports[d].get(hop as usize) {
-            Some(&p) if p != FlowPorts::NONE => Some(p as usize),
-            _ => None,
+    /// The ECMP key of a packet of flow `flow` bound for `dst`: its flow's forward key, or the
+    /// reverse one for a packet going back to the flow's source.
+    #[inline]
+    pub(crate) fn key_of(&self, flow: usize, dst: crate::ids::NodeId) -> [u32; 3] {
+        let m = &self.meta[flow];
+        if self.flows[flow].dst == dst {
+            m.hash_fwd
+        } else {
+            m.hash_rev
         }
     }
 }
@@ -268,8 +272,8 @@ pub(crate) struct Shared<F: CcFactory> {
     pub(crate) factory: F,
     pub(crate) flows: Vec<FlowSpec>,
     pub(crate) meta: Vec<FlowMeta>,
-    /// By flow, its packets' egress ports at the switches of its paths ([`FlowPorts`]); empty
-    /// in runs with link events, whose routes change.
+    /// By flow, its packets' egress ports at the switches of its two paths ([`FlowPorts`]);
+    /// empty in runs with link events, whose routes change.
     pub(crate) flow_ports: Vec<FlowPorts>,
     pub(crate) place: Vec<Place>,
     /// Some flow is traced ([`FlowMeta::traced`]); spares the per-hop lookup otherwise.
@@ -561,7 +565,7 @@ impl<F: CcFactory> Shard<F> {
             flow,
             src,
             dst,
-            hash_key,
+            path,
             kind,
             pg,
             ecn,
@@ -580,7 +584,7 @@ impl<F: CcFactory> Shard<F> {
         slot.flow = flow;
         slot.src = src;
         slot.dst = dst;
-        slot.hash_key = hash_key;
+        slot.path = path;
         slot.kind = kind;
         slot.pg = pg;
         slot.ecn = ecn;
@@ -734,13 +738,13 @@ mod tests {
         }
     }
 
-    /// A flow's kept ports are its switches' egress ports in path order, by direction (the
-    /// destination tells which), and none past a path's end or for a path of more switches
-    /// than are kept.
+    /// A flow's kept ports are its switches' egress ports in path order, by direction, and
+    /// none past a path's end or for a path of more switches than are kept.
     #[test]
     fn flow_ports_keep_each_switchs_port_in_path_order() {
         use super::FlowPorts;
         use crate::ids::{NodeId, PortNo};
+        use crate::packet::{NO_PORT as N, PATH_HOPS};
         use crate::paths::Hop;
         use crate::units::{BitsPerSec, Duration};
         let hop = |node: u32, port: u16| Hop {
@@ -749,21 +753,19 @@ mod tests {
             rate: BitsPerSec::gbps(100),
             delay: Duration::from_us(1),
         };
-        // Host 0 -> switches 10, 11 -> host 9, and back by 11, 12.
+        // Host 0 -> switches 10, 11 -> host 9, and back by 12, 11.
         let fwd = [hop(0, 0), hop(10, 3), hop(11, 1)];
-        let rev = [hop(9, 0), hop(11, 2), hop(12, 5)];
-        let e = FlowPorts::new(9, &fwd, &rev);
-        assert_eq!((e.port(9, 0), e.port(9, 1), e.port(9, 2)), (Some(3), Some(1), None));
-        assert_eq!((e.port(0, 0), e.port(0, 1), e.port(0, 2)), (Some(2), Some(5), None));
-        assert_eq!(e.port(9, u8::MAX), None);
-        // Eight switches: more than are kept, so none is.
-        let long: Vec<Hop> = (0..9).map(|i| hop(20 + i, i as u16)).collect();
-        let e = FlowPorts::new(9, &long, &rev);
-        assert!((0..=8).all(|h| e.port(9, h).is_none()));
-        assert_eq!(e.port(0, 1), Some(5));
-        // Seven: all kept.
-        let e = FlowPorts::new(9, &long[..8], &rev);
-        assert_eq!((e.port(9, 0), e.port(9, 6), e.port(9, 7)), (Some(1), Some(7), None));
+        let rev = [hop(9, 0), hop(12, 2), hop(11, 5)];
+        let e = FlowPorts::new(&fwd, &rev);
+        assert_eq!(e.ports, [[3, 1, N, N, N, N, N, N], [2, 5, N, N, N, N, N, N]]);
+        // One switch more than are kept: none is.
+        let long: Vec<Hop> = (0..=PATH_HOPS + 1).map(|i| hop(20 + i as u32, i as u16)).collect();
+        let e = FlowPorts::new(&long, &rev);
+        assert_eq!(e.ports[0], [N; PATH_HOPS]);
+        assert_eq!(e.ports[1][..2], [2, 5]);
+        // As many as are kept: all kept.
+        let e = FlowPorts::new(&long[..=PATH_HOPS], &fwd);
+        assert_eq!(e.ports, [[1, 2, 3, 4, 5, 6, 7, 8], [3, 1, N, N, N, N, N, N]]);
     }
 
     /// The fields every hop reads sit in the packet's first cache line (the one the loop

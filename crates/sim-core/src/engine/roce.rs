@@ -147,7 +147,7 @@ impl<F: CcFactory> Shard<F> {
             flow: FlowId(flow as u32),
             src: f.src,
             dst: f.dst,
-            hash_key: sh.meta[flow].hash_fwd,
+            path: sh.path_of(flow, 0),
             seq,
             ts: self.now,
             header: sh.header,
@@ -204,7 +204,7 @@ impl<F: CcFactory> Shard<F> {
             self.counters.nacks_sent += 1;
         }
         let expected = rx.expected;
-        let hash_rev = sh.meta[flow.idx()].hash_rev;
+        let path = sh.path_of(flow.idx(), 1);
         let a = &mut self.pool[pkt as usize];
         a.kind = kind;
         a.wire = sh.header.ack_wire();
@@ -215,7 +215,7 @@ impl<F: CcFactory> Shard<F> {
         a.ecn = Ecn::Ect0;
         a.src = dst;
         a.dst = src;
-        a.hash_key = hash_rev;
+        a.path = path;
         a.hop = 0;
         a.seq = expected;
         self.hosts[h].ack_fifo.push_back(pkt);

@@ -7,7 +7,9 @@ use super::{at, at_mut, Event, Link, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::ids::{FlowId, NodeId, PortNo};
 use crate::mmu::{Admit, Mmu, QUEUES};
-use crate::packet::{Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, MAX_INT_HOPS, PFC_FRAME};
+use crate::packet::{
+    Area, Ecn, HeaderMode, IntHop, Packet, PacketKind, MAX_INT_HOPS, NO_PORT, PATH_HOPS, PFC_FRAME,
+};
 use crate::qmon::{PortMonitor, SampleState, Watch};
 use crate::results::{HopSample, PfcEvent};
 use crate::sim::{ecmp_pick, murmur3_32};
@@ -258,8 +260,8 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let p = unsafe { at(&self.pool, pkt as usize) };
-        let (kind, dst, hash_key, pg, wire) = (p.kind, p.dst, p.hash_key, p.pg, p.wire);
-        let (flow, hop) = (p.flow, p.hop);
+        let (kind, dst, pg, wire, hop) = (p.kind, p.dst, p.pg, p.wire, p.hop);
+        let (flow, kept) = (p.flow.idx(), p.path.get(hop as usize).copied());
         if let PacketKind::Pfc { pause, queue } = kind {
             self.release(pkt);
             let link = &mut self.switches[s].ports[inp].link;
@@ -269,20 +271,21 @@ impl<F: CcFactory> Shard<F> {
             }
             return;
         }
-        // The egress port: the one kept for the packet's flow, direction and hop, else (link
-        // events, paths of many switches, packets of no flow) routed here.
-        let kept = sh.flow_ports.get(flow.idx()).and_then(|e| e.port(dst.0, hop));
+        // The egress port: the one the packet carries for this hop of its path, else (link
+        // events, paths of many switches) routed here by its flow's key.
         let out = match kept {
-            Some(out) => {
+            Some(out) if out != NO_PORT => {
+                let out = out as usize;
                 debug_assert_eq!(
                     Some(out),
-                    Self::route(sh, sw.node, sw.hash_seed, dst, &hash_key, self.now),
-                    "the kept port of flow {flow:?} at hop {hop} of switch {}",
+                    Self::route(sh, sw.node, sw.hash_seed, dst, &sh.key_of(flow, dst), self.now),
+                    "the kept port of flow {flow} at hop {hop} of switch {}",
                     sw.node
                 );
                 out
             }
-            None => match Self::route(sh, sw.node, sw.hash_seed, dst, &hash_key, self.now) {
+            _ => match Self::route(sh, sw.node, sw.hash_seed, dst, &sh.key_of(flow, dst), self.now)
+            {
                 Some(out) => {
                     if sh.faults.is_some() && unsafe { at(&sw.ports, out) }.link.down {
                         // Routed to a failed link before routing converged.
@@ -349,7 +352,7 @@ impl<F: CcFactory> Shard<F> {
                 // perturbed per switch; a different seed from ECMP's so the two choices are
                 // independent). Only a discipline that queues per flow needs it.
                 if let Qdisc::FqCodel(_) = class {
-                    entry.flow = murmur3_32(&hash_key, hash_seed ^ FQ_HASH_SALT);
+                    entry.flow = murmur3_32(&sh.key_of(flow, dst), hash_seed ^ FQ_HASH_SALT);
                 }
                 let mut cx =
                     Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
@@ -438,7 +441,7 @@ impl<F: CcFactory> Shard<F> {
             flow: FlowId(u32::MAX),
             src: sw_node,
             dst: sw_node,
-            hash_key: [0; 3],
+            path: [NO_PORT; PATH_HOPS],
             seq: 0,
             ts: self.now,
             header: HeaderMode::None,

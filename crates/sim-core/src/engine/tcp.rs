@@ -167,9 +167,7 @@ impl<F: CcFactory> Shard<F> {
         forward: bool,
     ) -> Packet {
         let f = &sh.flows[flow];
-        let m = &sh.meta[flow];
-        let (src, dst, hash_key) =
-            if forward { (f.src, f.dst, m.hash_fwd) } else { (f.dst, f.src, m.hash_rev) };
+        let (src, dst) = if forward { (f.src, f.dst) } else { (f.dst, f.src) };
         Packet {
             kind: PacketKind::Tcp,
             wire: seg.wire_bytes(&g.tcp),
@@ -180,7 +178,7 @@ impl<F: CcFactory> Shard<F> {
             flow: FlowId(flow as u32),
             src,
             dst,
-            hash_key,
+            path: sh.path_of(flow, usize::from(!forward)),
             seq: seg.seq,
             ts: self.now,
             header: HeaderMode::None,
@@ -325,7 +323,7 @@ impl<F: CcFactory> Shard<F> {
             flow: FlowId(flow as u32),
             src: f.src,
             dst: f.dst,
-            hash_key: sh.meta[flow].hash_fwd,
+            path: sh.path_of(flow, 0),
             seq: 0,
             ts: now,
             header: HeaderMode::Int,
@@ -345,10 +343,10 @@ impl<F: CcFactory> Shard<F> {
     fn tcp_probe_arrive(&mut self, sh: &Shared<F>, h: usize, pkt: u32, at_sender: bool) {
         let flow = self.pool[pkt as usize].flow.idx();
         if !at_sender {
-            let hash_rev = sh.meta[flow].hash_rev;
+            let path = sh.path_of(flow, 1);
             let p = &mut self.pool[pkt as usize];
             std::mem::swap(&mut p.src, &mut p.dst);
-            p.hash_key = hash_rev;
+            p.path = path;
             p.hop = 0;
             // Not stamped on the way back: the echo carries the forward path's records.
             p.header = HeaderMode::None;
