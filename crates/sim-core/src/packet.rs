@@ -156,8 +156,8 @@ pub enum PacketKind {
 /// A packet in flight or queued. Stored in a pool and moved by index.
 ///
 /// The layout is fixed (`repr(C)`) so that the fields every hop reads — kind, sizes, class,
-/// ECN, flow, addresses, hash key, sequence number, timestamp — fill the first 64-byte cache
-/// line, which the event loop prefetches; the header area follows.
+/// ECN, flow, addresses, egress ports and hop count, sequence number, timestamp — fill the
+/// first 64 bytes, which the event loop prefetches; the header area follows.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct Packet {
