@@ -174,8 +174,9 @@ pub struct Packet {
     /// The egress port at each switch of the packet's path, in path order, as routing chooses
     /// them for its flow and direction (copied by its sender from the flow's kept path, which
     /// routing computed at set-up); [`NO_PORT`] past the path's end, for paths of more than
-    /// [`PATH_HOPS`] switches, in runs whose routes change (link events) and for packets of no
-    /// flow: their switches route them by the flow's ECMP key.
+    /// [`PATH_HOPS`] switches, in runs whose routes change (link events), and in PFC frames,
+    /// which no switch routes. A switch that finds no port routes the packet by its flow's
+    /// ECMP key.
     pub path: [u16; PATH_HOPS],
     /// Type.
     pub kind: PacketKind,

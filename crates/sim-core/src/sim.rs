@@ -1717,6 +1717,34 @@ mod tests {
         (net, routes)
     }
 
+    /// Switches forward by the egress port the packet carries (its flow's kept path), not by
+    /// routing: a kept port made wrong is caught by the debug check at the first switch. A run
+    /// whose packets carried no ports, or whose switches ignored them, would not panic here.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "the kept port of flow 0 at hop 0 of switch 1")]
+    fn switches_forward_by_the_port_the_packet_carries() {
+        use crate::cc::NoCcFactory;
+        // Hosts 0, 2 and 3 on switch 1, whose port `h` leads to the host of index `h`.
+        let (net, routes) = star(3);
+        let flow = FlowSpec {
+            id: FlowId(0),
+            src: NodeId(0),
+            dst: NodeId(2),
+            size: 20_000,
+            start: Time::ZERO,
+            pg: 3,
+            dport: 100,
+        };
+        let mut sim =
+            Simulation::new(net, routes, SimConfig::default(), vec![flow], NoCcFactory).unwrap();
+        let port = &mut sim.shared.flow_ports[0].ports[0][0];
+        assert_eq!(*port, 1, "the switch's port towards host 2 is kept");
+        // Another port of the switch: towards host 3.
+        *port = 2;
+        sim.run();
+    }
+
     /// Each shard holds the senders and receivers of the flows with an end in it, not a copy
     /// of every flow's, and the run is the same as on one shard.
     #[test]
