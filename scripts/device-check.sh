@@ -13,8 +13,10 @@
 #                                              OUT/bench.csv with BENCH_ROUNDS=N set)
 #
 # KIT must be a path the device run carries (an ignored folder of the checkout, e.g.
-# `target/kit`, named in `carry`; the whole kit is about 28 MiB). On the device, e.g.:
-#   scripts/device-check.sh run target/kit "$OUT" 2 1 2 4 8 16
+# `target/kit`, named in `carry`; the whole kit is about 28 MiB). On the device, e.g.
+# (carry ["target/kit"], a timeout of about 500 s: on the 16-core Xeon of earlier leases
+# this takes about four minutes, half of it the bench's ten runs of each binary):
+#   BENCH_ROUNDS=1 scripts/device-check.sh run target/kit "$OUT" 2 1 2 4 8 16
 #
 # Part 1 times `dcsim run` on the HPCC calibration import (one thread, pinned to one core,
 # the two binaries alternated; each binary imports the reference config itself, with exact
@@ -35,7 +37,13 @@ kit() {
     kit=$(cd "$kit" && pwd)
     (cd "$root" && cargo build --release -p dcsim-cli)
     strip -o "$kit/dcsim-head" "$root/target/release/dcsim"
-    git -C "$root" rev-parse HEAD > "$kit/head-commit"
+    # Figures are quoted for a commit: say so when the build is not the commit's.
+    if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
+        echo "$(git -C "$root" rev-parse HEAD)+uncommitted changes" > "$kit/head-commit"
+        echo "warning: the working tree differs from HEAD; the kit's head build is not HEAD's" >&2
+    else
+        git -C "$root" rev-parse HEAD > "$kit/head-commit"
+    fi
     local wt=/tmp/dcsim-filing-$FILING
     if [ ! -x "$wt/target/release/dcsim" ]; then
         git -C "$root" worktree add -f "$wt" "$FILING" > /dev/null 2>&1 || true
@@ -80,7 +88,7 @@ run() {
         pin=(taskset -c "$(( $(nproc) > 2 ? 2 : 0 ))")
     fi
     {
-        echo "# issue 14 on $(hostname): $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+        echo "# issue 14 on $(uname -n): $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
         echo "head $(cat "$kit/head-commit"), filing $FILING; $(date -u +%FT%TZ)"
     } > "$out/summary.md"
 
