@@ -10,7 +10,8 @@
 #   scripts/device-check.sh run KIT OUT [ROUNDS] [THREADS...]
 #                                              (there) runs them, writes OUT/part1.csv,
 #                                              OUT/scaling.csv and OUT/summary.md (and
-#                                              OUT/bench.csv with BENCH_ROUNDS=N set)
+#                                              OUT/bench.csv with BENCH_ROUNDS=N set;
+#                                              EXTRA and TRACE: below)
 #
 # KIT must be a path the device run carries (an ignored folder of the checkout, e.g.
 # `target/kit`, named in `carry`; the whole kit is about 28 MiB). On the device, e.g.
@@ -146,6 +147,35 @@ run() {
         done
     done
 
+    # Part 2's extra runs, once each (all optional): EXTRA holds `dcsim run` argument sets
+    # separated by `;` (e.g. "--threads 2 --shards 2;--threads 16 --shards 64"), each
+    # compared with the plain runs' outputs; TRACE=1 traces the windows of the largest thread
+    # count (`--window-trace`), analysed by scripts/window_trace.py where python3 is, the
+    # trace itself kept compressed.
+    echo "args,wall_s,identical" > "$out/extra.csv"
+    local IFS_was=$IFS args
+    IFS=';'
+    local extras=(${EXTRA:-})
+    IFS=$IFS_was
+    for args in "${extras[@]}"; do
+        local dir="$work/extra" log="$work/extra.log"
+        # shellcheck disable=SC2086 # the set's words are separate arguments
+        "$kit/dcsim-head" run "$kit/fattree-12ms.toml" $args --out "$dir" > "$log" 2>&1
+        local sum
+        sum=$(cat "$dir/fct.csv" "$dir/counters.csv" | md5sum | cut -c1-12)
+        echo "$args,$(wall_of < "$log"),$([ "$sum" = "$first" ] && echo yes || echo "NO ($sum)")" \
+            >> "$out/extra.csv"
+    done
+    if [ "${TRACE:-0}" = 1 ]; then
+        local most=${threads[0]} t
+        for t in "${threads[@]}"; do [ "$t" -gt "$most" ] && most=$t; done
+        "$kit/dcsim-head" run "$kit/fattree-12ms.toml" --threads "$most" --window-trace \
+            --out "$work/trace" > "$work/trace.log" 2>&1
+        grep -E 'wall time|parallel' "$work/trace.log" > "$out/trace-$most-threads.txt" || true
+        python3 "$(dirname "$0")/window_trace.py" "$work/trace" >> "$out/trace-$most-threads.txt" 2>&1 || true
+        tar -C "$work/trace" -czf "$out/trace-$most-threads.tar.gz" windows.csv barriers.csv
+    fi
+
     python3 - "$out" >> "$out/summary.md" <<'EOF' || cat "$out/part1.csv" "$out/scaling.csv" >> "$out/summary.md"
 import csv, statistics, sys
 out = sys.argv[1]
@@ -181,6 +211,11 @@ for t in sorted(walls):
     w = statistics.median(walls[t])
     print(f"| {t} | {w:.2f} | {one / w:.2f}x |" if one else f"| {t} | {w:.2f} | |")
 print("\noutputs identical at every count:", all(r["identical"] == "yes" for r in sc))
+extra = list(csv.DictReader(open(f"{out}/extra.csv")))
+if extra:
+    print("\n## Part 2, extra runs\n\n| arguments | wall s | outputs identical |\n|---|---|---|")
+    for r in extra:
+        print(f"| `{r['args']}` | {float(r['wall_s']):.2f} | {r['identical']} |")
 EOF
     rm -rf "$work"
     cat "$out/summary.md"
