@@ -17,7 +17,8 @@
 # `target/kit`, named in `carry`; the whole kit is about 28 MiB). On the device, e.g.
 # (carry ["target/kit"], a timeout of about 500 s: on the 16-core Xeon of earlier leases
 # this takes about four minutes, half of it the bench's ten runs of each binary):
-#   BENCH_ROUNDS=1 scripts/device-check.sh run target/kit "$OUT" 2 1 2 4 8 16
+#   BENCH_ROUNDS=1 TRACE=1 EXTRA="--threads 2 --shards 2;--threads 16 --shards 64" \
+#       scripts/device-check.sh run target/kit "$OUT" 2 1 2 4 8 16
 #
 # Part 1 times `dcsim run` on the HPCC calibration import (one thread, pinned to one core,
 # the two binaries alternated; each binary imports the reference config itself, with exact
