@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Analyses the window trace of a run on several shards (`dcsim run ... --window-trace`).
 
-    scripts/window_trace.py DIR        (DIR holds the run's windows.csv and barriers.csv)
+    scripts/window_trace.py DIR [--threads T]
+                                      (DIR holds the run's windows.csv and barriers.csv)
 
 Prints where a parallel run's time went: the threads' time in shards and at the barriers,
 the barrier's own latency, the cost per event, the balance the engine's claiming reached (by
 events and by time), and the balance other claiming rules would have reached with the same
 shard times, replayed window by window (docs/performance.md, "A window trace"). The replays
 assume that a shard's window takes as long on whichever thread runs it, which is optimistic
-for rules that move shards between cores. Python 3 standard library only.
+for rules that move shards between cores. `--threads T` replays the claiming rules for T
+threads instead of the run's own count: a trace of `--threads 1 --shards 32` taken on any
+machine then gives sixteen threads' balance (with one core's shard times, so without the
+differences between cores' speeds that a many-core machine adds). Python 3 standard library
+only.
 """
 import collections
 import csv
@@ -79,13 +84,19 @@ def deal(load, threads, n):
 
 
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    replay = None
+    if len(args) == 3 and args[1] == "--threads" and args[2].isdigit() and int(args[2]) > 0:
+        replay = int(args[2])
+        args = args[:1]
+    if len(args) != 1:
         sys.exit(__doc__)
-    windows, runs, barriers = load(sys.argv[1])
+    windows, runs, barriers = load(args[0])
     if not runs:
         sys.exit("no windows: the run had one shard")
     n = max(r[1] for r in runs) + 1
     threads = max(max(r[2] for r in runs) + 1, max((t for b in barriers.values() for t in b), default=0) + 1)
+    ran = threads
     events = sum(r[5] for r in runs)
     busy = sum(r[4] for r in runs)
     steals = sum(1 for r in runs if r[1] % threads != r[2])
@@ -113,6 +124,9 @@ def main():
             print(f"from a barrier to the thread's first shard: median {gaps[len(gaps) // 2]} ns, 99th "
                   f"percentile {gaps[int(0.99 * (len(gaps) - 1))]} ns, {sum(gaps) / threads / 1e9:.3f} s per thread")
 
+    if replay is not None:
+        threads = replay
+        print(f"claiming rules replayed for {threads} threads (the run had {ran})")
     ordered = [windows[k] for k in sorted(windows, key=float) if len(windows[k]) == n]
     rules = collections.OrderedDict((name, 0) for name in [
         "engine's claiming, by events",
@@ -149,11 +163,14 @@ def main():
             owner = deal(avg, threads, n)
         prev_ev, prev_took = ev, took
     total_took = sum(sum(w[s][4] for s in range(n)) for w in ordered)
-    print(f"windows' busiest thread in shards, summed: {actual / 1e9:.3f} s (mean thread "
-          f"{total_took / threads / 1e9:.3f} s)")
+    if threads == ran:
+        print(f"windows' busiest thread in shards, summed: {actual / 1e9:.3f} s (mean thread "
+              f"{total_took / threads / 1e9:.3f} s)")
     print("bounds over the busiest thread of each window (x one thread's work; "
           f"{threads} is perfect balance):")
     for name, crit in rules.items():
+        if name == "engine's claiming, by events" and threads != ran:
+            continue  # what the run's own threads did: not a replay
         work = events if name.endswith("by events") else total_took
         print(f"  {name}: {work / max(crit, 1):.2f}x")
 
