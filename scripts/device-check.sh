@@ -63,16 +63,26 @@ kit() {
         strip -o "$kit/bench-$name" "$exe"
     done
     mkdir -p "$kit/cal" "$kit/shared/reference/calibration/small-ws30"
-    cp "$cal/config-hpcc.txt" "$cal/topology.txt" "$cal/flow.txt" "$kit/cal/"
-    cp "$cal"/config-*.txt "$cal/topology.txt" "$cal/flow.txt" \
+    cp -f "$cal/config-hpcc.txt" "$cal/topology.txt" "$cal/flow.txt" "$kit/cal/"
+    cp -f "$cal"/config-*.txt "$cal/topology.txt" "$cal/flow.txt" \
         "$kit/shared/reference/calibration/small-ws30/"
-    cp "$root/examples/perf/fattree-12ms.toml" "$kit/"
+    cp -f "$root/examples/perf/fattree-12ms.toml" "$kit/"
     du -sh "$kit"
 }
 
 # The run's own wall time (seconds) from a `dcsim run` summary on stdin.
 wall_of() {
     sed -n 's/.*wall time: \([0-9.]*\) s.*/\1/p' | head -1
+}
+
+# The shards a run used, from its summary on stdin.
+shards_of() {
+    sed -n 's/.*shards: \([0-9]*\),.*/\1/p' | head -1
+}
+
+# The first 12 hex digits of the md5 of a run's fct.csv and counters.csv.
+outputs_of() {
+    cat "$1/fct.csv" "$1/counters.csv" | md5sum | cut -c1-12
 }
 
 run() {
@@ -84,20 +94,25 @@ run() {
     mkdir -p "$out"
     out=$(cd "$out" && pwd)
     local work; work=$(mktemp -d)
-    # Part 1 on one core other than the first (interrupts), where `taskset` is there.
-    local pin=()
-    if command -v taskset > /dev/null; then
-        pin=(taskset -c "$(( $(nproc) > 2 ? 2 : 0 ))")
+    # A failure says where, with the end of the runs' logs (they stay outside OUT); `-E`
+    # carries the trap into the helpers.
+    set -E
+    # shellcheck disable=SC2064 # `work` is fixed now
+    trap "echo \"device-check: failed at line \$LINENO: \$BASH_COMMAND\" >&2; tail -n 5 $work/*.log >&2" ERR
+    # Part 1 on one core other than the first (interrupts), where `taskset` can pin there.
+    local pin=() cpu=$(( $(nproc) > 2 ? 2 : 0 ))
+    if command -v taskset > /dev/null && taskset -c "$cpu" true 2> /dev/null; then
+        pin=(taskset -c "$cpu")
     fi
     {
         echo "# issue 14 on $(uname -n): $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-        echo "head $(cat "$kit/head-commit"), filing $FILING; $(date -u +%FT%TZ)"
+        echo "head $(cat "$kit/head-commit"), filing $FILING; $(date -u +%FT%TZ); part 1 pinned: ${pin[*]:-no}"
     } > "$out/summary.md"
 
     # Part 1: one core, the filing commit against HEAD, alternated.
     echo "round,binary,wall_s,frames" > "$out/part1.csv"
     for b in head filing; do
-        "$kit/dcsim-$b" import-ns3 "$kit/cal/config-hpcc.txt" --out "$work/$b.toml" > /dev/null 2>&1
+        "$kit/dcsim-$b" import-ns3 "$kit/cal/config-hpcc.txt" --out "$work/$b.toml" > "$work/import-$b.log" 2>&1
         sed -i -e 's/^serialization = "ns3"/serialization = "exact"/' \
             -e 's/^pfc_log = true/pfc_log = false/' "$work/$b.toml"
     done
@@ -110,26 +125,37 @@ run() {
             local frames
             frames=$(sed -n 's/^frames_transmitted,//p' "$work/p1-$b/counters.csv")
             echo "$r,$b,$(wall_of < "$log"),$frames" >> "$out/part1.csv"
+            echo "part 1, round $r, $b: $(wall_of < "$log") s"
         done
     done
 
     # Part 1 by the issue's own measure, if asked for (each round takes about ten runs of
-    # each binary): `reference_events/calibration_hpcc`, criterion's median.
-    echo "round,binary,median_s" > "$out/bench.csv"
+    # each binary): `reference_events/calibration_hpcc`. Criterion prints its point estimate,
+    # which for iterations this long (flat sampling) is the mean of its samples; the median
+    # comes from its estimates.json.
+    echo "round,binary,mean_s,median_s" > "$out/bench.csv"
     for r in $(seq 1 "${BENCH_ROUNDS:-0}"); do
         local order="head filing"
         [ $((r % 2)) -eq 0 ] && order="filing head"
         for b in $order; do
-            local t
+            local t mean median=""
+            local est="$work/target/criterion/reference_events/calibration_hpcc/new/estimates.json"
+            rm -f "$est"
             t=$(cd "$work" && DCSIM_SHARED="$kit/shared" "${pin[@]}" "$kit/bench-$b" --bench \
-                --noplot 'reference_events/calibration_hpcc$' 2> /dev/null \
+                --noplot 'reference_events/calibration_hpcc$' 2> "$work/bench-$b-$r.log" \
                 | awk '/time:/ && !seen { seen = 1; print $4, $5 }' || true)
-            echo "$r,$b,$(echo "$t" | awk '{ print ($2 == "ms") ? $1 / 1000 : $1 }')" >> "$out/bench.csv"
+            if [ -s "$est" ]; then
+                median=$(grep -o '"median":{"confidence_interval":{[^}]*},"point_estimate":[0-9.e+-]*' "$est" \
+                    | sed 's/.*"point_estimate"://' | awk '{ print $1 / 1e9 }' || true)
+            fi
+            mean=$(echo "$t" | awk '{ print (($2 == "ms") ? $1 / 1000 : $1) }')
+            echo "$r,$b,$mean,$median" >> "$out/bench.csv"
+            echo "bench, round $r, $b: mean ${mean:-?} s, median ${median:-?} s"
         done
     done
 
     # Part 2: thread scaling, every count's outputs compared with the first run's.
-    echo "round,threads,wall_s,events,identical" > "$out/scaling.csv"
+    echo "round,threads,shards,wall_s,events,identical" > "$out/scaling.csv"
     local first=""
     for r in $(seq 1 "$rounds"); do
         local n=${#threads[@]} k
@@ -138,73 +164,100 @@ run() {
             local dir="$work/ft-$t"
             local log="$work/ft-$t-$r.log"
             "$kit/dcsim-head" run "$kit/fattree-12ms.toml" --threads "$t" --out "$dir" > "$log" 2>&1
-            local sum
-            sum=$(cat "$dir/fct.csv" "$dir/counters.csv" | md5sum | cut -c1-12)
+            local sum events
+            sum=$(outputs_of "$dir")
             [ -n "$first" ] || first=$sum
-            local events
             events=$(sed -n 's/.*events: \([0-9]*\),.*/\1/p' "$log" | head -1)
-            echo "$r,$t,$(wall_of < "$log"),$events,$([ "$sum" = "$first" ] && echo yes || echo "NO ($sum)")" \
+            echo "$r,$t,$(shards_of < "$log"),$(wall_of < "$log"),$events,$([ "$sum" = "$first" ] && echo yes || echo "NO ($sum)")" \
                 >> "$out/scaling.csv"
+            echo "part 2, round $r, $t threads: $(wall_of < "$log") s"
         done
     done
 
-    # Part 2's extra runs, once each (all optional): EXTRA holds `dcsim run` argument sets
-    # separated by `;` (e.g. "--threads 2 --shards 2;--threads 16 --shards 64"), each
-    # compared with the plain runs' outputs; TRACE=1 traces the windows of the largest thread
-    # count (`--window-trace`), analysed by scripts/window_trace.py where python3 is, the
-    # trace itself kept compressed.
-    echo "args,wall_s,identical" > "$out/extra.csv"
+    # Part 2's extra runs, once each (all optional, and a failed one does not end the
+    # check): EXTRA holds `dcsim run` argument sets separated by `;` (e.g. "--threads 2
+    # --shards 2;--threads 16 --shards 64"), each compared with the plain runs' outputs;
+    # TRACE=1 traces the windows of the largest thread count (`--window-trace`), analysed by
+    # scripts/window_trace.py where python3 is, the trace itself kept compressed.
+    echo "args,shards,wall_s,identical" > "$out/extra.csv"
     local IFS_was=$IFS args
     IFS=';'
+    # shellcheck disable=SC2206 # split on `;` only
     local extras=(${EXTRA:-})
     IFS=$IFS_was
     for args in "${extras[@]}"; do
         local dir="$work/extra" log="$work/extra.log"
         # shellcheck disable=SC2086 # the set's words are separate arguments
-        "$kit/dcsim-head" run "$kit/fattree-12ms.toml" $args --out "$dir" > "$log" 2>&1
-        local sum
-        sum=$(cat "$dir/fct.csv" "$dir/counters.csv" | md5sum | cut -c1-12)
-        echo "$args,$(wall_of < "$log"),$([ "$sum" = "$first" ] && echo yes || echo "NO ($sum)")" \
-            >> "$out/extra.csv"
+        if "$kit/dcsim-head" run "$kit/fattree-12ms.toml" $args --out "$dir" > "$log" 2>&1; then
+            local sum
+            sum=$(outputs_of "$dir")
+            echo "$args,$(shards_of < "$log"),$(wall_of < "$log"),$([ "$sum" = "$first" ] && echo yes || echo "NO ($sum)")" \
+                >> "$out/extra.csv"
+        else
+            echo "$args,,,FAILED: $(tail -n 1 "$log" | tr ',' ' ')" >> "$out/extra.csv"
+        fi
+        echo "extra run ($args): $(wall_of < "$log") s"
     done
     if [ "${TRACE:-0}" = 1 ]; then
         local most=${threads[0]} t
         for t in "${threads[@]}"; do [ "$t" -gt "$most" ] && most=$t; done
-        "$kit/dcsim-head" run "$kit/fattree-12ms.toml" --threads "$most" --window-trace \
-            --out "$work/trace" > "$work/trace.log" 2>&1
-        grep -E 'wall time|parallel' "$work/trace.log" > "$out/trace-$most-threads.txt" || true
-        python3 "$(dirname "$0")/window_trace.py" "$work/trace" >> "$out/trace-$most-threads.txt" 2>&1 || true
-        tar -C "$work/trace" -czf "$out/trace-$most-threads.tar.gz" windows.csv barriers.csv
+        if "$kit/dcsim-head" run "$kit/fattree-12ms.toml" --threads "$most" --window-trace \
+            --out "$work/trace" > "$work/trace.log" 2>&1; then
+            grep -E 'wall time|parallel' "$work/trace.log" > "$out/trace-$most-threads.txt" || true
+            python3 "$(dirname "$0")/window_trace.py" "$work/trace" >> "$out/trace-$most-threads.txt" 2>&1 || true
+            tar -C "$work/trace" -czf "$out/trace-$most-threads.tar.gz" windows.csv barriers.csv
+        else
+            tail -n 5 "$work/trace.log" > "$out/trace-$most-threads.txt"
+        fi
+        echo "traced run, $most threads: $(wall_of < "$work/trace.log") s"
     fi
+    trap - ERR
 
-    python3 - "$out" >> "$out/summary.md" <<'EOF' || cat "$out/part1.csv" "$out/scaling.csv" >> "$out/summary.md"
+    python3 - "$out" >> "$out/summary.md" <<'EOF' || cat "$out/part1.csv" "$out/bench.csv" "$out/scaling.csv" "$out/extra.csv" >> "$out/summary.md"
 import csv, statistics, sys
 out = sys.argv[1]
-p1 = list(csv.DictReader(open(f"{out}/part1.csv")))
-by = {}
-for row in p1:
-    by.setdefault(row["round"], {})[row["binary"]] = float(row["wall_s"])
-ratios = [v["filing"] / v["head"] for v in by.values() if "filing" in v and "head" in v]
-print("\n## Part 1: one core, calibration HPCC (`dcsim run`, the simulation's wall time)\n")
-print("| round | filing s | head s | head against filing |\n|---|---|---|---|")
-for r, v in by.items():
-    print(f"| {r} | {v['filing']:.3f} | {v['head']:.3f} | {v['filing'] / v['head']:.2f}x |")
-if ratios:
-    print(f"\nmedian {statistics.median(ratios):.2f}x over {len(ratios)} rounds")
-bench = list(csv.DictReader(open(f"{out}/bench.csv")))
-if bench:
-    bb = {}
-    for row in bench:
-        bb.setdefault(row["round"], {})[row["binary"]] = float(row["median_s"])
-    print("\n## Part 1 by `cargo bench --bench reference` (`calibration_hpcc`, criterion's median)\n")
+
+
+def num(text):
+    """A figure from a CSV cell, None where the run gave none."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def rounds(path, column):
+    """{round: {binary: figure}} from part1.csv or bench.csv, rounds without both left out."""
+    by = {}
+    for row in csv.DictReader(open(path)):
+        v = num(row[column])
+        if v:
+            by.setdefault(row["round"], {})[row["binary"]] = v
+    return {r: v for r, v in by.items() if "filing" in v and "head" in v}
+
+
+def table(title, by):
+    print(f"\n## {title}\n")
     print("| round | filing s | head s | head against filing |\n|---|---|---|---|")
-    for r, v in bb.items():
-        if "filing" in v and "head" in v:
-            print(f"| {r} | {v['filing']:.3f} | {v['head']:.3f} | {v['filing'] / v['head']:.2f}x |")
+    for r, v in by.items():
+        print(f"| {r} | {v['filing']:.3f} | {v['head']:.3f} | {v['filing'] / v['head']:.2f}x |")
+    if by:
+        ratios = [v["filing"] / v["head"] for v in by.values()]
+        print(f"\nmedian {statistics.median(ratios):.2f}x over {len(ratios)} rounds")
+
+
+table("Part 1: one core, calibration HPCC (`dcsim run`, the simulation's wall time)",
+      rounds(f"{out}/part1.csv", "wall_s"))
+for column, what in [("mean_s", "criterion's point estimate: the mean of its samples"),
+                     ("median_s", "the median of its samples")]:
+    by = rounds(f"{out}/bench.csv", column)
+    if by:
+        table(f"Part 1 by `cargo bench --bench reference` (`calibration_hpcc`, {what})", by)
 sc = list(csv.DictReader(open(f"{out}/scaling.csv")))
 walls = {}
 for row in sc:
-    walls.setdefault(int(row["threads"]), []).append(float(row["wall_s"]))
+    if num(row["wall_s"]):
+        walls.setdefault(int(row["threads"]), []).append(num(row["wall_s"]))
 print("\n## Part 2: the 12 ms fat tree (`dcsim run --threads T`, median of the rounds)\n")
 print("| threads | wall s | against 1 thread |\n|---|---|---|")
 one = statistics.median(walls[1]) if 1 in walls else None
@@ -214,9 +267,9 @@ for t in sorted(walls):
 print("\noutputs identical at every count:", all(r["identical"] == "yes" for r in sc))
 extra = list(csv.DictReader(open(f"{out}/extra.csv")))
 if extra:
-    print("\n## Part 2, extra runs\n\n| arguments | wall s | outputs identical |\n|---|---|---|")
+    print("\n## Part 2, extra runs\n\n| arguments | shards | wall s | outputs identical |\n|---|---|---|---|")
     for r in extra:
-        print(f"| `{r['args']}` | {float(r['wall_s']):.2f} | {r['identical']} |")
+        print(f"| `{r['args']}` | {r['shards']} | {r['wall_s']} | {r['identical']} |")
 EOF
     rm -rf "$work"
     cat "$out/summary.md"
