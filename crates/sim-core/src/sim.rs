@@ -890,6 +890,7 @@ impl<F: CcFactory> Simulation<F> {
             // Routes that change (link events) are looked up at every hop.
             flow_ports: if faults.is_some() { Vec::new() } else { flow_ports },
             place,
+            prefetchw: crate::engine::has_prefetchw(),
             tracing: false,
             nlisted,
             conn_paths,

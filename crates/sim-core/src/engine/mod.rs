@@ -108,6 +108,39 @@ pub(crate) fn arrival(to: Slot, port: u16, pkt: u32) -> Event {
     }
 }
 
+/// Whether this processor has PREFETCHW, the prefetch for writing (CPUID 8000_0001h, ECX bit
+/// 8: every AMD64 processor, and Intel's since Broadwell). Where it is missing, the instruction
+/// is not issued at all ([`prefetch_write`]).
+pub(crate) fn has_prefetchw() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        // CPUID is on every x86-64 processor (an `unsafe` function before Rust 1.89).
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID has no preconditions on x86-64.
+        let (max, ext) = unsafe { (__cpuid(0x8000_0000).eax, __cpuid(0x8000_0001).ecx) };
+        max >= 0x8000_0001 && ext & (1 << 8) != 0
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Hints the CPU to fetch the cache line at `p` (which need not point to anything) for
+/// writing: in the exclusive state, so that the stores that follow need not first take the
+/// line from the core that holds it. Only where [`has_prefetchw`] says the processor has the
+/// instruction.
+#[inline(always)]
+fn prefetch_write(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults or changes memory, whatever the
+    // address. The caller checked that the processor has PREFETCHW.
+    unsafe {
+        std::arch::asm!("prefetchw [{}]", in(reg) p, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Hints the CPU to load the cache line at `p`, which need not point to anything.
 #[inline(always)]
 fn prefetch_ptr<T>(p: *const T) {
@@ -276,6 +309,9 @@ pub(crate) struct Shared<F: CcFactory> {
     /// empty in runs with link events, whose routes change.
     pub(crate) flow_ports: Vec<FlowPorts>,
     pub(crate) place: Vec<Place>,
+    /// The processor has PREFETCHW ([`has_prefetchw`]): a shard that hands a packet to another
+    /// prefetches its outbox's next slot for writing.
+    pub(crate) prefetchw: bool,
     /// Some flow is traced ([`FlowMeta::traced`]); spares the per-hop lookup otherwise.
     pub(crate) tracing: bool,
     /// How many flows were listed; flows from here on are the streams of
