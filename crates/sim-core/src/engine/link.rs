@@ -287,10 +287,65 @@ fn push_crossing(
 
 #[cfg(test)]
 mod tests {
-    use super::SerMemo;
+    use super::{push_crossing, SerMemo};
     use crate::config::Serialization;
-    use crate::units::BitsPerSec;
+    use crate::engine::{has_prefetchw, Crossing, Slot};
+    use crate::ids::{FlowId, NodeId, PortNo};
+    use crate::packet::{Area, Ecn, HeaderMode, Packet, PacketKind, NO_PORT, PATH_HOPS};
+    use crate::units::{BitsPerSec, Time};
     use proptest::prelude::*;
+
+    fn packet(seq: u64) -> Packet {
+        Packet {
+            kind: PacketKind::Data,
+            wire: 1_048,
+            payload: 1_000,
+            pg: 3,
+            ecn: Ecn::Ect0,
+            ecn_echo: false,
+            flow: FlowId(7),
+            src: NodeId(1),
+            dst: NodeId(2),
+            path: [NO_PORT; PATH_HOPS],
+            seq,
+            ts: Time(seq),
+            header: HeaderMode::None,
+            hop: 0,
+            area: Area::None,
+            pint: 0,
+            in_port: PortNo(0),
+            arrived: Time(seq),
+        }
+    }
+
+    /// Crossings pushed with the next slot prefetched for writing (where this processor can)
+    /// are the crossings pushed without: every field as given, in order, including pushes that
+    /// fill the buffer exactly, so that the prefetched slot lies past its end.
+    #[test]
+    fn crossings_pushed_with_the_write_prefetch_are_unchanged() {
+        let fill = |prefetchw: bool| {
+            let mut outbox: Vec<Crossing> = Vec::with_capacity(1);
+            for i in 0..40u64 {
+                let to = if i % 2 == 0 { Slot::Host(i as u32) } else { Slot::Switch(i as u32) };
+                let key = (Time(1_000 + i), i << 24);
+                push_crossing(&mut outbox, key, to, i as u16, i as u32 * 3, &packet(i), prefetchw);
+            }
+            outbox
+                .iter()
+                .map(|c| {
+                    let to = match c.to {
+                        Slot::Host(h) => (0, h),
+                        Slot::Switch(s) => (1, s),
+                    };
+                    (c.at, c.seq, to, c.port, c.slot, c.pkt.seq, c.pkt.wire, c.pkt.flow)
+                })
+                .collect::<Vec<_>>()
+        };
+        let plain = fill(false);
+        assert_eq!(plain.len(), 40);
+        assert_eq!(plain[39], (Time(1_039), 39 << 24, (1, 39), 39, 117, 39, 1_048, FlowId(7)));
+        assert_eq!(fill(has_prefetchw()), plain);
+    }
 
     proptest! {
         /// The memo answers what its rule computes, for any sequence of (rate, size), repeats
