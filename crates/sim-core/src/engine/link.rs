@@ -249,9 +249,9 @@ impl<F: CcFactory> Shard<F> {
 /// goes back and forth between two shards (the receiver drains it in the next window, and the
 /// sender refills it in the one after), so its lines are usually in the cache of the core that
 /// read them, and every store into them waited for the line to be taken back. Prefetched when
-/// the previous crossing is written, they arrive before they are needed: two threads with
-/// every link between shards (`--partition round-robin`) ran 11–20% faster, and the default
-/// partition about 1% (docs/performance.md, "One core, twenty-first session").
+/// the previous crossing is written, they arrive before they are needed: two threads ran the
+/// 12 ms fat tree 6–14% faster, and 13–24% faster with every link between shards
+/// (`--partition round-robin`; docs/performance.md, "One core, twenty-first session").
 #[inline]
 fn push_crossing(
     outbox: &mut Vec<Crossing>,

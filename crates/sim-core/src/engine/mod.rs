@@ -115,7 +115,8 @@ pub(crate) fn has_prefetchw() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::__cpuid;
-        // CPUID is on every x86-64 processor (an `unsafe` function before Rust 1.89).
+        // CPUID is on every x86-64 processor (`__cpuid` is an `unsafe` function in the older
+        // Rust releases this crate supports).
         #[allow(unused_unsafe)]
         // SAFETY: CPUID has no preconditions on x86-64.
         let (max, ext) = unsafe { (__cpuid(0x8000_0000).eax, __cpuid(0x8000_0001).ecx) };
