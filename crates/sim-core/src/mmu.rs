@@ -19,6 +19,7 @@
 //! class), and [`Mmu::release`] undoes exactly that, so the counters return to zero.
 
 use crate::config::SwitchConfig;
+use crate::engine::{at, at_mut};
 use crate::units::{BitsPerSec, Duration};
 
 /// Number of priority queues per port.
@@ -158,10 +159,14 @@ impl Mmu {
                 return self.admit_egress(inp, out, q, size, cap, alpha);
             }
         }
-        let (reserve, headroom, shift) = (self.reserve, self.headroom[inp], self.shift[inp]);
+        // SAFETY (this function's and `release`'s unchecked lookups): `inp` and `out` are ports
+        // of the switch (the ports invariant of `crate::engine::at`), and the MMU has an entry
+        // for each of them in `headroom`, `shift` and `cells` (`Mmu::new`).
+        let (reserve, headroom, shift) =
+            unsafe { (self.reserve, *at(&self.headroom, inp), *at(&self.shift, inp)) };
         let free = self.free();
         let th_free = self.threshold_of(shift, free);
-        let c = &mut self.cells[inp][q];
+        let c = &mut unsafe { at_mut(&mut self.cells, inp) }[q];
         let s = c.ingress.saturating_sub(reserve);
         // A queue's shared bytes never exceed what is free besides them: a no-op for the
         // reference's threshold (at most `free`), a bound for an explicit alpha above 1.
@@ -184,12 +189,14 @@ impl Mmu {
         let may_pause = pfc && !c.paused;
         let (hdrm, ingress) = (c.hdrm, c.ingress);
         self.shared_used += to_shared;
-        self.cells[out][q].egress += size;
+        let e = unsafe { at_mut(&mut self.cells, out) };
+        e[q].egress += size;
         if may_pause
             && (hdrm > 0
                 || ingress.saturating_sub(reserve) >= self.threshold_of(shift, self.free()))
         {
-            self.cells[inp][q].paused = true;
+            let c = unsafe { at_mut(&mut self.cells, inp) };
+            c[q].paused = true;
             return Admit::Pause;
         }
         Admit::Ok
@@ -227,7 +234,8 @@ impl Mmu {
     #[inline(always)]
     pub(crate) fn release(&mut self, inp: usize, out: usize, q: usize, size: u64) -> bool {
         let reserve = self.reserve;
-        let c = &mut self.cells[inp][q];
+        // SAFETY: as in `admit`.
+        let c = &mut unsafe { at_mut(&mut self.cells, inp) }[q];
         let from_hdrm = c.hdrm.min(size);
         c.hdrm -= from_hdrm;
         let rest = size - from_hdrm;
@@ -235,13 +243,15 @@ impl Mmu {
         c.ingress = before - rest;
         let (paused, hdrm, ingress) = (c.paused, c.hdrm, c.ingress);
         self.shared_used -= rest.min(before.saturating_sub(reserve));
-        self.cells[out][q].egress -= size;
+        let e = unsafe { at_mut(&mut self.cells, out) };
+        e[q].egress -= size;
         if paused && hdrm == 0 {
             let s = ingress.saturating_sub(reserve);
             // Saturating: an offset larger than any threshold means "resume once the queue's
             // shared use is gone" (an absurd one wrapped to resume at once in release builds).
             if s == 0 || s.saturating_add(self.resume_offset) <= self.threshold(inp) {
-                self.cells[inp][q].paused = false;
+                let c = unsafe { at_mut(&mut self.cells, inp) };
+                c[q].paused = false;
                 return true;
             }
         }

@@ -466,11 +466,11 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let last = Time(end.0 - 1).min(stop);
-        while let Some((at, seq, ev)) = self.queue.pop_until(last) {
+        while let Some(((at, seq, ev), next)) = self.queue.pop_until_peek(last) {
             self.now = at;
             self.cur_seq = seq;
             self.counters.events += 1;
-            self.prefetch_next();
+            self.prefetch_next(next);
             self.dispatch(sh, ev);
         }
     }
@@ -487,8 +487,8 @@ impl<F: CcFactory> Shard<F> {
     /// transmission-done sends is prefetched when that event is queued instead
     /// (`Shard::send_dequeued`).
     #[inline]
-    fn prefetch_next(&mut self) {
-        let Some(ev) = self.queue.peek_event() else { return };
+    fn prefetch_next(&mut self, next: Option<Event>) {
+        let Some(ev) = next else { return };
         // The packet's first two lines: every hop reads the first and writes the second
         // (`arrived`; an INT stamp's count and the area's tag); and its wire record. For an
         // event other than an arrival, slot 0's (a hint only: nothing is read).

@@ -186,7 +186,26 @@ impl Backlog {
     }
 }
 
+/// [`SwitchPort::class_mut`], borrowing the classes alone (so that a caller may use the
+/// port's other fields meanwhile).
+#[inline(always)]
+fn class_in(classes: &mut [Qdisc; QUEUES], q: usize) -> &mut Qdisc {
+    debug_assert!(q < QUEUES, "class {q}");
+    // SAFETY: `q < QUEUES`, the length of `classes` (the caller's contract, see
+    // `SwitchPort::class_mut`).
+    unsafe { classes.get_unchecked_mut(q) }
+}
+
 impl SwitchPort {
+    /// The discipline of class `q`, which must be below [`QUEUES`]: a class index is a
+    /// packet's priority group (checked against `QUEUES` when the run is built:
+    /// `SimError::BadPriority`; 0 for control frames) or a bit of an 8-bit class mask. Without
+    /// the bounds check, which every frame's hop otherwise paid several times.
+    #[inline(always)]
+    fn class_mut(&mut self, q: usize) -> &mut Qdisc {
+        class_in(&mut self.classes, q)
+    }
+
     /// Tells the port's monitors, if any, its backlog at the end of an event that changed it
     /// (see [`Backlog`]).
     #[inline(always)]
@@ -206,7 +225,7 @@ impl SwitchPort {
     #[inline]
     pub(crate) fn mark_backlog(&mut self, q: usize) {
         // By masks, not a branch: whether a dequeue emptied the class follows the traffic.
-        let held = !self.classes[q].is_empty() as u8;
+        let held = !self.class_mut(q).is_empty() as u8;
         self.backlogged = (self.backlogged & !(1 << q)) | (held << q);
     }
 
@@ -328,7 +347,7 @@ impl<F: CcFactory> Shard<F> {
             && port.backlogged == 0
             && port.link.busy_until <= self.now
             && !port.link.paused.get(q)
-            && port.classes[q].passes_through_when_empty(wire)
+            && port.class_mut(q).passes_through_when_empty(wire)
         {
             // The port is free and holds nothing: the scheduler would pick this class (the only
             // one backlogged, not paused) and its discipline would hand the packet straight
@@ -336,12 +355,13 @@ impl<F: CcFactory> Shard<F> {
             // through the queue (whose bytes it would have grown and shrunk again).
             port.rr_last = q as u8;
             self.send_dequeued(sh, s, out, q, pkt, wire as u64);
-            self.switches[s].ports[out].settle(&sh.watch, self.now);
+            unsafe { at_mut(&mut at_mut(&mut self.switches, s).ports, out) }
+                .settle(&sh.watch, self.now);
             return;
         }
         port.backlog.grow(&sh.watch, &mut port.sample, self.now, wire as u64, q);
         let mut entry = Entry { pkt, wire, ecn, flow: 0, enq: self.now };
-        match &mut port.classes[q] {
+        match class_in(&mut port.classes, q) {
             // RED keeps every packet it is offered (the MMU alone admits): nothing to settle.
             Qdisc::Red(red) => {
                 red.push(entry);
@@ -482,7 +502,10 @@ impl<F: CcFactory> Shard<F> {
     /// class may send, then tells the port's monitors what the event did to its backlog.
     pub(crate) fn switch_send(&mut self, sh: &Shared<F>, s: usize, out: usize) {
         self.switch_send_next(sh, s, out);
-        self.switches[s].ports[out].settle(&sh.watch, self.now);
+        // SAFETY: `s` is a switch of this shard and `out` a port of it (the invariants of
+        // `super::at`).
+        unsafe { at_mut(&mut at_mut(&mut self.switches, s).ports, out) }
+            .settle(&sh.watch, self.now);
     }
 
     /// [`Shard::switch_send`] before the monitors are told.
@@ -517,7 +540,7 @@ impl<F: CcFactory> Shard<F> {
                 }
             };
             let mut cx = Ctx { now: self.now, rng: &mut port.link.rng, dropped: &mut self.dropped };
-            let next = port.classes[q].dequeue(&mut cx);
+            let next = class_in(&mut port.classes, q).dequeue(&mut cx);
             port.mark_backlog(q);
             if !self.dropped.is_empty() {
                 self.qdisc_drops(sh, s, out, q);
