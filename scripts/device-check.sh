@@ -11,7 +11,7 @@
 #                                              (there) runs them, writes OUT/part1.csv,
 #                                              OUT/scaling.csv and OUT/summary.md (and
 #                                              OUT/bench.csv with BENCH_ROUNDS=N set;
-#                                              EXTRA and TRACE: below)
+#                                              EXTRA, TRACE and PART2: below)
 #
 # KIT must be a path the device run carries (an ignored folder of the checkout, e.g.
 # `target/kit`, named in `carry`; the whole kit is about 28 MiB). On the device, e.g.
@@ -26,7 +26,9 @@
 # does). Part 2 runs `examples/perf/fattree-12ms.toml` at each thread count (all cores free to
 # the run), ROUNDS times, the counts in rotated order, and checks that every run's fct.csv
 # and counters.csv are identical. Wall times are the runs' own summaries (the simulation only,
-# as the bench).
+# as the bench). PART2=0 leaves part 2 out: e.g. `PART2=0 BENCH_ROUNDS=2 scripts/device-check.sh
+# run target/kit "$OUT" 0` runs only the issue's bench, two rounds (about 4 minutes on the
+# Xeon), where little device time is left.
 set -euo pipefail
 
 FILING=373ce04
@@ -156,8 +158,10 @@ run() {
 
     # Part 2: thread scaling, every count's outputs compared with the first run's.
     echo "round,threads,shards,wall_s,events,identical" > "$out/scaling.csv"
-    local first=""
-    for r in $(seq 1 "$rounds"); do
+    echo "args,shards,wall_s,identical" > "$out/extra.csv"
+    local first="" part2_rounds=$rounds
+    [ "${PART2:-1}" = 1 ] || part2_rounds=0
+    for r in $(seq 1 "$part2_rounds"); do
         local n=${#threads[@]} k
         for k in $(seq 0 $((n - 1))); do
             local t=${threads[$(( (k + r - 1) % n ))]}
@@ -179,11 +183,11 @@ run() {
     # --shards 2;--threads 16 --shards 64"), each compared with the plain runs' outputs;
     # TRACE=1 traces the windows of the largest thread count (`--window-trace`), analysed by
     # scripts/window_trace.py where python3 is, the trace itself kept compressed.
-    echo "args,shards,wall_s,identical" > "$out/extra.csv"
     local IFS_was=$IFS args
     IFS=';'
     # shellcheck disable=SC2206 # split on `;` only
-    local extras=(${EXTRA:-})
+    local extras=()
+    [ "${PART2:-1}" = 1 ] && extras=(${EXTRA:-})
     IFS=$IFS_was
     for args in "${extras[@]}"; do
         local dir="$work/extra" log="$work/extra.log"
@@ -198,7 +202,7 @@ run() {
         fi
         echo "extra run ($args): $(wall_of < "$log") s"
     done
-    if [ "${TRACE:-0}" = 1 ]; then
+    if [ "${TRACE:-0}" = 1 ] && [ "${PART2:-1}" = 1 ]; then
         local most=${threads[0]} t
         for t in "${threads[@]}"; do [ "$t" -gt "$most" ] && most=$t; done
         if "$kit/dcsim-head" run "$kit/fattree-12ms.toml" --threads "$most" --window-trace \
@@ -254,6 +258,8 @@ for column, what in [("mean_s", "criterion's point estimate: the mean of its sam
     if by:
         table(f"Part 1 by `cargo bench --bench reference` (`calibration_hpcc`, {what})", by)
 sc = list(csv.DictReader(open(f"{out}/scaling.csv")))
+if not sc:
+    sys.exit(0)
 walls = {}
 for row in sc:
     if num(row["wall_s"]):
