@@ -823,7 +823,8 @@ impl<E: Copy> CalendarQueue<E> {
     #[inline(always)]
     pub fn pop_until(&mut self, last: Time) -> Option<(Time, u64, E)> {
         let slot = self.take_until(last)?;
-        Some(self.unlink_head(slot))
+        let n = self.unlink_head(slot);
+        Some((Time(n.time), n.seq, n.ev))
     }
 
     /// [`CalendarQueue::pop_until`], and a copy of the event that is then next (`None` if
@@ -834,13 +835,11 @@ impl<E: Copy> CalendarQueue<E> {
     #[inline(always)]
     pub fn pop_until_peek(&mut self, last: Time) -> Option<((Time, u64, E), Option<E>)> {
         let slot = self.take_until(last)?;
-        let h = self.head(slot);
-        let n = *self.nd(h);
+        let n = self.unlink_head(slot);
         let next = if n.next != NIL {
-            *self.head_mut(slot) = n.next;
+            // Its successor, now the bucket's head (the popped node's `next` is kept).
             Some(self.nd(n.next).ev)
         } else {
-            self.clear_slot(slot);
             // The cursor's bucket, just emptied, is the first the search looks at.
             match self.first_in_ring() {
                 Some(r) => {
@@ -850,7 +849,6 @@ impl<E: Copy> CalendarQueue<E> {
                 None => self.far.peek().map(|e| e.ev),
             }
         };
-        self.free_node(h);
         Some(((Time(n.time), n.seq, n.ev), next))
     }
 
@@ -879,36 +877,25 @@ impl<E: Copy> CalendarQueue<E> {
         Some(self.slot(abs))
     }
 
-    /// Removes the head of the occupied ring slot `slot` and returns its event.
+    /// Removes the head of the occupied ring slot `slot`, returning its node as it was (its
+    /// `next` the bucket's new head, or [`NIL`] if the bucket is now empty).
     #[inline(always)]
-    fn unlink_head(&mut self, slot: usize) -> (Time, u64, E) {
+    fn unlink_head(&mut self, slot: usize) -> Node<E> {
         let h = self.head(slot);
         let n = *self.nd(h);
         if n.next != NIL {
             *self.head_mut(slot) = n.next;
         } else {
-            self.clear_slot(slot);
+            let word = self.word_mut(slot);
+            *word &= !(1 << (slot % 64));
+            if *word == 0 {
+                self.unmark_word(slot / 64);
+            }
         }
-        self.free_node(h);
-        (Time(n.time), n.seq, n.ev)
-    }
-
-    /// Marks ring slot `slot` empty (its head is then meaningless).
-    #[inline(always)]
-    fn clear_slot(&mut self, slot: usize) {
-        let word = self.word_mut(slot);
-        *word &= !(1 << (slot % 64));
-        if *word == 0 {
-            self.unmark_word(slot / 64);
-        }
-    }
-
-    /// Returns node `h`, just unlinked, to the free list.
-    #[inline(always)]
-    fn free_node(&mut self, h: u32) {
         self.nd_mut(h).next = self.free;
         self.free = h;
         self.len -= 1;
+        n
     }
 
     /// The next event, without removing it.

@@ -123,6 +123,15 @@ impl Mmu {
         }
     }
 
+    /// The counters of (`port`, `q`), read without the port's bounds check: `port` is a port
+    /// of the switch (the ports invariant of `crate::engine::at`, debug-asserted), and `cells`
+    /// has an entry for each (`Mmu::new`). Admission and release index them on every frame.
+    #[inline(always)]
+    fn cell(&mut self, port: usize, q: usize) -> &mut Cell {
+        // SAFETY: as above.
+        unsafe { &mut at_mut(&mut self.cells, port)[q] }
+    }
+
     /// Free bytes of the shared pool.
     #[inline]
     fn free(&self) -> u64 {
@@ -159,14 +168,13 @@ impl Mmu {
                 return self.admit_egress(inp, out, q, size, cap, alpha);
             }
         }
-        // SAFETY (this function's and `release`'s unchecked lookups): `inp` and `out` are ports
-        // of the switch (the ports invariant of `crate::engine::at`), and the MMU has an entry
-        // for each of them in `headroom`, `shift` and `cells` (`Mmu::new`).
+        // SAFETY: `inp` is a port of the switch (the ports invariant of `crate::engine::at`),
+        // and the MMU has an entry for each port in `headroom` and `shift` (`Mmu::new`).
         let (reserve, headroom, shift) =
             unsafe { (self.reserve, *at(&self.headroom, inp), *at(&self.shift, inp)) };
         let free = self.free();
         let th_free = self.threshold_of(shift, free);
-        let c = &mut unsafe { at_mut(&mut self.cells, inp) }[q];
+        let c = self.cell(inp, q);
         let s = c.ingress.saturating_sub(reserve);
         // A queue's shared bytes never exceed what is free besides them: a no-op for the
         // reference's threshold (at most `free`), a bound for an explicit alpha above 1.
@@ -189,14 +197,12 @@ impl Mmu {
         let may_pause = pfc && !c.paused;
         let (hdrm, ingress) = (c.hdrm, c.ingress);
         self.shared_used += to_shared;
-        let e = unsafe { at_mut(&mut self.cells, out) };
-        e[q].egress += size;
+        self.cell(out, q).egress += size;
         if may_pause
             && (hdrm > 0
                 || ingress.saturating_sub(reserve) >= self.threshold_of(shift, self.free()))
         {
-            let c = unsafe { at_mut(&mut self.cells, inp) };
-            c[q].paused = true;
+            self.cell(inp, q).paused = true;
             return Admit::Pause;
         }
         Admit::Ok
@@ -234,8 +240,7 @@ impl Mmu {
     #[inline(always)]
     pub(crate) fn release(&mut self, inp: usize, out: usize, q: usize, size: u64) -> bool {
         let reserve = self.reserve;
-        // SAFETY: as in `admit`.
-        let c = &mut unsafe { at_mut(&mut self.cells, inp) }[q];
+        let c = self.cell(inp, q);
         let from_hdrm = c.hdrm.min(size);
         c.hdrm -= from_hdrm;
         let rest = size - from_hdrm;
@@ -243,15 +248,13 @@ impl Mmu {
         c.ingress = before - rest;
         let (paused, hdrm, ingress) = (c.paused, c.hdrm, c.ingress);
         self.shared_used -= rest.min(before.saturating_sub(reserve));
-        let e = unsafe { at_mut(&mut self.cells, out) };
-        e[q].egress -= size;
+        self.cell(out, q).egress -= size;
         if paused && hdrm == 0 {
             let s = ingress.saturating_sub(reserve);
             // Saturating: an offset larger than any threshold means "resume once the queue's
             // shared use is gone" (an absurd one wrapped to resume at once in release builds).
             if s == 0 || s.saturating_add(self.resume_offset) <= self.threshold(inp) {
-                let c = unsafe { at_mut(&mut self.cells, inp) };
-                c[q].paused = false;
+                self.cell(inp, q).paused = false;
                 return true;
             }
         }

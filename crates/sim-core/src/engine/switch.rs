@@ -186,26 +186,19 @@ impl Backlog {
     }
 }
 
-/// [`SwitchPort::class_mut`], borrowing the classes alone (so that a caller may use the
-/// port's other fields meanwhile).
+/// A port's queue discipline of class `q` (of its `classes`, borrowed alone so that a caller
+/// may use the port's other fields meanwhile), without the bounds check, which every frame's
+/// hop otherwise paid several times. `q` is below [`QUEUES`]: a class index is a packet's
+/// priority group (checked against `QUEUES` when the run is built: `SimError::BadPriority`; 0
+/// for control frames) or a bit of an 8-bit class mask (debug-asserted).
 #[inline(always)]
 fn class_in(classes: &mut [Qdisc; QUEUES], q: usize) -> &mut Qdisc {
     debug_assert!(q < QUEUES, "class {q}");
-    // SAFETY: `q < QUEUES`, the length of `classes` (the caller's contract, see
-    // `SwitchPort::class_mut`).
+    // SAFETY: `q < QUEUES`, the length of `classes` (above).
     unsafe { classes.get_unchecked_mut(q) }
 }
 
 impl SwitchPort {
-    /// The discipline of class `q`, which must be below [`QUEUES`]: a class index is a
-    /// packet's priority group (checked against `QUEUES` when the run is built:
-    /// `SimError::BadPriority`; 0 for control frames) or a bit of an 8-bit class mask. Without
-    /// the bounds check, which every frame's hop otherwise paid several times.
-    #[inline(always)]
-    fn class_mut(&mut self, q: usize) -> &mut Qdisc {
-        class_in(&mut self.classes, q)
-    }
-
     /// Tells the port's monitors, if any, its backlog at the end of an event that changed it
     /// (see [`Backlog`]).
     #[inline(always)]
@@ -225,7 +218,7 @@ impl SwitchPort {
     #[inline]
     pub(crate) fn mark_backlog(&mut self, q: usize) {
         // By masks, not a branch: whether a dequeue emptied the class follows the traffic.
-        let held = !self.class_mut(q).is_empty() as u8;
+        let held = !class_in(&mut self.classes, q).is_empty() as u8;
         self.backlogged = (self.backlogged & !(1 << q)) | (held << q);
     }
 
@@ -347,7 +340,7 @@ impl<F: CcFactory> Shard<F> {
             && port.backlogged == 0
             && port.link.busy_until <= self.now
             && !port.link.paused.get(q)
-            && port.class_mut(q).passes_through_when_empty(wire)
+            && class_in(&mut port.classes, q).passes_through_when_empty(wire)
         {
             // The port is free and holds nothing: the scheduler would pick this class (the only
             // one backlogged, not paused) and its discipline would hand the packet straight
