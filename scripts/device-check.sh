@@ -17,13 +17,15 @@
 # `target/kit`, named in `carry`; the whole kit is about 28 MiB). On the device, e.g.
 # (carry ["target/kit"], a timeout of about 500 s: on the 16-core Xeon of earlier leases
 # this takes about four minutes, half of it the bench's ten runs of each binary):
-#   BENCH_ROUNDS=1 TRACE=1 EXTRA="--threads 2 --shards 2;--threads 16 --shards 64" \
+#   SIBLINGS=1 BENCH_ROUNDS=1 TRACE=1 EXTRA="--threads 2 --shards 2;--threads 16 --shards 64" \
 #       scripts/device-check.sh run target/kit "$OUT" 2 1 2 4 8 16
 #
 # Part 1 times `dcsim run` on the HPCC calibration import (one thread, pinned to one core,
 # the two binaries alternated; each binary imports the reference config itself, with exact
 # serialization and no PFC log, as `cargo bench --bench reference`'s `calibration_hpcc`
-# does). Part 2 runs `examples/perf/fattree-12ms.toml` at each thread count (all cores free to
+# does). The summary's folder also gets topology.txt: `lscpu` and the thread-sibling lists, and
+# with SIBLINGS=1 a probe that times a one-core run beside a copy on another CPU (about 10 s).
+# Part 2 runs `examples/perf/fattree-12ms.toml` at each thread count (all cores free to
 # the run), ROUNDS times, the counts in rotated order, and checks that every run's fct.csv
 # and counters.csv are identical. Wall times are the runs' own summaries (the simulation only,
 # as the bench). PART2=0 leaves part 2 out: e.g. `PART2=0 BENCH_ROUNDS=2 scripts/device-check.sh
@@ -87,6 +89,47 @@ outputs_of() {
     cat "$1/fct.csv" "$1/counters.csv" | md5sum | cut -c1-12
 }
 
+# The CPU topology as the guest reports it, into FILE.
+topology() {
+    {
+        lscpu 2> /dev/null || true
+        echo
+        echo "thread siblings (each CPU's list, distinct ones; '0-1' or '0,8' means two threads of one core):"
+        cat /sys/devices/system/cpu/cpu*/topology/thread_siblings_list 2> /dev/null | sort -u | paste -sd '|' || true
+        echo
+    } > "$1"
+}
+
+# Whether CPUs share a core in fact, whatever the guest reports: the calibration cut (one
+# thread, about half a second) alone on CPU 2, then on CPU 2 while a copy runs on CPU c, for
+# c in 3, 4, n/2 + 2 and n - 1. A copy on a sibling thread slows it by a quarter or more; one on
+# another core by a few per cent (the shared L3 and memory).
+siblings() {
+    local kit=$1 work=$2 n; n=$(nproc)
+    [ "$n" -ge 6 ] || { echo "siblings: too few CPUs ($n)"; return 0; }
+    "$kit/dcsim-head" import-ns3 "$kit/cal/config-hpcc.txt" --out "$work/sib.toml" > /dev/null 2>&1 \
+        || { echo "siblings: the import failed"; return 0; }
+    sed -i -e 's/^serialization = "ns3"/serialization = "exact"/' -e 's/^pfc_log = true/pfc_log = false/' \
+        "$work/sib.toml"
+    # The copy beside runs the whole calibration (five times as long), so that it overlaps
+    # all of the timed run.
+    sed -e 's/^stop_time = .*/stop_time = "2.003s"/' "$work/sib.toml" > "$work/sib-cut.toml"
+    local one=(run "$work/sib-cut.toml")
+    echo
+    echo "sibling probe (the calibration cut on CPU 2, wall s; alone, then beside a copy on CPU c):"
+    local c alone
+    alone=$(taskset -c 2 "$kit/dcsim-head" "${one[@]}" --out "$work/sib-a" 2>&1 | wall_of)
+    echo "alone: $alone"
+    for c in 3 4 $(( n / 2 + 2 )) $(( n - 1 )); do
+        taskset -c "$c" "$kit/dcsim-head" run "$work/sib.toml" --out "$work/sib-b" > /dev/null 2>&1 &
+        local bg=$!
+        local with
+        with=$(taskset -c 2 "$kit/dcsim-head" "${one[@]}" --out "$work/sib-c" 2>&1 | wall_of)
+        wait "$bg" || true
+        echo "beside CPU $c: $with"
+    done
+}
+
 run() {
     local kit=$1 out=$2 rounds=${3:-2}
     shift $(( $# < 3 ? $# : 3 ))
@@ -110,6 +153,12 @@ run() {
         echo "# issue 14 on $(uname -n): $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
         echo "head $(cat "$kit/head-commit"), filing $FILING; $(date -u +%FT%TZ); part 1 pinned: ${pin[*]:-no}"
     } > "$out/summary.md"
+    # What the guest says of its CPUs: whether two of them are threads of one core (their
+    # scaling then says little of the engine's) and how big the caches are.
+    topology "$out/topology.txt"
+    if [ "${SIBLINGS:-0}" = 1 ]; then
+        siblings "$kit" "$work" >> "$out/topology.txt"
+    fi
 
     # Part 1: one core, the filing commit against HEAD, alternated.
     echo "round,binary,wall_s,frames" > "$out/part1.csv"
