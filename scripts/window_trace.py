@@ -7,7 +7,8 @@
 Prints where a parallel run's time went: the threads' time in shards and at the barriers,
 the barrier's own latency, the cost per event, the balance the engine's claiming reached (by
 events and by time), and the balance other claiming rules would have reached with the same
-shard times, replayed window by window (docs/performance.md, "A window trace"). The replays
+shard times, replayed window by window (docs/performance.md, "A window trace"), among them
+`dcsim run --rebalance 16` and `64` (shards dealt to threads by measured time). The replays
 assume that a shard's window takes as long on whichever thread runs it, which is optimistic
 for rules that move shards between cores. `--threads T` replays the claiming rules for T
 threads instead of the run's own count: a trace of `--threads 1 --shards 32` taken on any
@@ -73,14 +74,43 @@ def own_first(owner, took, threads, n):
     return max(clock)
 
 
-def deal(load, threads, n):
-    """Owners by load, longest first, each shard to the least-loaded thread."""
+def deal(load, threads, n, now=None):
+    """Owners by load, longest first, each shard to the least-loaded thread (of tied threads,
+    its owner in `now` if given and among them, as `dcsim run --rebalance` deals)."""
     total, owner = [0] * threads, [0] * n
     for s in sorted(range(n), key=lambda s: (-load[s], s)):
-        t = min(range(threads), key=lambda t: (total[t], t))
+        t = min(range(threads), key=lambda t: (total[t], now is not None and t != now[s], t))
         total[t] += load[s]
         owner[s] = t
     return owner
+
+
+def busiest(owner, load, threads):
+    """The largest load of a thread under `owner`."""
+    total = [0] * threads
+    for s, t in enumerate(owner):
+        total[t] += load[s]
+    return max(total)
+
+
+class Rebalance:
+    """`dcsim run --rebalance EVERY`: before window k > 0, each shard's decaying sum of times
+    takes in window k - 1's; on every EVERY-th window the shards are dealt out again, and the
+    new owners kept if they lower the busiest thread's load by 10% or more."""
+
+    def __init__(self, every, threads, n):
+        self.every, self.threads = every, threads
+        self.owner, self.avg, self.moves = [s % threads for s in range(n)], [0] * n, 0
+
+    def before(self, k, prev_took):
+        if k == 0:
+            return
+        self.avg = [a - a // self.every + t for a, t in zip(self.avg, prev_took)]
+        if k % self.every == 0:
+            dealt = deal(self.avg, self.threads, len(self.avg), self.owner)
+            if busiest(dealt, self.avg, self.threads) * 100 <= busiest(self.owner, self.avg, self.threads) * 90:
+                self.moves += sum(1 for a, b in zip(self.owner, dealt) if a != b)
+                self.owner = dealt
 
 
 def main():
@@ -133,12 +163,15 @@ def main():
         "engine's claiming (own first, shard i on thread i % threads)",
         "shard i on thread i % threads only",
         "owners dealt by time every 16 windows, then own first",
+        "--rebalance 16",
+        "--rebalance 64",
         "first thread free, heaviest in the previous window first (events)",
         "first thread free, heaviest in the previous window first (time)",
         "first thread free, heaviest first (this window's times: an oracle)",
     ])
     static = [s % threads for s in range(n)]
     owner, avg = list(static), [0] * n
+    rebalance = {every: Rebalance(every, threads, n) for every in (16, 64)}
     prev_ev, prev_took = [0] * n, [0] * n
     actual = 0
     for i, w in enumerate(ordered):
@@ -152,6 +185,9 @@ def main():
         rules["engine's claiming (own first, shard i on thread i % threads)"] += own_first(static, took, threads, n)
         rules["shard i on thread i % threads only"] += max(sum(took[s] for s in range(t, n, threads)) for t in range(threads))
         rules["owners dealt by time every 16 windows, then own first"] += own_first(owner, took, threads, n)
+        for every, rb in rebalance.items():
+            rb.before(i, prev_took)
+            rules[f"--rebalance {every}"] += own_first(rb.owner, took, threads, n)
         rules["first thread free, heaviest in the previous window first (events)"] += list_schedule(
             sorted(range(n), key=lambda s: (-prev_ev[s], s)), took, threads)
         rules["first thread free, heaviest in the previous window first (time)"] += list_schedule(
@@ -172,7 +208,11 @@ def main():
         if name == "engine's claiming, by events" and threads != ran:
             continue  # what the run's own threads did: not a replay
         work = events if name.endswith("by events") else total_took
-        print(f"  {name}: {work / max(crit, 1):.2f}x")
+        extra = ""
+        if name.startswith("--rebalance"):
+            rb = rebalance[int(name.split()[1])]
+            extra = f" ({rb.moves / max(len(ordered), 1):.2f} shard moves per window)"
+        print(f"  {name}: {work / max(crit, 1):.2f}x{extra}")
 
 
 def per_thread_time(w, n):

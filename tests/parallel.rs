@@ -84,15 +84,28 @@ fn check_threads<F: CcFactory + Clone>(
             let split = |net: &Network, routes: &RoutingTable| {
                 part.partition(net, routes, &flows, &cfg, shards)
             };
-            let par = run(&t, &flows, &cfg, &f, split, threads);
-            let what = format!("{name}/{pname}/{threads} threads, {shards} shards");
-            assert!(par.shards() > 1, "{what}: expected several shards");
-            assert_eq!(par.flow_results(), seq.flow_results(), "{what}");
-            assert_eq!(par.counters(), seq.counters(), "{what}");
-            assert_eq!(par.summary(), seq.summary(), "{what}");
-            assert!(par.hop_trace() == trace, "{what}: hop trace");
-            assert!(par.is_quiescent() == seq.is_quiescent());
-            check_stats(&what, par.parallel_stats(), &par, threads);
+            // With more shards than threads, also with the shards dealt out to the threads
+            // by their measured time before every window (as often as it can happen).
+            let rebalance: &[u64] = if shards > threads { &[0, 1] } else { &[0] };
+            for &every in rebalance {
+                let mut par = build(&t, &flows, &cfg, &f, split, threads);
+                par.set_rebalance(every);
+                par.run();
+                let what =
+                    format!("{name}/{pname}/{threads} threads, {shards} shards, rebalance {every}");
+                assert!(par.shards() > 1, "{what}: expected several shards");
+                assert_eq!(par.flow_results(), seq.flow_results(), "{what}");
+                assert_eq!(par.counters(), seq.counters(), "{what}");
+                assert_eq!(par.summary(), seq.summary(), "{what}");
+                assert!(par.hop_trace() == trace, "{what}: hop trace");
+                assert!(par.is_quiescent() == seq.is_quiescent());
+                let p = par.parallel_stats();
+                check_stats(&what, p, &par, threads);
+                assert!(p.moves >= p.redeals, "{what}: a deal moves a shard or is not made");
+                if every == 0 {
+                    assert_eq!((p.redeals, p.moves), (0, 0), "{what}: no rebalancing");
+                }
+            }
         }
     }
 }

@@ -296,6 +296,15 @@ pub struct RunArgs {
     /// other outputs do not change.
     #[arg(long)]
     pub window_trace: bool,
+    /// With several threads, deal the shards out to the threads again every N windows by the
+    /// wall-clock time each took recently (longest first, each to the least-loaded thread),
+    /// keeping the new owners only if they lower the busiest thread's load by 10% or more; a
+    /// thread still runs its own shards first, then any not yet taken. 0 (the default): shard
+    /// i stays thread i mod T's. The summary's `parallel:` line counts the deals and the shards
+    /// moved. The results are identical for every value.
+    #[arg(long, value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub rebalance: u64,
     /// Print no progress: by default a progress bar on a terminal (simulated time, events/s,
     /// time left), else a status line on stderr every 10 s.
     #[arg(long)]
@@ -368,6 +377,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
         shards: args.shards.map_or(0, |n| n as usize),
         partitioner: args.partition,
         trace_windows: args.window_trace,
+        rebalance: args.rebalance,
     };
     print_warnings(
         notes,
@@ -589,6 +599,12 @@ fn write_parallel(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
         line.push_str(&format!(
             "; shards claimed window by window, at most: {}",
             bounds.join(", ")
+        ));
+    }
+    if p.redeals > 0 {
+        line.push_str(&format!(
+            "; shards dealt to threads by time {} times, {} moves",
+            p.redeals, p.moves
         ));
     }
     if !p.wait.is_empty() {

@@ -634,6 +634,7 @@ impl ValidScenario {
             shards: parallel.shards,
             partitioner: parallel.partitioner,
             trace_windows: parallel.trace_windows,
+            rebalance: parallel.rebalance,
             trace,
             query_sink,
             progress,

@@ -294,6 +294,9 @@ pub struct SimInput {
     /// Record every shard's window and every thread's barrier wait in
     /// `RunOutput::parallel.trace` (`Simulation::trace_windows`). Results never depend on it.
     pub trace_windows: bool,
+    /// Every this many windows, deal the shards out to the threads again by their measured
+    /// time (`Simulation::set_rebalance`); 0 never. Results never depend on it.
+    pub rebalance: u64,
     /// Flows whose data packets are recorded at every switch ([`RunOutput::hop_trace`]).
     pub trace: Vec<FlowId>,
     /// Where completed queries go as the run proceeds (in steps of [`QUERY_STEP`] of simulated
@@ -339,6 +342,9 @@ pub struct Parallelism {
     /// Record every shard's window and every thread's barrier wait
     /// ([`SimInput::trace_windows`]).
     pub trace_windows: bool,
+    /// Deal the shards out to the threads by measured time every this many windows; 0 never
+    /// ([`SimInput::rebalance`]).
+    pub rebalance: u64,
 }
 
 impl Parallelism {
@@ -349,6 +355,7 @@ impl Parallelism {
             shards: 0,
             partitioner: Partitioner::default(),
             trace_windows: false,
+            rebalance: 0,
         }
     }
 
@@ -392,6 +399,7 @@ impl std::fmt::Debug for SimInput {
             .field("shards", &self.shards)
             .field("partitioner", &self.partitioner)
             .field("trace_windows", &self.trace_windows)
+            .field("rebalance", &self.rebalance)
             .field("trace", &self.trace)
             .field("query_sink", &self.query_sink.is_some())
             .field("progress", &self.progress.is_some())
@@ -464,11 +472,13 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         shards,
         partitioner,
         trace_windows,
+        rebalance,
         trace,
         mut query_sink,
         mut progress,
     } = input;
-    let shards = Parallelism { threads, shards, partitioner, trace_windows }.shard_count();
+    let shards =
+        Parallelism { threads, shards, partitioner, trace_windows, rebalance }.shard_count();
     let monitor = cfg.monitor.clone();
     let (faults, rto) = (!cfg.faults.events.is_empty(), cfg.nic.rto.is_some());
     let stepped = !cfg.apps.is_empty() && query_sink.is_some();
@@ -483,6 +493,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     if trace_windows {
         sim.trace_windows();
     }
+    sim.set_rebalance(rebalance);
     sim.trace_hop_latency(&trace)?;
     let t0 = Instant::now();
     let summary = if stepped || progress.is_some() {

@@ -796,6 +796,8 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
         &["--shards", "2"][..],
         &["--shards", "2", "--threads", "2", "--partition", "rack"],
         &["--threads", "2", "--partition", "round-robin"],
+        // Shards dealt to the threads by their measured time before every window.
+        &["--threads", "2", "--shards", "5", "--partition", "round-robin", "--rebalance", "1"],
     ]
     .into_iter()
     .enumerate()
@@ -812,7 +814,8 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
             0 => ("2", "cut on 1 thread,"),
             1 => ("2", "rack on 2 threads,"),
             // Two shards per thread by default.
-            _ => ("4", "round-robin on 2 threads,"),
+            2 => ("4", "round-robin on 2 threads,"),
+            _ => ("5", "round-robin on 2 threads,"),
         };
         assert!(line.starts_with(&format!("parallel: {shards} shards by {by}")), "{line}");
         assert!(line.contains("busiest shard of each window: "), "{line}");
@@ -822,16 +825,18 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
             line.contains(
                 "2 threads each running only its own shards (shard i on thread i mod 2), at most "
             ),
-            i == 2,
+            i >= 2,
             "{line}"
         );
+        // Deals are counted only where they happened (how many depends on the wall clock).
+        assert!(i == 3 || !line.contains("dealt to threads by time"), "{line}");
     }
     let plain = run_ok(&c, &["run", "scenario.toml", "--out", "b", "--seed", "3"]);
     assert!(!plain.contains("parallel: "), "one shard: {plain}");
 }
 
 #[test]
-fn an_unknown_partitioner_or_zero_shards_is_a_usage_error() {
+fn an_unknown_partitioner_zero_shards_or_a_huge_rebalance_is_a_usage_error() {
     let c = Case::new();
     c.scenario(&[], "");
     let o = c.run(&["run", "scenario.toml", "--out", "out", "--partition", "metis"]);
@@ -844,6 +849,9 @@ fn an_unknown_partitioner_or_zero_shards_is_a_usage_error() {
     let o = c.run(&["run", "scenario.toml", "--out", "out", "--shards", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--shards"));
+    let o = c.run(&["run", "scenario.toml", "--out", "out", "--rebalance", "2000000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--rebalance"));
     assert!(!c.out().exists());
 }
 

@@ -903,12 +903,14 @@ proptest! {
     /// Queue disciplines, link failures, the RoCE timeout and the monitors on a small fabric:
     /// `Ok` or a located error, and the accepted runs end without a panic, their data bytes
     /// balanced (sent = delivered + dropped + still in flight), with the same outputs from
-    /// 2–4 shards on one thread or two as from one shard.
+    /// 2–4 shards on one thread or two (shards dealt to threads by time every window, every
+    /// third window, or never) as from one shard.
     #[test]
     fn extras_on_a_small_fabric_validate_and_run(
         text in small_fabric(),
         threads in 1usize..=2,
         shards in 2usize..=4,
+        rebalance in prop_oneof![Just(0u64), Just(1), Just(3)],
     ) {
         reset_peak_memory();
         match validate(&Source::new("p.toml", text.clone()), None) {
@@ -924,9 +926,10 @@ proptest! {
                     shards,
                     partitioner: Default::default(),
                     trace_windows: false,
+                    rebalance,
                 };
                 let par = v.run_parallel(parallel, Vec::new(), None, None).expect("runs");
-                let what = format!("{shards} shards on {threads} threads:\n{text}");
+                let what = format!("{shards} shards on {threads} threads, rebalance {rebalance}:\n{text}");
                 prop_assert_eq!(&par.results, &out.results, "flow results, {}", what);
                 prop_assert_eq!(&par.counters, &out.counters, "counters, {}", what);
                 prop_assert_eq!(&par.summary, &out.summary, "summary, {}", what);

@@ -57,6 +57,7 @@ mod sim;
 pub mod telemetry;
 pub mod units;
 
+pub use parallel::REBALANCE_GAIN_PERCENT;
 pub use partition::{traffic, traffic_load, Partition, Partitioner, Traffic};
 pub use results::{
     BarrierWait, Counters, FlowResult, HopSample, ParallelStats, PfcEvent, RunSummary, ShardWindow,

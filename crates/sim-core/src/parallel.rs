@@ -10,6 +10,15 @@
 //! and publishes the time of its next event (the earlier of its queue's head and the packets it
 //! just sent). One barrier ends the step.
 //!
+//! With rebalancing on ([`crate::Simulation::set_rebalance`]), a shard's owner is not fixed at
+//! `i % threads`: every claimer times the shard's window and publishes it, every thread keeps
+//! the same decaying average of each shard's time from those figures, and every `R` windows
+//! each thread deals the shards out again (longest first, each to the least-loaded thread) and
+//! keeps the new owners only if they lower the busiest thread's load by at least
+//! [`REBALANCE_GAIN_PERCENT`]: a moved shard's state has to come to a new core's caches, so
+//! owners should change only for a clear gain. All threads compute the same owners from the
+//! same published figures; even if they did not, each shard would still run once per window.
+//!
 //! What a shard does in a window depends only on its own state and the packets sent to it, not
 //! on which thread runs it or when, so the results are byte-identical whatever the claiming.
 //! The published times, the per-shard event counts and the mailboxes are double-buffered by the
@@ -109,6 +118,9 @@ struct Exchange {
     words: usize,
     /// The last step in which each shard was claimed.
     claimed: Vec<AtomicU64>,
+    /// `took[parity][s]`: the wall-clock nanoseconds shard `s`'s window took (written only
+    /// when rebalancing).
+    took: [Vec<AtomicU64>; 2],
 }
 
 impl Exchange {
@@ -124,6 +136,7 @@ impl Exchange {
             senders: [atomics(n * words, 0), atomics(n * words, 0)],
             words,
             claimed: atomics(n, u64::MAX),
+            took: [atomics(n, 0), atomics(n, 0)],
         }
     }
 
@@ -176,15 +189,88 @@ impl Exchange {
     }
 }
 
+/// The least gain in the busiest thread's load, in per cent of it, for which rebalancing gives
+/// shards new owners.
+pub const REBALANCE_GAIN_PERCENT: u64 = 10;
+
+/// The shards' owners when rebalancing (the module's comment): the same on every thread.
+struct Owners {
+    /// Windows between deals (> 0); also the average's decay, `1 / every` per window.
+    every: u64,
+    /// `owner[s]`: the thread that claims shard `s` first.
+    owner: Vec<usize>,
+    /// A decaying sum of each shard's window times, ns (about `every` windows' worth).
+    avg: Vec<u64>,
+}
+
+impl Owners {
+    fn new(n: usize, threads: usize, every: u64) -> Owners {
+        Owners { every, owner: (0..n).map(|s| s % threads).collect(), avg: vec![0; n] }
+    }
+
+    /// Adds one window's times; every `every` steps, deals the shards out again if that gains
+    /// enough. Returns the number of shards that changed owner.
+    fn window(&mut self, took: impl Iterator<Item = u64>, step: u64, threads: usize) -> usize {
+        for (a, t) in self.avg.iter_mut().zip(took) {
+            *a = *a - *a / self.every + t;
+        }
+        if !step.is_multiple_of(self.every) {
+            return 0;
+        }
+        let dealt = deal(&self.avg, threads, &self.owner);
+        let (now, then) =
+            (busiest(&self.owner, &self.avg, threads), busiest(&dealt, &self.avg, threads));
+        if u128::from(then) * 100 > u128::from(now) * u128::from(100 - REBALANCE_GAIN_PERCENT) {
+            return 0;
+        }
+        let moved = self.owner.iter().zip(&dealt).filter(|(a, b)| a != b).count();
+        self.owner = dealt;
+        moved
+    }
+
+    /// Thread `t`'s claiming order: its own shards, then the others from the shard after `t` on.
+    fn order(&self, t: usize) -> Vec<usize> {
+        let n = self.owner.len();
+        let own = (0..n).filter(|&s| self.owner[s] == t);
+        own.chain((1..=n).map(|i| (t + i) % n).filter(|&s| self.owner[s] != t)).collect()
+    }
+}
+
+/// Owners for `load` (one figure per shard): longest first (ties by index), each shard to the
+/// thread with the least load so far; of threads tied for that, its owner in `now` if it is
+/// one of them (no move for nothing), else the lowest index.
+fn deal(load: &[u64], threads: usize, now: &[usize]) -> Vec<usize> {
+    let mut by: Vec<usize> = (0..load.len()).collect();
+    by.sort_by_key(|&s| (std::cmp::Reverse(load[s]), s));
+    let mut total = vec![0u64; threads];
+    let mut owner = vec![0; load.len()];
+    for s in by {
+        let t = (0..threads).min_by_key(|&t| (total[t], t != now[s], t)).expect("threads");
+        total[t] += load[s];
+        owner[s] = t;
+    }
+    owner
+}
+
+/// The largest load of a thread under `owner`.
+fn busiest(owner: &[usize], load: &[u64], threads: usize) -> u64 {
+    let mut total = vec![0u64; threads];
+    for (&t, &l) in owner.iter().zip(load) {
+        total[t] += l;
+    }
+    total.into_iter().max().unwrap_or(0)
+}
+
 /// Runs `shards` to `stop` on `threads` threads that share the shards out window by window
 /// (see the module's comment), adding the windows' events and the threads' barrier waits to
-/// `stats`.
+/// `stats`. `rebalance` > 0 deals the owners out by measured time every that many windows.
 pub(crate) fn run<F: CcFactory>(
     shards: &mut [Shard<F>],
     sh: &Shared<F>,
     threads: usize,
     lookahead: Duration,
     stop: Time,
+    rebalance: u64,
     stats: &mut ParallelStats,
 ) {
     let threads = threads.min(shards.len()).max(1);
@@ -213,10 +299,8 @@ pub(crate) fn run<F: CcFactory>(
                 let mut wait = std::time::Duration::ZERO;
                 let mut sent = 0u64;
                 // Own shards first, then the others from the next thread's on.
-                let order: Vec<usize> = (t..n)
-                    .step_by(threads)
-                    .chain((1..=n).map(|i| (t + i) % n).filter(|s| s % threads != t))
-                    .collect();
+                let mut owners = Owners::new(n, threads, rebalance.max(1));
+                let mut order = owners.order(t);
                 let mut step = 0u64;
                 loop {
                     let prev = ((step & 1) ^ 1) as usize;
@@ -231,6 +315,17 @@ pub(crate) fn run<F: CcFactory>(
                     if min == u64::MAX || Time(min) > stop {
                         break;
                     }
+                    if rebalance > 0 && step > 0 {
+                        let took = ex.took[prev].iter().map(|a| a.load(Ordering::Acquire));
+                        let moved = owners.window(took, step, threads);
+                        if moved > 0 {
+                            order = owners.order(t);
+                            if t == 0 {
+                                acc.redeals += 1;
+                                acc.moves += moved as u64;
+                            }
+                        }
+                    }
                     let end = Time(min) + lookahead;
                     for &s in &order {
                         // Taken already (read first: a thread that finds every shard taken
@@ -240,11 +335,16 @@ pub(crate) fn run<F: CcFactory>(
                         {
                             continue; // another thread has it
                         }
-                        let began = origin.map(|_| Instant::now());
+                        let began = (origin.is_some() || rebalance > 0).then(Instant::now);
                         let mut shard = cells[s].lock().expect("shard");
                         let events = shard.counters.events;
                         let (out, taken_in) = ex.run_shard(&mut shard, sh, step, end, stop);
                         sent += out;
+                        if let (Some(began), true) = (began, rebalance > 0) {
+                            let took = began.elapsed().as_nanos().min(u128::from(u32::MAX));
+                            let cur = (step & 1) as usize;
+                            ex.took[cur][s].store(took as u64, Ordering::Release);
+                        }
                         if let (Some(began), Some(trace)) = (began, acc.trace.as_mut()) {
                             let events = shard.counters.events - events;
                             trace.shard_ran(end, s, t, began, events, taken_in);
@@ -304,7 +404,54 @@ fn handles_done(
 
 #[cfg(test)]
 mod tests {
-    use super::{Barrier, PoisonOnPanic};
+    use super::{busiest, deal, Barrier, Owners, PoisonOnPanic, REBALANCE_GAIN_PERCENT};
+
+    /// Longest first, each to the least-loaded thread (ties to the lower index): 5 and 4 go
+    /// to threads 0 and 1, 3 to thread 1 (4 < 5), 2 to thread 0 (5 < 7), 1 to thread 0 (7 = 7).
+    #[test]
+    fn deal_gives_the_longest_shard_to_the_least_loaded_thread() {
+        let load = [5, 1, 4, 2, 3];
+        let owner = deal(&load, 2, &[0; 5]);
+        assert_eq!(owner, [0, 0, 1, 0, 1]);
+        assert_eq!(busiest(&owner, &load, 2), 8);
+        // A tie goes to the shard's owner: 1 stays on thread 1 (7 = 7 after 5, 4, 3 and 2).
+        assert_eq!(deal(&load, 2, &[0, 1, 1, 0, 1]), [0, 1, 1, 0, 1]);
+        // More threads than shards: one each (on its owner), the rest idle.
+        assert_eq!(deal(&[7, 9], 4, &[0, 1]), [0, 1]);
+        assert_eq!(deal(&[7, 9], 4, &[2, 2]), [0, 2]);
+    }
+
+    /// Owners change only on a deal step, and only when the deal lowers the busiest thread's
+    /// load by at least `REBALANCE_GAIN_PERCENT`; the claiming order is own shards first
+    /// (by index), then the others from the next shard on.
+    #[test]
+    fn owners_change_on_deal_steps_for_a_clear_gain_only() {
+        // Four shards on two threads, dealt every second window, i % 2 at first.
+        let mut o = Owners::new(4, 2, 2);
+        assert_eq!(o.order(0), [0, 2, 1, 3]);
+        assert_eq!(o.order(1), [1, 3, 2, 0]);
+        // Step 1 is no deal step, even with a lopsided load.
+        assert_eq!(o.window([100, 0, 100, 0].into_iter(), 1, 2), 0);
+        assert_eq!(o.owner, [0, 1, 0, 1]);
+        // Step 2: averages [150, 0, 150, 0] (halved, then this window's 100 and 0 added);
+        // i % 2 puts 300 on thread 0, a deal 150 on each: shard 2 moves to thread 1, and the
+        // idle shards 1 and 3 stay where they were.
+        assert_eq!(o.window([100, 0, 100, 0].into_iter(), 2, 2), 1);
+        assert_eq!(o.avg, [150, 0, 150, 0]);
+        assert_eq!(o.owner, [0, 1, 1, 1]);
+        assert_eq!(o.order(1), [1, 2, 3, 0]);
+        // A gain below the threshold: 1200 + 1000 against 1000 + 900, which a deal would
+        // split 2100 / 2000 (4.5% off the busiest thread: no gain worth a move).
+        const { assert!(2100 * 100 > 2200 * (100 - REBALANCE_GAIN_PERCENT)) };
+        let mut o = Owners::new(4, 2, 1);
+        o.owner = vec![0, 0, 1, 1];
+        assert_eq!(o.window([1200, 1000, 1000, 900].into_iter(), 1, 2), 0);
+        assert_eq!(o.owner, [0, 0, 1, 1]);
+        // 3000 against 1000 is: the deal moves shard 1, for 2000 on each thread.
+        assert_eq!(o.window([2000, 1000, 500, 500].into_iter(), 2, 2), 1);
+        assert_eq!(o.owner, [0, 1, 1, 1]);
+        assert_eq!(busiest(&o.owner, &o.avg, 2), 2000);
+    }
 
     /// Three threads pass the barrier together many times; when one of them then panics, the
     /// other two, waiting for it, panic too instead of waiting forever, and the scope ends.

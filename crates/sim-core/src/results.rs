@@ -212,6 +212,11 @@ pub struct ParallelStats {
     pub critical_shared: Vec<(usize, u64)>,
     /// Packets handed from one shard to another.
     pub crossings: u64,
+    /// Times the shards were dealt out to new owners by their measured time
+    /// ([`crate::Simulation::set_rebalance`]); 0 without rebalancing.
+    pub redeals: u64,
+    /// Shards that changed owner in those deals.
+    pub moves: u64,
     /// The previous window's events by shard (the order in which shards are shared out).
     prev: Vec<u64>,
     /// Scratch: shard indices in the order they are shared out.
@@ -396,6 +401,8 @@ impl ParallelStats {
             }
         }
         self.crossings += other.crossings;
+        self.redeals += other.redeals;
+        self.moves += other.moves;
         if let (Some(t), Some(o)) = (&mut self.trace, &other.trace) {
             t.shards.extend_from_slice(&o.shards);
             t.barriers.extend_from_slice(&o.barriers);

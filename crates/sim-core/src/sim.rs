@@ -293,6 +293,7 @@ pub struct Simulation<F: CcFactory> {
     lookahead: Duration,
     fallback: Option<String>,
     threads: usize,
+    rebalance: u64,
     now: Time,
     results: Vec<FlowResult>,
     counters: Counters,
@@ -994,6 +995,7 @@ impl<F: CcFactory> Simulation<F> {
             lookahead,
             fallback,
             threads: 1,
+            rebalance: 0,
             now: Time::ZERO,
             results,
             counters: Counters::default(),
@@ -1009,6 +1011,17 @@ impl<F: CcFactory> Simulation<F> {
     pub fn set_threads(&mut self, threads: usize) {
         assert!(threads > 0, "at least one thread");
         self.threads = threads;
+    }
+
+    /// With several threads, deals the shards out to the threads again every `every` windows
+    /// by their measured wall-clock time (0, the default: shard `i` stays thread `i % threads`'s
+    /// own). Each thread still claims its own shards first and then any not yet taken; new
+    /// owners are kept only when they lower the busiest thread's share of the recent time by at
+    /// least [`crate::REBALANCE_GAIN_PERCENT`] (see the `parallel` module's comment). Results
+    /// do not depend on it; [`ParallelStats::redeals`] and [`ParallelStats::moves`] count what
+    /// it did.
+    pub fn set_rebalance(&mut self, every: u64) {
+        self.rebalance = every;
     }
 
     /// Records every shard's window and every thread's barrier wait in
@@ -1221,6 +1234,7 @@ impl<F: CcFactory> Simulation<F> {
                 self.threads,
                 self.lookahead,
                 stop,
+                self.rebalance,
                 &mut self.stats,
             );
         }
