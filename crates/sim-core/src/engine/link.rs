@@ -274,7 +274,7 @@ fn push_crossing(
         addr_of_mut!((*c).to).write(to);
         addr_of_mut!((*c).port).write(port);
         addr_of_mut!((*c).slot).write(slot);
-        addr_of_mut!((*c).pkt).copy_from_nonoverlapping(pkt, 1);
+        super::copy_packet(pkt, addr_of_mut!((*c).pkt));
         outbox.set_len(len + 1);
     }
     if prefetchw {
