@@ -154,6 +154,24 @@ def main():
             print(f"from a barrier to the thread's first shard: median {gaps[len(gaps) // 2]} ns, 99th "
                   f"percentile {gaps[int(0.99 * (len(gaps) - 1))]} ns, {sum(gaps) / threads / 1e9:.3f} s per thread")
 
+    # What a move costs: a shard's window on another thread than its previous window's (its
+    # state then comes from another core's caches) against the others, windows of 200 events
+    # or more.
+    moved_cost = {True: [0, 0, 0], False: [0, 0, 0]}
+    last = {}
+    for w in (windows[k] for k in sorted(windows, key=float)):
+        for s, r in sorted(w.items()):
+            moved = s in last and last[s] != r[2]
+            last[s] = r[2]
+            if r[5] >= 200:
+                c = moved_cost[moved]
+                c[0], c[1], c[2] = c[0] + r[4], c[1] + r[5], c[2] + 1
+    if moved_cost[True][1] and moved_cost[False][1]:
+        m, k = moved_cost[True], moved_cost[False]
+        print(f"a shard's window on another thread than its previous one: {m[2]} windows, "
+              f"{m[0] / m[1]:.1f} ns per event, against {k[0] / k[1]:.1f} ns for the other "
+              f"{k[2]} (windows of 200 events or more)")
+
     if replay is not None:
         threads = replay
         print(f"claiming rules replayed for {threads} threads (the run had {ran})")
