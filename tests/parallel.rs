@@ -75,6 +75,9 @@ fn check_threads<F: CcFactory + Clone>(
     assert_eq!(seq.parallel_stats(), &ParallelStats::default(), "{name}: one shard, no windows");
     let trace = seq.hop_trace();
     assert!(!trace.is_empty(), "{name}: the traced flows crossed switches");
+    // Deals made by the runs with a deal before every window: how many depends on the wall
+    // clock, but a run that never deals at all means rebalancing is not wired in.
+    let (mut rebalanced, mut redeals) = (0, 0);
     for part in [Partitioner::Cut, Partitioner::Load, Partitioner::Rack, Partitioner::RoundRobin] {
         let pname = part.name();
         // One shard per thread, and more shards than threads (claimed window by window).
@@ -104,10 +107,14 @@ fn check_threads<F: CcFactory + Clone>(
                 assert!(p.moves >= p.redeals, "{what}: a deal moves a shard or is not made");
                 if every == 0 {
                     assert_eq!((p.redeals, p.moves), (0, 0), "{what}: no rebalancing");
+                } else if threads > 1 {
+                    rebalanced += 1;
+                    redeals += p.redeals;
                 }
             }
         }
     }
+    assert!(rebalanced == 0 || redeals > 0, "{name}: {rebalanced} rebalanced runs, none dealt");
 }
 
 /// What the window statistics of a run with several shards must satisfy: every event counted

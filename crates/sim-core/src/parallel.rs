@@ -38,6 +38,7 @@ use std::time::Instant;
 
 use crate::cc::CcFactory;
 use crate::engine::{Crossing, Shard, Shared};
+use crate::partition::longest_first;
 use crate::results::{ParallelStats, WindowTrace};
 use crate::units::{Duration, Time};
 use crossbeam_utils::CachePadded;
@@ -217,7 +218,7 @@ impl Owners {
         if !step.is_multiple_of(self.every) {
             return 0;
         }
-        let dealt = deal(&self.avg, threads, &self.owner);
+        let dealt = longest_first(&self.avg, threads, Some(&self.owner));
         let (now, then) =
             (busiest(&self.owner, &self.avg, threads), busiest(&dealt, &self.avg, threads));
         if u128::from(then) * 100 > u128::from(now) * u128::from(100 - REBALANCE_GAIN_PERCENT) {
@@ -234,22 +235,6 @@ impl Owners {
         let own = (0..n).filter(|&s| self.owner[s] == t);
         own.chain((1..=n).map(|i| (t + i) % n).filter(|&s| self.owner[s] != t)).collect()
     }
-}
-
-/// Owners for `load` (one figure per shard): longest first (ties by index), each shard to the
-/// thread with the least load so far; of threads tied for that, its owner in `now` if it is
-/// one of them (no move for nothing), else the lowest index.
-fn deal(load: &[u64], threads: usize, now: &[usize]) -> Vec<usize> {
-    let mut by: Vec<usize> = (0..load.len()).collect();
-    by.sort_by_key(|&s| (std::cmp::Reverse(load[s]), s));
-    let mut total = vec![0u64; threads];
-    let mut owner = vec![0; load.len()];
-    for s in by {
-        let t = (0..threads).min_by_key(|&t| (total[t], t != now[s], t)).expect("threads");
-        total[t] += load[s];
-        owner[s] = t;
-    }
-    owner
 }
 
 /// The largest load of a thread under `owner`.
@@ -404,7 +389,12 @@ fn handles_done(
 
 #[cfg(test)]
 mod tests {
-    use super::{busiest, deal, Barrier, Owners, PoisonOnPanic, REBALANCE_GAIN_PERCENT};
+    use super::{busiest, Barrier, Owners, PoisonOnPanic, REBALANCE_GAIN_PERCENT};
+    use crate::partition::longest_first;
+
+    fn deal(load: &[u64], threads: usize, now: &[usize]) -> Vec<usize> {
+        longest_first(load, threads, Some(now))
+    }
 
     /// Longest first, each to the least-loaded thread (ties to the lower index): 5 and 4 go
     /// to threads 0 and 1, 3 to thread 1 (4 < 5), 2 to thread 0 (5 < 7), 1 to thread 0 (7 = 7).

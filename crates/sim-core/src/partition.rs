@@ -342,6 +342,24 @@ impl Partition {
     }
 }
 
+/// Longest processing time first: item `i` of `load` in decreasing load (ties: the earlier
+/// item), each to the part with the least load so far; of tied parts, its part in `now` if
+/// given and among them, else the lowest. Returns each item's part. Deals a partition's units
+/// to shards, and a parallel run's shards to threads (`parallel::Owners`).
+pub(crate) fn longest_first(load: &[u64], parts: usize, now: Option<&[usize]>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..load.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(load[i]), i));
+    let mut total = vec![0u64; parts];
+    let mut part = vec![0; load.len()];
+    for i in order {
+        let keep = |p: usize| now.is_some_and(|now| now[i] == p);
+        let p = (0..parts).min_by_key(|&p| (total[p], !keep(p), p)).expect("parts > 0");
+        total[p] = total[p].saturating_add(load[i]);
+        part[i] = p;
+    }
+    part
+}
+
 /// The units a partition deals out: each switch with the hosts attached to it (a rack; a
 /// host on several switches goes with the last of them), or alone if it has none.
 struct Units {
@@ -391,16 +409,8 @@ impl Units {
     /// Longest processing time first: the heaviest unit first, each to the least loaded
     /// shard (ties: the earlier unit, the lower shard). Returns each unit's shard.
     fn longest_first(&self, parts: usize) -> Vec<u32> {
-        let mut order: Vec<usize> = (0..self.list.len()).collect();
-        order.sort_by(|&a, &b| self.list[b].0.cmp(&self.list[a].0).then(a.cmp(&b)));
-        let mut shard_load = vec![0u64; parts];
-        let mut assign = vec![0u32; self.list.len()];
-        for u in order {
-            let s = (0..parts).min_by_key(|&s| (shard_load[s], s)).expect("parts > 0");
-            shard_load[s] = shard_load[s].saturating_add(self.list[u].0);
-            assign[u] = s as u32;
-        }
-        assign
+        let load: Vec<u64> = self.list.iter().map(|u| u.0).collect();
+        longest_first(&load, parts, None).into_iter().map(|s| s as u32).collect()
     }
 
     /// Each shard's weight under `assign`.
