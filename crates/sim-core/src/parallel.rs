@@ -195,29 +195,47 @@ impl Exchange {
 pub const REBALANCE_GAIN_PERCENT: u64 = 10;
 
 /// The shards' owners when rebalancing (the module's comment): the same on every thread.
-struct Owners {
+///
+/// Kept by the [`crate::Simulation`] from one [`run`] to the next, so that a run stepped with
+/// `run_until` (as `dcsim run` steps one to report its progress) deals every `every` windows
+/// of the whole run, from averages that span the steps, as one unstepped run does.
+#[derive(Clone, Debug)]
+pub(crate) struct Owners {
     /// Windows between deals (> 0); also the average's decay, `1 / every` per window.
     every: u64,
+    /// The threads the shards are dealt to.
+    threads: usize,
     /// `owner[s]`: the thread that claims shard `s` first.
     owner: Vec<usize>,
     /// A decaying sum of each shard's window times, ns (about `every` windows' worth).
     avg: Vec<u64>,
+    /// The windows whose times have been added, over every run.
+    pub(crate) seen: u64,
 }
 
 impl Owners {
-    fn new(n: usize, threads: usize, every: u64) -> Owners {
-        Owners { every, owner: (0..n).map(|s| s % threads).collect(), avg: vec![0; n] }
+    pub(crate) fn new(n: usize, threads: usize, every: u64) -> Owners {
+        let owner = (0..n).map(|s| s % threads).collect();
+        Owners { every, threads, owner, avg: vec![0; n], seen: 0 }
     }
 
-    /// Adds one window's times; every `every` steps, deals the shards out again if that gains
-    /// enough. Returns the number of shards that changed owner.
-    fn window(&mut self, took: impl Iterator<Item = u64>, step: u64, threads: usize) -> usize {
+    /// Whether these owners are for `n` shards on `threads` threads, dealt every `every`
+    /// windows.
+    pub(crate) fn fits(&self, n: usize, threads: usize, every: u64) -> bool {
+        (self.owner.len(), self.threads, self.every) == (n, threads, every)
+    }
+
+    /// Adds one window's times; every `every` windows, deals the shards out again if that
+    /// gains enough. Returns the number of shards that changed owner.
+    fn window(&mut self, took: impl Iterator<Item = u64>) -> usize {
         for (a, t) in self.avg.iter_mut().zip(took) {
             *a = *a - *a / self.every + t;
         }
-        if !step.is_multiple_of(self.every) {
+        self.seen += 1;
+        if !self.seen.is_multiple_of(self.every) {
             return 0;
         }
+        let threads = self.threads;
         let dealt = longest_first(&self.avg, threads, Some(&self.owner));
         let (now, then) =
             (busiest(&self.owner, &self.avg, threads), busiest(&dealt, &self.avg, threads));
@@ -248,7 +266,10 @@ fn busiest(owner: &[usize], load: &[u64], threads: usize) -> u64 {
 
 /// Runs `shards` to `stop` on `threads` threads that share the shards out window by window
 /// (see the module's comment), adding the windows' events and the threads' barrier waits to
-/// `stats`. `rebalance` > 0 deals the owners out by measured time every that many windows.
+/// `stats`. `rebalance` > 0 deals the owners out by measured time every that many windows,
+/// carrying on from `owners` (the previous run's, if it was of these shards, threads and
+/// `rebalance`) and leaving them there for the next.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run<F: CcFactory>(
     shards: &mut [Shard<F>],
     sh: &Shared<F>,
@@ -256,10 +277,15 @@ pub(crate) fn run<F: CcFactory>(
     lookahead: Duration,
     stop: Time,
     rebalance: u64,
+    owners: &mut Option<Owners>,
     stats: &mut ParallelStats,
 ) {
     let threads = threads.min(shards.len()).max(1);
     let n = shards.len();
+    let start = match owners {
+        Some(o) if rebalance > 0 && o.fits(n, threads, rebalance) => o.clone(),
+        _ => Owners::new(n, threads, rebalance.max(1)),
+    };
     let ex = Exchange::new(n);
     // Step 0 reads what "step -1" (parity 1) published: the queues as they are.
     for (s, shard) in shards.iter_mut().enumerate() {
@@ -271,7 +297,7 @@ pub(crate) fn run<F: CcFactory>(
     let cells: Vec<Mutex<&mut Shard<F>>> = shards.iter_mut().map(Mutex::new).collect();
     let barrier = Barrier::new(threads);
     std::thread::scope(|scope| {
-        let (ex, cells, barrier) = (&ex, &cells, &barrier);
+        let (ex, cells, barrier, start) = (&ex, &cells, &barrier, &start);
         let mut handles = Vec::new();
         for t in 0..threads {
             let work = move || {
@@ -284,7 +310,7 @@ pub(crate) fn run<F: CcFactory>(
                 let mut wait = std::time::Duration::ZERO;
                 let mut sent = 0u64;
                 // Own shards first, then the others from the next thread's on.
-                let mut owners = Owners::new(n, threads, rebalance.max(1));
+                let mut owners = start.clone();
                 let mut order = owners.order(t);
                 let mut step = 0u64;
                 loop {
@@ -297,12 +323,10 @@ pub(crate) fn run<F: CcFactory>(
                         }
                         acc.window(&counts, threads);
                     }
-                    if min == u64::MAX || Time(min) > stop {
-                        break;
-                    }
+                    // Every window with times counts, the last one too, as in `acc`.
                     if rebalance > 0 && step > 0 {
                         let took = ex.took[prev].iter().map(|a| a.load(Ordering::Acquire));
-                        let moved = owners.window(took, step, threads);
+                        let moved = owners.window(took);
                         if moved > 0 {
                             order = owners.order(t);
                             if t == 0 {
@@ -310,6 +334,9 @@ pub(crate) fn run<F: CcFactory>(
                                 acc.moves += moved as u64;
                             }
                         }
+                    }
+                    if min == u64::MAX || Time(min) > stop {
+                        break;
                     }
                     let end = Time(min) + lookahead;
                     for &s in &order {
@@ -345,11 +372,14 @@ pub(crate) fn run<F: CcFactory>(
                     step += 1;
                 }
                 acc.crossings = sent;
-                (acc, wait)
+                (acc, wait, owners)
             };
             if t + 1 == threads {
-                let last = work();
-                handles_done(stats, last, &mut handles);
+                let (acc, wait, last) = work();
+                handles_done(stats, (acc, wait), &mut handles);
+                if rebalance > 0 {
+                    *owners = Some(last);
+                }
             } else {
                 handles.push(scope.spawn(work));
             }
@@ -373,10 +403,15 @@ pub(crate) fn run<F: CcFactory>(
 fn handles_done(
     stats: &mut ParallelStats,
     last: (ParallelStats, std::time::Duration),
-    handles: &mut Vec<std::thread::ScopedJoinHandle<'_, (ParallelStats, std::time::Duration)>>,
+    handles: &mut Vec<
+        std::thread::ScopedJoinHandle<'_, (ParallelStats, std::time::Duration, Owners)>,
+    >,
 ) {
-    let mut results: Vec<(ParallelStats, std::time::Duration)> =
-        handles.drain(..).map(|h| h.join().expect("shard thread panicked")).collect();
+    let mut results: Vec<(ParallelStats, std::time::Duration)> = handles
+        .drain(..)
+        .map(|h| h.join().expect("shard thread panicked"))
+        .map(|(acc, wait, _)| (acc, wait))
+        .collect();
     results.push(last);
     if stats.wait.len() < results.len() {
         stats.wait.resize(results.len(), std::time::Duration::ZERO);
@@ -411,7 +446,7 @@ mod tests {
         assert_eq!(deal(&[7, 9], 4, &[2, 2]), [0, 2]);
     }
 
-    /// Owners change only on a deal step, and only when the deal lowers the busiest thread's
+    /// Owners change only on a deal window (every `every`th window seen), and only when the deal lowers the busiest thread's
     /// load by at least `REBALANCE_GAIN_PERCENT`; the claiming order is own shards first
     /// (by index), then the others from the next shard on.
     #[test]
@@ -420,13 +455,13 @@ mod tests {
         let mut o = Owners::new(4, 2, 2);
         assert_eq!(o.order(0), [0, 2, 1, 3]);
         assert_eq!(o.order(1), [1, 3, 2, 0]);
-        // Step 1 is no deal step, even with a lopsided load.
-        assert_eq!(o.window([100, 0, 100, 0].into_iter(), 1, 2), 0);
+        // The first window is no deal window, even with a lopsided load.
+        assert_eq!(o.window([100, 0, 100, 0].into_iter()), 0);
         assert_eq!(o.owner, [0, 1, 0, 1]);
-        // Step 2: averages [150, 0, 150, 0] (halved, then this window's 100 and 0 added);
+        // The second: averages [150, 0, 150, 0] (halved, then this window's 100 and 0 added);
         // i % 2 puts 300 on thread 0, a deal 150 on each: shard 2 moves to thread 1, and the
         // idle shards 1 and 3 stay where they were.
-        assert_eq!(o.window([100, 0, 100, 0].into_iter(), 2, 2), 1);
+        assert_eq!(o.window([100, 0, 100, 0].into_iter()), 1);
         assert_eq!(o.avg, [150, 0, 150, 0]);
         assert_eq!(o.owner, [0, 1, 1, 1]);
         assert_eq!(o.order(1), [1, 2, 3, 0]);
@@ -435,10 +470,10 @@ mod tests {
         const { assert!(2100 * 100 > 2200 * (100 - REBALANCE_GAIN_PERCENT)) };
         let mut o = Owners::new(4, 2, 1);
         o.owner = vec![0, 0, 1, 1];
-        assert_eq!(o.window([1200, 1000, 1000, 900].into_iter(), 1, 2), 0);
+        assert_eq!(o.window([1200, 1000, 1000, 900].into_iter()), 0);
         assert_eq!(o.owner, [0, 0, 1, 1]);
         // 3000 against 1000 is: the deal moves shard 1, for 2000 on each thread.
-        assert_eq!(o.window([2000, 1000, 500, 500].into_iter(), 2, 2), 1);
+        assert_eq!(o.window([2000, 1000, 500, 500].into_iter()), 1);
         assert_eq!(o.owner, [0, 1, 1, 1]);
         assert_eq!(busiest(&o.owner, &o.avg, 2), 2000);
     }

@@ -294,6 +294,8 @@ pub struct Simulation<F: CcFactory> {
     fallback: Option<String>,
     threads: usize,
     rebalance: u64,
+    /// The shards' owners when rebalancing, carried from one `run_until` to the next.
+    owners: Option<crate::parallel::Owners>,
     now: Time,
     results: Vec<FlowResult>,
     counters: Counters,
@@ -996,6 +998,7 @@ impl<F: CcFactory> Simulation<F> {
             fallback,
             threads: 1,
             rebalance: 0,
+            owners: None,
             now: Time::ZERO,
             results,
             counters: Counters::default(),
@@ -1235,6 +1238,7 @@ impl<F: CcFactory> Simulation<F> {
                 self.lookahead,
                 stop,
                 self.rebalance,
+                &mut self.owners,
                 &mut self.stats,
             );
         }
@@ -1764,31 +1768,8 @@ mod tests {
     /// of every flow's, and the run is the same as on one shard.
     #[test]
     fn shards_hold_only_the_flows_with_an_end_in_them() {
-        use crate::cc::NoCcFactory;
         use crate::partition::Partition;
-        let build = |part: Option<Partition>| {
-            let (net, routes) = star(3);
-            let flows: Vec<FlowSpec> = [(0, 2), (2, 3), (3, 0), (0, 3), (2, 0)]
-                .iter()
-                .enumerate()
-                .map(|(i, &(a, b))| FlowSpec {
-                    id: FlowId(i as u32),
-                    src: NodeId(a),
-                    dst: NodeId(b),
-                    size: 20_000,
-                    start: Time(i as u64 * 1_000_000),
-                    pg: 3,
-                    dport: 100,
-                })
-                .collect();
-            let cfg = SimConfig::default();
-            match part {
-                None => Simulation::new(net, routes, cfg, flows, NoCcFactory).unwrap(),
-                Some(p) => {
-                    Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, p).unwrap()
-                }
-            }
-        };
+        let build = five_flows_on_a_star;
         let mut one = build(None);
         assert_eq!(one.shards(), 1);
         assert_eq!((one.shards[0].tx.held(), one.shards[0].rx.held()), (5, 5));
@@ -1806,6 +1787,58 @@ mod tests {
         three.run();
         assert_eq!(one.flow_results(), three.flow_results());
         assert!(one.flow_results().iter().all(|r| r.fct.is_some()));
+    }
+
+    /// A run stepped with `run_until`, as `dcsim run` steps one to report progress, with the
+    /// shards dealt out to two threads every third window: the owners' record carries over
+    /// from step to step, so it has seen every window of the run, not only the last step's,
+    /// and the results are one shard's.
+    #[test]
+    fn rebalancing_carries_over_from_step_to_step() {
+        use crate::partition::Partition;
+        let mut one = five_flows_on_a_star(None);
+        one.run();
+        let mut stepped = five_flows_on_a_star(Some(Partition::round_robin(4, 3)));
+        stepped.set_threads(2);
+        stepped.set_rebalance(3);
+        let (mut t, mut steps_with_windows) = (Time::ZERO, 0);
+        while stepped.has_events() && t < stepped.shared.cfg.stop_time {
+            t += Duration::from_us(3);
+            let before = stepped.stats.windows;
+            stepped.run_until(t);
+            steps_with_windows += usize::from(stepped.stats.windows > before);
+        }
+        assert!(steps_with_windows >= 3, "{steps_with_windows} steps ran windows");
+        let seen = stepped.owners.as_ref().map(|o| o.seen);
+        assert_eq!(seen, Some(stepped.stats.windows));
+        assert_eq!(stepped.flow_results(), one.flow_results());
+    }
+
+    /// Five flows of 20 kB among the three hosts of a star, one every microsecond, on one
+    /// shard or on `part`.
+    fn five_flows_on_a_star(
+        part: Option<crate::partition::Partition>,
+    ) -> Simulation<crate::cc::NoCcFactory> {
+        use crate::cc::NoCcFactory;
+        let (net, routes) = star(3);
+        let flows: Vec<FlowSpec> = [(0, 2), (2, 3), (3, 0), (0, 3), (2, 0)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b))| FlowSpec {
+                id: FlowId(i as u32),
+                src: NodeId(a),
+                dst: NodeId(b),
+                size: 20_000,
+                start: Time(i as u64 * 1_000_000),
+                pg: 3,
+                dport: 100,
+            })
+            .collect();
+        let cfg = SimConfig::default();
+        match part {
+            None => Simulation::new(net, routes, cfg, flows, NoCcFactory).unwrap(),
+            Some(p) => Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, p).unwrap(),
+        }
     }
 
     /// An MTU whose frames would not fit their 32-bit sizes is refused, not wrapped into a
