@@ -90,25 +90,30 @@ impl<F: CcFactory> Shard<F> {
         let start = host.rr_start().expect("senders");
         // `(start + k) % n` for `k < n`, without a division.
         let wrap = |k: usize| if start + k < n { start + k } else { start + k - n };
-        let mut chosen = None;
+        // One pass over the senders finds the first ready one in round-robin order, the
+        // lowest index of a finished one examined before it (every one, if none is ready):
+        // those are compacted out of the list (quirk 9); and, for the wake-up armed when none
+        // is ready and none is pending (quirk 8), the earliest pacing time of the unfinished
+        // ones with bytes left. (A finished sender is never ready.)
+        let want_wake = host.wake.is_none();
+        let (mut chosen_idx, mut m, mut wake) = (None, None, Time::MAX);
         for k in 0..n {
             let i = wrap(k);
-            if self.tx_ready(sh, host, host.active[i]) {
-                chosen = Some((i, k));
+            let f = host.active[i];
+            if self.tx_ready(sh, host, f) {
+                chosen_idx = Some(i);
                 break;
             }
-        }
-        // Compaction of finished QPs among those examined before the chosen one (quirk 9).
-        let examined = chosen.map_or(n, |(_, k)| k);
-        let mut m = None;
-        for k in 0..examined {
-            let i = wrap(k);
-            if tx_finished(&self.tx[host.active[i] as usize]) {
+            let tx = &self.tx[f as usize];
+            if tx_finished(tx) {
                 m = Some(m.map_or(i, |x: usize| x.min(i)));
+            } else if want_wake {
+                if let Some(at) = tx_wake(tx, self.now) {
+                    wake = wake.min(at);
+                }
             }
         }
         let host = unsafe { at_mut(&mut self.hosts, h) };
-        let mut chosen_idx = chosen.map(|(i, _)| i);
         if let Some(m) = m {
             let tx = &self.tx;
             let mut removed_before = 0;
@@ -138,15 +143,8 @@ impl<F: CcFactory> Shard<F> {
                 self.tx_send(sh, h, flow as usize);
             }
             None => {
-                // Wake-up at the earliest nextAvail among QPs with bytes left (quirk 8).
-                let mut t = Time::MAX;
-                for &f in &host.active {
-                    if let Some(at) = tx_wake(&self.tx[f as usize], self.now) {
-                        t = t.min(at);
-                    }
-                }
-                if host.wake.is_none() && t != Time::MAX && t > self.now {
-                    self.rearm_wake(h, t);
+                if want_wake && wake != Time::MAX && wake > self.now {
+                    self.rearm_wake(h, wake);
                 }
             }
         }
