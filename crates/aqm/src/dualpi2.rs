@@ -177,7 +177,7 @@ impl DualPi2Params {
         }
         // Each update is a step of the PI controller, replayed one by one: a period below a
         // microsecond makes millions of them per simulated second (1 ps: days for 50 ms).
-        if self.tupdate < Duration::from_us(1) {
+        if self.tupdate < dcsim_types::units::MIN_PERIOD {
             return Err(ParamError::new(
                 "tupdate",
                 format!("must be at least 1us, got {}", self.tupdate),

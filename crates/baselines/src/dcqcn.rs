@@ -28,7 +28,7 @@
 
 use dcsim_core::cc::{CcCtx, CcFactory, CongestionControl, Feedback, FlowInit, TimerOp};
 use dcsim_core::packet::HeaderMode;
-use dcsim_core::units::{BitsPerSec, Duration, Time, PS_PER_US};
+use dcsim_core::units::{BitsPerSec, Duration, Time, MIN_PERIOD, PS_PER_US};
 use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 
 use crate::{bw_gbps, check_unit_interval, mul_rate, sentence, Actions};
@@ -180,9 +180,9 @@ impl DcqcnParams {
         Ok(params)
     }
 
-    /// Checks the values. Intervals must be positive (a zero interval would make its timer
-    /// fire forever at one instant, spec §4.3), the gain in (0, 1] and the minimum rate
-    /// positive.
+    /// Checks the values. Intervals must be at least [`MIN_PERIOD`] (1 µs: a zero interval
+    /// would make its timer fire forever at one instant, spec §4.3, and a 1 ps one 10^12
+    /// times per simulated second), the gain in (0, 1] and the minimum rate positive.
     ///
     /// # Errors
     /// The first offending field and what is wrong with it.
@@ -196,6 +196,12 @@ impl DcqcnParams {
                 return Err(ParamError::new(
                     name,
                     "must be positive (a zero period never advances time)",
+                ));
+            }
+            if d < MIN_PERIOD {
+                return Err(ParamError::new(
+                    name,
+                    format!("must be at least 1us (a periodic timer), got {d}"),
                 ));
             }
         }
@@ -508,6 +514,15 @@ mod tests {
         assert!(bad(|p| p.rate_decrease_interval = Duration::ZERO)
             .starts_with("rate_decrease_interval must be positive"));
         assert!(bad(|p| p.rp_timer = Duration::ZERO).starts_with("rp_timer must be positive"));
+        // Periodic timers of at least 1 µs: 1 µs is taken, 999 ns is not.
+        assert_eq!(
+            bad(|p| p.rate_decrease_interval = Duration::from_ns(999)),
+            "rate_decrease_interval must be at least 1us (a periodic timer), got 999ns"
+        );
+        assert!(bad(|p| p.rp_timer = Duration::from_ps(1)).starts_with("rp_timer must be at least"));
+        let mut p = DcqcnParams::default();
+        p.alpha_resume_interval = MIN_PERIOD;
+        assert_eq!(p.validate(), Ok(()));
         assert_eq!(bad(|p| p.ewma_gain = 0.0), "ewma_gain must be in (0, 1], got 0");
         assert_eq!(bad(|p| p.ewma_gain = 1.5), "ewma_gain must be in (0, 1], got 1.5");
         assert!(bad(|p| p.ewma_gain = f64::NAN).starts_with("ewma_gain"));

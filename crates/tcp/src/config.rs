@@ -164,8 +164,9 @@ impl Default for TcpConfig {
     }
 }
 
-/// The shortest retransmission timer (`min_rto`, `initial_rto`) a connection may have: 1 µs.
-pub const MIN_TIMER: Duration = Duration::from_us(1);
+/// The shortest retransmission timer (`min_rto`, `initial_rto`) a connection may have:
+/// [`dcsim_types::units::MIN_PERIOD`], 1 µs.
+pub const MIN_TIMER: Duration = dcsim_types::units::MIN_PERIOD;
 
 /// The longest timer or clock parameter [`TcpConfig::validate`] takes:
 /// [`dcsim_types::units::TIME_LIMIT`] (2^62 ps, about 53 days), the bound the CLI puts on

@@ -38,6 +38,12 @@ pub const PS_PER_SEC: u64 = 1_000_000_000_000;
 /// with a located error.
 pub const TIME_LIMIT: Duration = Duration(1 << 62);
 
+/// The shortest period a periodic timer may have (TCP's retransmission timers, the NIC's
+/// RoCE timeout, DCQCN's three timers, DualPI2's update): 1 µs. A timer fires once per period
+/// for as long as its cause lasts, so a period of 1 ps means 10^12 events per simulated
+/// second (a 50 ms run took days); every real timer is microseconds or more.
+pub const MIN_PERIOD: Duration = Duration::from_us(1);
+
 /// [`TIME_LIMIT`] in words, for error messages.
 pub const TIME_LIMIT_TEXT: &str = "2^62 ps (4611686.018427387904 s, about 53 days)";
 

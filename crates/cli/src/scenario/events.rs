@@ -106,7 +106,7 @@ pub(super) fn rto_keys(
                 })?;
                 // A timer below a microsecond fires millions of times per simulated second
                 // and queue pair (a 1 ps one with unbounded retries ran for days).
-                if d < Duration::from_us(1) {
+                if d < dcsim_types::units::MIN_PERIOD {
                     return Err(src.error(
                         q.span(),
                         "nic.rto",
