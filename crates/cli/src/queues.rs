@@ -15,11 +15,13 @@ use crate::study::{input_error, open_csv, ps_of};
 pub const QLEN_HIST_HEADER: &str = "switch,port,lower_bytes,upper_bytes,time_ns";
 
 /// Whether `path` is a `qlen_hist.csv` (by its header); false for a file that cannot be read.
+/// Reads no more than the header's length and a line end, whatever the file holds.
 pub fn is_qlen_hist(path: &Path) -> bool {
-    use std::io::BufRead;
+    use std::io::{BufRead, Read};
     let Ok(f) = std::fs::File::open(path) else { return false };
     let mut first = String::new();
-    if std::io::BufReader::new(f).read_line(&mut first).is_err() {
+    let head = f.take(QLEN_HIST_HEADER.len() as u64 + 2);
+    if std::io::BufReader::new(head).read_line(&mut first).is_err() {
         return false;
     }
     first.trim_end() == QLEN_HIST_HEADER
@@ -142,4 +144,26 @@ pub(crate) fn print_section(out: &mut dyn Write, runs: &[(&str, &PooledBacklog)]
          within a bin, <= 1/32, below):"
     );
     let _ = write!(out, "{}", qlen_table(runs));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_qlen_hist, QLEN_HIST_HEADER};
+
+    /// The header test reads at most a header's length: a file whose first line never ends
+    /// (`/dev/zero`) is not a `qlen_hist.csv`, and is not read until memory runs out.
+    #[test]
+    fn the_header_test_reads_a_bounded_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let yes = dir.path().join("qlen_hist.csv");
+        std::fs::write(&yes, format!("{QLEN_HIST_HEADER}\r\n1,2,0,1000,5\n")).unwrap();
+        assert!(is_qlen_hist(&yes));
+        let no = dir.path().join("fct.csv");
+        std::fs::write(&no, format!("{QLEN_HIST_HEADER},extra\n")).unwrap();
+        assert!(!is_qlen_hist(&no));
+        let zero = std::path::Path::new("/dev/zero");
+        if zero.exists() {
+            assert!(!is_qlen_hist(zero));
+        }
+    }
 }

@@ -364,13 +364,52 @@ fn flow_file_error(file: &Path, e: flowfile::FlowFileError) -> CliError {
     file_error(file, Some((e.line, e.col, e.field)), e.message)
 }
 
+/// The largest text file dcsim reads whole: 4 GiB (a flow file of 50 million flows, the
+/// default `max_flows`, is about 2 GB).
+pub const MAX_TEXT_FILE: u64 = 4 << 30;
+
+/// The most dcsim reads from a text input that is not a regular file (a pipe, a device such
+/// as `/dev/zero`), whose length it cannot know before reading: 1 GiB.
+pub const MAX_TEXT_STREAM: u64 = 1 << 30;
+
 /// Reads a whole text file, naming it in the error.
 ///
 /// # Errors
-/// [`CliError::Read`].
+/// [`CliError::Read`], also for a file beyond [`MAX_TEXT_FILE`] (or a stream beyond
+/// [`MAX_TEXT_STREAM`]), which is refused rather than read until memory runs out.
 pub fn read_file(path: &Path) -> Result<String, CliError> {
-    std::fs::read_to_string(path)
-        .map_err(|source| CliError::Read { path: path.to_path_buf(), source })
+    read_text(path).map_err(|source| CliError::Read { path: path.to_path_buf(), source })
+}
+
+/// [`read_file`]'s bounded read.
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
+    read_text_within(path, MAX_TEXT_FILE, MAX_TEXT_STREAM)
+}
+
+/// Reads `path` whole if it holds at most `file_limit` bytes (a regular file, checked before
+/// reading) or `stream_limit` (anything else, checked as it is read).
+fn read_text_within(path: &Path, file_limit: u64, stream_limit: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)?;
+    let meta = f.metadata()?;
+    let limit = if meta.is_file() { file_limit } else { stream_limit };
+    let too_large = || {
+        let size = if limit >= 1 << 30 {
+            format!("{} GiB", limit >> 30)
+        } else {
+            format!("{limit} bytes")
+        };
+        std::io::Error::other(format!("larger than {size}, more than any dcsim input needs"))
+    };
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut text = String::new();
+    f.take(limit + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(text)
 }
 
 impl Source {
@@ -382,7 +421,7 @@ impl Source {
         field: &str,
     ) -> Result<(PathBuf, String), CliError> {
         let file = self.resolve(rel.get_ref());
-        match std::fs::read_to_string(&file) {
+        match read_text(&file) {
             Ok(text) => Ok((file, text)),
             Err(e) => {
                 Err(self.error(rel.span(), field, format!("cannot read {}: {e}", file.display())))
@@ -2140,6 +2179,24 @@ fn flows_from_file(
 mod tests {
     use super::*;
 
+    /// A text input is read whole only within its limit: a regular file is refused by its
+    /// length before anything is read, a stream (here `/dev/zero`, which never ends) once one
+    /// byte more than its limit has come.
+    #[test]
+    fn text_inputs_are_read_within_a_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.toml");
+        std::fs::write(&path, "0123456789").unwrap();
+        assert_eq!(read_text_within(&path, 10, 0).unwrap(), "0123456789");
+        let e = read_text_within(&path, 9, 1 << 40).unwrap_err();
+        assert_eq!(e.to_string(), "larger than 9 bytes, more than any dcsim input needs");
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            let e = read_text_within(zero, 0, 4096).unwrap_err();
+            assert_eq!(e.to_string(), "larger than 4096 bytes, more than any dcsim input needs");
+        }
+    }
+
     const MINIMAL: &str =
         "[topology]\nkind = \"star\"\nsenders = 2\n\n[[flows.list]]\nsrc = 0\ndst = 2\nsize = 1\n";
 
@@ -2488,6 +2545,12 @@ mod tests {
         assert_eq!(
             e("name = \"dcqcn\"\nrp_timer = \"0us\"\n"),
             "t.toml:11:12: field `cc.rp_timer`: rp_timer must be positive (a zero period never advances time)"
+        );
+        // A period of 1 ps fired 10^12 times per simulated second: the run never ended.
+        assert_eq!(
+            e("name = \"dcqcn\"\nalpha_resume_interval = \"1ps\"\n"),
+            "t.toml:11:25: field `cc.alpha_resume_interval`: alpha_resume_interval must be at \
+             least 1us (a periodic timer), got 1ps"
         );
         // The message names t_low first, but only t_high was written: it points at t_high.
         let m = e("name = \"timely\"\nt_high = \"10us\"\n");

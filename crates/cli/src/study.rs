@@ -430,7 +430,7 @@ pub fn write_report(
         } else {
             chosen.iter().map(|p| p.utilisation).sum::<f64>() / chosen.len() as f64
         };
-        let text = std::fs::read_to_string(cdir.join("counters.csv"))
+        let text = crate::scenario::read_text(&cdir.join("counters.csv"))
             .map_err(|source| CliError::Read { path: cdir.join("counters.csv"), source })?;
         let counters: BTreeMap<String, String> = text
             .lines()

@@ -483,7 +483,7 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
             .into(),
     })?;
     let base = src.resolve(base_rel.get_ref());
-    let base_text = std::fs::read_to_string(&base).map_err(|e| {
+    let base_text = crate::scenario::read_text(&base).map_err(|e| {
         src.error(base_rel.span(), "base", format!("cannot read {}: {e}", base.display()))
     })?;
     let base_src = Source::new(&base, base_text);
@@ -832,7 +832,7 @@ impl Manifest {
 
     fn read(dir: &Path) -> Result<Manifest, CliError> {
         let path = dir.join(MANIFEST);
-        let text = std::fs::read_to_string(&path).map_err(|e| CliError::Input {
+        let text = crate::scenario::read_text(&path).map_err(|e| CliError::Input {
             file: dir.to_path_buf(),
             message: format!("not a sweep output folder: cannot read {}: {e}", path.display()),
         })?;

@@ -275,7 +275,7 @@ pub(super) fn load_cdf(src: &Source, cdf: &Spanned<String>, field: &str) -> Resu
         return Ok(c);
     }
     let file: PathBuf = src.resolve(name);
-    let text = std::fs::read_to_string(&file).map_err(|e| {
+    let text = crate::scenario::read_text(&file).map_err(|e| {
         src.error(
             cdf.span(),
             field,
