@@ -224,6 +224,20 @@ fn sanitize(s: &str) -> String {
         .collect()
 }
 
+/// The longest cell name: a cell's folder is named after it, and a file name has at most 255
+/// bytes on common file systems, some of which the temporary folder's suffix takes.
+pub const MAX_CELL_NAME: usize = 200;
+
+/// Whether `name` can be a cell's folder name: 1 to [`MAX_CELL_NAME`] characters of letters,
+/// digits, `.`, `_`, `+` and `-`, and neither `.` nor `..` (which would put the cell's files in
+/// the cells folder or the output folder itself).
+fn is_cell_name(name: &str) -> bool {
+    (1..=MAX_CELL_NAME).contains(&name.len())
+        && name != "."
+        && name != ".."
+        && name.chars().all(|ch| ch.is_ascii_alphanumeric() || "._+-".contains(ch))
+}
+
 /// The target of an axis or `[set]` key (`section` names the table, for errors).
 fn target_of(src: &Source, section: &str, key: &str) -> Result<Target, CliError> {
     let field = key_field(section, key);
@@ -599,6 +613,18 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
     }
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, name, choice) in &combos {
+        if !is_cell_name(name) {
+            return Err(src.error_at(
+                src.span_of(&["axes"]),
+                "axes",
+                format!(
+                    "cell {i} ({}) would be named {name:?}, which cannot be its folder's name \
+                     (a name of 1 to {MAX_CELL_NAME} characters, not \".\" or \"..\"): name \
+                     the values differently, e.g. a variant's `name`",
+                    values_text(&axes, choice)
+                ),
+            ));
+        }
         if let Some(&j) = seen.get(name.as_str()) {
             return Err(src.error_at(
                 src.span_of(&["axes"]),
@@ -874,11 +900,7 @@ impl Manifest {
                     c.name, c.values
                 ));
             }
-            let name_ok = !c.name.is_empty()
-                && c.name != "."
-                && c.name != ".."
-                && c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "._+-".contains(ch));
-            if !name_ok {
+            if !is_cell_name(&c.name) {
                 return Err(format!("cell {i}: {:?} is not a cell folder name", c.name));
             }
         }

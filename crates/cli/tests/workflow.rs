@@ -633,6 +633,21 @@ fn sweep_bad_input() {
     assert_has(&e, &["sweep.toml:1:8: field `base`: cannot read nope.toml"]);
     let e = sweep_fails("base = \"base/base.toml\"\n", &[]);
     assert_has(&e, &["field `axes`: a sweep needs at least one axis"]);
+    // Cell names that cannot be folders: "." and ".." put a cell's files in the cells folder
+    // and the output folder itself, and a name of 300 characters failed only once it had run.
+    for (name, says) in [("..", "\"..\""), (".", "\".\""), (&"x".repeat(300), "\"xxx")] {
+        let e = sweep_fails(
+            &format!(
+                "base = \"base/base.toml\"\n[axes]\nvariant = [{{ name = \"{name}\", \
+                 \"simulation.seed\" = 2 }}]\n"
+            ),
+            &["--dry-run"],
+        );
+        assert_has(
+            &e,
+            &["sweep.toml:2:1: field `axes`: cell 0 (", &format!("would be named {says}")],
+        );
+    }
     // A [buffer] report on cells without applications: refused before running (it failed
     // after every cell had run, naming a missing output file).
     let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3]\n[buffer]\n", &[]);
