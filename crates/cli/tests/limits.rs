@@ -364,6 +364,39 @@ fn lognormal_starts_past_the_time_limit() {
     accepted(&flows("1ms"));
 }
 
+/// A workload's or incast's arrival window that ends past the time limit (`validate` and
+/// `gen` took it, and `run` then refused flow 0 without naming a field).
+#[test]
+fn arrival_windows_past_the_time_limit() {
+    let late = "4611686018427387000ps";
+    for (table, rest) in [
+        ("workload", "cdf = \"websearch\", load = 0.3"),
+        ("incast", "senders = 2, size = \"1KB\", fraction = 0.1"),
+    ] {
+        let window = |start: &str| {
+            scenario(
+                "",
+                &format!(
+                    "[flows]\n{table} = {{ {rest}, duration = \"1ms\", start = \"{start}\" }}\n"
+                ),
+            )
+        };
+        let e = rejected(&window(late));
+        assert_has(&e, &[&format!("field `flows.{table}.start`: the arrival window, 1 ms from")]);
+        assert_has(&e, &["ends later than the limit of 2^62 ps"]);
+        accepted(&window("1ms"));
+    }
+    // An incast without a start of its own starts with the workload's window: the error then
+    // points at the incast's duration.
+    let e = rejected(&scenario(
+        "",
+        "[flows]\nworkload = { cdf = \"websearch\", load = 0.3, duration = \"1ns\", \
+         start = \"4611686017000000000ps\" }\n\
+         incast = { senders = 2, size = \"1KB\", fraction = 0.1, duration = \"2ms\" }\n",
+    ));
+    assert_has(&e, &["field `flows.incast.duration`: the arrival window, 2 ms from"]);
+}
+
 /// The `[cc]` scheme's rate floor at or above the slowest link, where RoCE flows run: the
 /// controller cannot slow them below that link, so it has no effect there. Blamed on
 /// `cc.min_rate` where written, else on `cc.name` (the default, 1 Gb/s); not given for a

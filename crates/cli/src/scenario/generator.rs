@@ -254,6 +254,35 @@ fn start(src: &Source, v: Option<&Qty>, field: &str, default: Time) -> Result<Ti
     }
 }
 
+/// Checks that an arrival window `start .. start + duration` of `[flows] table` ends within
+/// [`TIME_LIMIT`](dcsim_core::units::TIME_LIMIT), so that every flow it generates starts within
+/// it; the error points at `start` when the scenario gives one, else at `duration`.
+fn window_within_limit(
+    src: &Source,
+    table: &str,
+    given_start: bool,
+    start: Time,
+    duration: Duration,
+) -> Result<(), CliError> {
+    let limit = dcsim_core::units::TIME_LIMIT.as_ps();
+    let end = start.as_ps().checked_add(duration.as_ps());
+    if end.is_some_and(|e| e <= limit) {
+        return Ok(());
+    }
+    let key = if given_start { "start" } else { "duration" };
+    Err(src.error_at(
+        src.span_of(&["flows", table, key]),
+        format!("flows.{table}.{key}"),
+        format!(
+            "the arrival window, {} from {}, ends later than the limit of {}: flows would \
+             start beyond it",
+            HumanDuration(duration),
+            HumanDuration(Duration::from_ps(start.as_ps())),
+            dcsim_core::units::TIME_LIMIT_TEXT
+        ),
+    ))
+}
+
 /// A fraction strictly between 0 and 1.
 fn fraction(src: &Source, v: &Spanned<f64>, field: &str, what: &str) -> Result<f64, CliError> {
     let x = *v.get_ref();
@@ -342,6 +371,7 @@ fn background(
     })?;
     let duration = src.duration(duration_raw, &format!("{WORKLOAD}.duration"), Zero::Rejected)?;
     let start = start(src, w.start.as_ref(), &format!("{WORKLOAD}.start"), Time::ZERO)?;
+    window_within_limit(src, "workload", w.start.is_some(), start, duration)?;
     let seed = seed(src, w.seed.as_ref(), &format!("{WORKLOAD}.seed"), sim_seed)?;
     let drop_last = w.drop_last.unwrap_or(true);
     let (hosts, host_rate) = hosts_and_rate(src, net, "workload")?;
@@ -442,6 +472,7 @@ fn incast_flows(
     };
     let start_default = window.map_or(Time::ZERO, |(s, _, _)| s);
     let start = start(src, c.start.as_ref(), &f("start"), start_default)?;
+    window_within_limit(src, "incast", c.start.is_some(), start, duration)?;
     let seed_default = window.map_or(sim_seed, |(_, _, s)| s);
     let seed = seed(src, c.seed.as_ref(), &f("seed"), seed_default)?;
     let (hosts, host_rate) = hosts_and_rate(src, net, "incast")?;
