@@ -75,25 +75,10 @@ impl StudySpec {
             }
         };
         let scheme_axis = match string("scheme_axis")? {
-            Some(a) => {
-                if !axes.contains(&a.as_str()) {
-                    let known: Vec<&str> = axes.to_vec();
-                    return Err(err(
-                        "scheme_axis",
-                        format!("`{a}` is not an axis (axes: {})", known.join(", ")),
-                    ));
-                }
-                a
-            }
+            Some(a) => a,
             None => axes.first().map(|a| a.to_string()).unwrap_or_default(),
         };
         let queues = string("queues")?.unwrap_or_else(|| "busy".into());
-        if !QUEUE_SETS.contains(&queues.as_str()) {
-            return Err(err(
-                "queues",
-                format!("unknown port set \"{queues}\" (valid: {})", QUEUE_SETS.join(", ")),
-            ));
-        }
         let hosts = match t.get("hosts") {
             None => Vec::new(),
             Some(Value::Array(a)) => a
@@ -107,12 +92,6 @@ impl StudySpec {
                 return Err(err("hosts", format!("expected an array of host ids, found {v}")))
             }
         };
-        if queues == "hosts" && hosts.is_empty() {
-            return Err(err(
-                "hosts",
-                "queues = \"hosts\" needs the hosts, e.g. hosts = [14, 15]".into(),
-            ));
-        }
         let busy_utilisation = match t.get("busy_utilisation") {
             None => 0.5,
             Some(Value::Float(f)) if (0.0..=1.0).contains(f) => *f,
@@ -129,14 +108,51 @@ impl StudySpec {
             Some(Value::Boolean(b)) => *b,
             Some(v) => return Err(err("by_size", format!("expected true or false, found {v}"))),
         };
-        Ok(StudySpec {
+        let spec = StudySpec {
             scheme_axis,
             victim: string("victim")?,
             queues,
             hosts,
             busy_utilisation,
             by_size,
-        })
+        };
+        spec.check(axes).map_err(|(k, m)| err(k, m))?;
+        Ok(spec)
+    }
+
+    /// The rules on the values, for a spec parsed from a sweep file or read back from a
+    /// sweep's manifest (which `dcsim merge` takes as written): the scheme axis is an axis of
+    /// `axes`, the port set is known, `queues = "hosts"` names hosts, and the utilisation is
+    /// a fraction. `Err` names the key.
+    pub(crate) fn check(&self, axes: &[&str]) -> Result<(), (&'static str, String)> {
+        if !axes.contains(&self.scheme_axis.as_str()) {
+            return Err((
+                "scheme_axis",
+                format!("`{}` is not an axis (axes: {})", self.scheme_axis, axes.join(", ")),
+            ));
+        }
+        if !QUEUE_SETS.contains(&self.queues.as_str()) {
+            return Err((
+                "queues",
+                format!("unknown port set \"{}\" (valid: {})", self.queues, QUEUE_SETS.join(", ")),
+            ));
+        }
+        if self.queues == "hosts" && self.hosts.is_empty() {
+            return Err((
+                "hosts",
+                "queues = \"hosts\" needs the hosts, e.g. hosts = [14, 15]".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.busy_utilisation) {
+            return Err((
+                "busy_utilisation",
+                format!("expected a fraction in [0, 1], found {}", self.busy_utilisation),
+            ));
+        }
+        if self.victim.as_deref() == Some("") {
+            return Err(("victim", "expected a non-empty string".into()));
+        }
+        Ok(())
     }
 }
 

@@ -903,6 +903,13 @@ impl Manifest {
             if !is_cell_name(&c.name) {
                 return Err(format!("cell {i}: {:?} is not a cell folder name", c.name));
             }
+            if let Err(e) = c.buckets.parse::<BucketSpec>() {
+                return Err(format!("cell {i} ({:?}): buckets: {e}", c.name));
+            }
+        }
+        if let Some(b) = &self.buffer {
+            let axes: Vec<&str> = self.axes.iter().map(|a| a.key.as_str()).collect();
+            b.check(&axes).map_err(|(key, e)| format!("buffer.{key}: {e}"))?;
         }
         for l in &self.lines {
             if !self.axes.iter().any(|a| &a.key == l) {

@@ -557,9 +557,39 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
         ("index = 1\n", "index = 99\n", "cell \"dctcp\" has index 99 at position 1"),
         ("shard = \"1/2\"", "shard = \"5/2\"", "shard \"5/2\": shard index 5 is out of range"),
         ("name = \"dctcp\"", "name = \"../..\"", "cell 1: \"../..\" is not a cell folder name"),
+        // Checked before anything is written (the merged manifest and cells were written
+        // before a bad bucket spec failed).
+        (
+            "buckets = \"quantile:10\"",
+            "buckets = \"quantile:0\"",
+            "cell 0 (\"hpcc\"): buckets: bad bucket spec `quantile:0`",
+        ),
     ] {
         assert!(manifest.contains(from), "{from:?} in {manifest}");
         fs::write(c.path("s1/manifest.toml"), manifest.replacen(from, to, 1)).unwrap();
+        let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
+        assert_has(&e, &["s1/manifest.toml: ", expect]);
+    }
+    // A `[buffer]` report's settings in the manifest, checked as the sweep file's are (an
+    // unknown port set, a utilisation of 7 or an axis that does not exist were taken, and
+    // the report silently pooled every port or left its columns empty).
+    let spec = |axis: &str, queues: &str, busy: &str| {
+        format!(
+            "\n[buffer]\nscheme_axis = \"{axis}\"\nqueues = \"{queues}\"\n\
+             busy_utilisation = {busy}\nby_size = false\n"
+        )
+    };
+    for (buffer, expect) in [
+        (spec("scheme", "nope", "0.5"), "buffer.queues: unknown port set \"nope\""),
+        (spec("zzz", "busy", "0.5"), "buffer.scheme_axis: `zzz` is not an axis"),
+        (spec("scheme", "hosts", "0.5"), "buffer.hosts: queues = \"hosts\" needs the hosts"),
+        (
+            spec("scheme", "busy", "7.0"),
+            "buffer.busy_utilisation: expected a fraction in [0, 1], found 7",
+        ),
+    ] {
+        let edited = format!("{manifest}{buffer}");
+        fs::write(c.path("s1/manifest.toml"), edited).unwrap();
         let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
         assert_has(&e, &["s1/manifest.toml: ", expect]);
     }
