@@ -553,7 +553,7 @@ impl HarmPlan {
     /// some run finished no workload flow at all, so that it has no statistics.
     pub fn run(&self, jobs: usize, done: &(dyn Fn(&Cell) + Sync)) -> Result<HarmResults, CliError> {
         let cells = self.cells();
-        let runs: Vec<RunOutcome> = in_pool(jobs, || {
+        let runs: Vec<RunOutcome> = in_pool(jobs, cells.len(), || {
             cells
                 .par_iter()
                 .map(|c| {

@@ -328,7 +328,7 @@ impl PathTracingPlan {
         let cells: Vec<(usize, (u32, u32))> =
             self.ks.iter().flat_map(|&k| self.budgets.iter().map(move |&b| (k, b))).collect();
         let bar = progress(cells.len(), "cells");
-        let parts = in_pool(jobs, || {
+        let parts = in_pool(jobs, cells.len(), || {
             cells
                 .par_iter()
                 .map(|&(k, b)| {
@@ -731,7 +731,7 @@ impl LatencyPlan {
         let cells: Vec<(u32, Storage)> =
             self.bits.iter().flat_map(|&b| self.storages.iter().map(move |&s| (b, s))).collect();
         let bar = progress(cells.len(), "cells");
-        let parts = in_pool(jobs, || {
+        let parts = in_pool(jobs, cells.len(), || {
             cells
                 .par_iter()
                 .map(|&(b, st)| {

@@ -712,7 +712,7 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
     // Every cell is validated (in parallel); the error reported is the first cell's in cell
     // order, whatever the thread timing (a `Result` collect would keep whichever came first).
     let built: Vec<Result<CellPlan, CliError>> =
-        in_pool(jobs, || combos.into_par_iter().map(build).collect())?;
+        in_pool(jobs, combos.len(), || combos.into_par_iter().map(build).collect())?;
     let cells: Vec<CellPlan> = built.into_iter().collect::<Result<_, _>>()?;
 
     Ok(Plan { sweep: sweep.to_path_buf(), base, base_dir, dport, lines, set, axes, cells, buffer })
@@ -735,8 +735,15 @@ fn print_cell_warnings(plan: &Plan, cells: &[&CellPlan], notes: &mut dyn Write) 
     }
 }
 
-/// Runs `f` in a pool of `jobs` threads.
-pub(crate) fn in_pool<T: Send>(jobs: usize, f: impl FnOnce() -> T + Send) -> Result<T, CliError> {
+/// Runs `f`, which shares out `items` pieces of work, in a pool of `jobs` threads, or of one
+/// per item if there are fewer items (`--jobs 100000` on two cells failed to start its
+/// threads).
+pub(crate) fn in_pool<T: Send>(
+    jobs: usize,
+    items: usize,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, CliError> {
+    let jobs = jobs.min(items).max(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -1068,12 +1075,13 @@ pub fn sweep_command(
         plan.base.display()
     );
     let shard_text = if shard == Shard::ALL { String::new() } else { format!(" (shard {shard})") };
+    let jobs = jobs.min(mine.len()).max(1);
     let _ = writeln!(out, "running {} cells{shard_text} with {jobs} jobs", mine.len());
     create_dir(&dir.join("cells"))?;
 
     let bar = progress(mine.len(), "cells");
     let finished = std::sync::atomic::AtomicUsize::new(0);
-    let reports: Vec<CellReport> = in_pool(jobs, || {
+    let reports: Vec<CellReport> = in_pool(jobs, mine.len(), || {
         mine.par_iter()
             .map(|c| {
                 let r = run_cell(&plan, c, dir);

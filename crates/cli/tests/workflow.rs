@@ -620,6 +620,9 @@ fn sweep_axes_order_names_and_set() {
     let scenario = read(&c.path("o/cells/load0.4_dctcp_10us/scenario.toml"));
     assert_has(&scenario, &["seed = 9", "load = 0.4", "duration = \"10us\"", "name = \"dctcp\""]);
     assert!(c.path("o/plots/load0.3_10us_p99.svg").exists());
+    // More jobs than cells: one thread per cell (100000 threads failed to start).
+    let out = c.ok(&["sweep", "sweep.toml", "--out", "o2", "--dry-run", "--jobs", "100000"]);
+    assert_has(&out, &["sweep sweep.toml: 4 cells, all valid; 4 in shard 0/1"]);
 }
 
 fn sweep_fails(sweep: &str, args: &[&str]) -> String {
