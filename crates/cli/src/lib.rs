@@ -225,8 +225,9 @@ pub struct PlotArgs {
     /// Figure title (each caption adds what the figure shows).
     #[arg(long, value_name = "TEXT", default_value = "")]
     pub title: String,
-    /// File name prefix: PREFIX_p50.png, PREFIX_cdf_fct.svg, ...
-    #[arg(long, value_name = "NAME", default_value = "fct")]
+    /// File name prefix: PREFIX_p50.png, PREFIX_cdf_fct.svg, ... (letters, digits, `.`, `_`,
+    /// `+`, `-`; not starting with `.`)
+    #[arg(long, value_name = "NAME", default_value = "fct", value_parser = parse_prefix)]
     pub prefix: String,
 }
 
@@ -551,6 +552,22 @@ pub(crate) fn write_run_outputs(
 }
 
 /// `--partition`'s value.
+/// A plot file name prefix: the start of a file name in the output folder, so no path (a `/`
+/// in it failed after plotting, a `..` wrote outside the folder) and no hidden name.
+fn parse_prefix(p: &str) -> Result<String, String> {
+    let ok = (1..=100).contains(&p.len())
+        && !p.starts_with('.')
+        && p.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
+    if ok {
+        Ok(p.to_string())
+    } else {
+        Err(format!(
+            "`{p}` cannot start a file name: use 1 to 100 letters, digits, `.`, `_`, `+` or `-`, \
+             not starting with `.`"
+        ))
+    }
+}
+
 fn parse_partitioner(name: &str) -> Result<Partitioner, String> {
     Partitioner::from_name(name).ok_or_else(|| {
         format!("unknown partitioner `{name}`: expected one of {}", Partitioner::NAMES.join(", "))

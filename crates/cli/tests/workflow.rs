@@ -373,6 +373,12 @@ fn analyze_bad_fct_files() {
     assert_has(&e, &["bad bucket spec `quantile:0`: the step must be 1..=100 percent, found 0"]);
     let e = c.fails(&["plot", "good.csv", "missing.csv", "--out", "figs"], &["figs"]);
     assert_has(&e, &["missing.csv: missing column(s) fct_ns"]);
+    // A prefix is the start of a file name in the output folder: a `/` failed after plotting
+    // and left a hidden folder, `..` wrote outside the folder.
+    for prefix in ["a/b", "../escaped", ".hidden", ""] {
+        let e = c.fails(&["plot", "good.csv", "--out", "figs", "--prefix", prefix], &["figs"]);
+        assert_has(&e, &["for '--prefix <NAME>'", "cannot start a file name"]);
+    }
     // An ideal FCT so small that the slowdown is infinite: `plot` and `merge` looped on it.
     c.write("tiny.csv", &format!("{FCT_HEADER}0,0,3,3000,0,100,1e-308,10,10,100\n"));
     for cmd in ["plot", "analyze"] {
