@@ -285,6 +285,9 @@ pub fn analyze_command(
     dir: Option<&Path>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    if let Some(dir) = dir {
+        crate::output::check_out_dir(dir)?;
+    }
     let loaded = load_inputs(inputs, dport)?;
     let data = &loaded.fct;
     let per: Vec<(String, Vec<Bucket>, Summary)> = data
@@ -346,6 +349,7 @@ pub fn plot_command(
     title: &str,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    crate::output::check_out_dir(dir)?;
     let loaded = load_inputs(inputs, dport)?;
     let data = &loaded.fct;
     let per: Vec<Vec<Bucket>> =
@@ -364,8 +368,7 @@ pub fn plot_command(
 
 /// Creates `dir` and its parents.
 pub(crate) fn create_dir(dir: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|source| CliError::Write { path: dir.to_path_buf(), source })
+    crate::output::create_out_dir(dir)
 }
 
 /// [`plot_all`] into a hidden temporary folder of `dir`, then every file renamed into `dir`,

@@ -42,7 +42,7 @@
 //! ```
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
@@ -739,10 +739,7 @@ pub fn harm_command(
     let wall = t0.elapsed().as_secs_f64();
 
     let dir = &a.out;
-    let mkdir = |d: &Path| {
-        std::fs::create_dir_all(d)
-            .map_err(|source| CliError::Write { path: d.to_path_buf(), source })
-    };
+    let mkdir = crate::output::create_out_dir;
     let summaries = aggregate_seeds(&results.rows);
     // The figures are drawn into a hidden folder first and moved into plots/ once all of them
     // are drawn, so that a failed figure leaves no partial output.

@@ -405,8 +405,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
         output::remove_stale(&dir, "qct.csv")?;
         None
     } else {
-        std::fs::create_dir_all(&dir)
-            .map_err(|source| CliError::Write { path: dir.clone(), source })?;
+        output::create_out_dir(&dir)?;
         let w = output::QctWriter::create(&dir, &valid.cfg.apps, valid.cfg.stop_time)?;
         Some(std::sync::Arc::new(std::sync::Mutex::new(Some(w))))
     };
@@ -431,8 +430,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
         }
     };
 
-    std::fs::create_dir_all(&dir)
-        .map_err(|source| CliError::Write { path: dir.clone(), source })?;
+    output::create_out_dir(&dir)?;
     let qct = taken(qct);
     let mut written = match write_run_outputs(&dir, &result, &dports, all_counters) {
         Ok(w) => w,
@@ -892,8 +890,7 @@ fn gen_command(
                 source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
             }
         })?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|source| CliError::Write { path: dir.clone(), source })?;
+    output::create_out_dir(&dir)?;
     output::write_atomic(&dir, &name, &text)?;
     let _ = writeln!(
         out,
@@ -932,8 +929,7 @@ fn import_command(
     let checked = if available { &imported.toml } else { &imported.toml_without_cc };
     let dir = parent_dir(scenario_path);
     // The folder first: the scenario's relative paths go through it.
-    std::fs::create_dir_all(&dir)
-        .map_err(|source| CliError::Write { path: dir.clone(), source })?;
+    output::create_out_dir(&dir)?;
     let src = scenario::Source::new(scenario_path, checked.clone());
     let valid = scenario::validate(&src, None);
     let name =
@@ -1011,8 +1007,7 @@ fn compare_command(
     let _ = write!(out, "{}", c.table());
     if let Some(path) = csv {
         let dir = parent_dir(path);
-        std::fs::create_dir_all(&dir)
-            .map_err(|source| CliError::Write { path: dir.clone(), source })?;
+        output::create_out_dir(&dir)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         output::write_atomic(&dir, &name, &c.csv())?;
         let _ = writeln!(out, "wrote {}", path.display());

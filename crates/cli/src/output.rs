@@ -534,18 +534,41 @@ impl QctWriter {
 /// long run does not end in a failed write.
 ///
 /// # Errors
-/// [`CliError::Write`] if `dir` exists and is not a directory.
+/// [`CliError::Write`] if `dir`, or a folder above it, exists and is not a directory.
 pub fn check_out_dir(dir: &Path) -> Result<(), CliError> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(CliError::Write {
-            path: dir.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "exists and is not a directory",
-            ),
-        });
+    match file_in_the_way(dir) {
+        Some(b) => Err(not_a_directory(b)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first of `dir` and the folders above it that exists and is not a directory.
+fn file_in_the_way(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir())
+}
+
+/// The error for a file where an output folder should be.
+fn not_a_directory(path: &Path) -> CliError {
+    CliError::Write {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "exists and is not a directory",
+        ),
+    }
+}
+
+/// Creates the output folder `dir` and its parents. Where a file stands in the way (`--out` a
+/// file, or under one) the error names that file and says so, rather than the operating
+/// system's bare "File exists".
+///
+/// # Errors
+/// [`CliError::Write`].
+pub fn create_out_dir(dir: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir).map_err(|source| match file_in_the_way(dir) {
+        Some(b) => not_a_directory(b),
+        None => CliError::Write { path: dir.to_path_buf(), source },
+    })
 }
 
 /// Writes `contents` to `dir/name` atomically: `dir/.name.tmp`, then a rename.

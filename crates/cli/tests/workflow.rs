@@ -341,6 +341,29 @@ fn analyze_a_hand_made_file_gives_the_known_percentiles() {
     assert_eq!(small.split_whitespace().nth(6), Some("9.000"), "{small}");
 }
 
+/// An output path through a file: every command names the file in the way (they said "File
+/// exists", or named an output file `run` was removing).
+#[test]
+fn output_paths_through_a_file_name_the_file() {
+    let c = Case::new();
+    c.write("afile", "");
+    c.write("good.csv", &hand_made_fct());
+    c.write(
+        "s.toml",
+        "[simulation]\nstop_time = \"1ms\"\n[topology]\nkind = \"star\"\nsenders = 1\n\
+         [[flows.list]]\nsrc = 0\ndst = 1\nsize = \"1KB\"\n",
+    );
+    for args in [
+        &["plot", "good.csv", "--out", "afile"][..],
+        &["analyze", "good.csv", "--out", "afile/x"],
+        &["gen", "s.toml", "--out", "afile/flows.txt"],
+        &["run", "s.toml", "--out", "afile/sub"],
+    ] {
+        let e = c.fails(args, &[]);
+        assert_has(&e, &["cannot write afile: exists and is not a directory"]);
+    }
+}
+
 #[test]
 fn analyze_bad_fct_files() {
     let c = Case::new();
