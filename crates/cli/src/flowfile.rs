@@ -175,12 +175,13 @@ pub fn parse(text: &str) -> Result<Vec<FileFlow>, FlowFileError> {
             return Err(at(4, "size is 0; a flow needs at least 1 byte".into()));
         }
         let start = Time::from_secs_f64_ns_trunc(secs).ok_or_else(|| {
-            at(
-                5,
-                format!(
-                    "start time `{start_text}` must be a finite, non-negative number of seconds"
-                ),
-            )
+            // Finite and non-negative, but too large for the clock: the limit is the reason.
+            let why = if secs.is_finite() && secs >= 0.0 {
+                format!("is later than the limit of {TIME_LIMIT_TEXT}")
+            } else {
+                "must be a finite, non-negative number of seconds".to_string()
+            };
+            at(5, format!("start time `{start_text}` {why}"))
         })?;
         if start.as_ps() > TIME_LIMIT.as_ps() {
             return Err(at(
@@ -308,6 +309,11 @@ mod tests {
             "start time `4611687` is later than the limit of 2^62 ps (4611686.018427387904 s, \
              about 53 days)"
         );
+        // Beyond what the clock can hold at all: still the limit, not "not finite".
+        let (_, m) = error_of("1\n0 1 3 100 5 1e300\n");
+        assert!(m.starts_with("start time `1e300` is later than the limit of 2^62 ps"), "{m}");
+        let (_, m) = error_of("1\n0 1 3 100 5 -1\n");
+        assert_eq!(m, "start time `-1` must be a finite, non-negative number of seconds");
         let f = parse("1\n 0  1 3 100 5 0\n").unwrap();
         assert_eq!(f[0].cols, [2, 5, 7, 9, 13, 15]);
         assert_eq!(f[0].error("dst", "x").to_string(), "line 2: x");

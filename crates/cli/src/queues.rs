@@ -82,7 +82,7 @@ pub fn read_backlog(
         let t = rec
             .get(c_t)
             .and_then(ps_of)
-            .ok_or_else(|| bad(c_t, "expected a non-negative time in ns"))?;
+            .ok_or_else(|| bad(c_t, "expected a non-negative time in ns, with at most three decimals (picoseconds), as dcsim writes it"))?;
         bins.entry((sw, port)).or_default().push((lo, hi, line));
         rows.push(((sw, port), lo, hi, t));
     }
