@@ -357,10 +357,30 @@ pub fn plot_command(
     let b: Vec<(&str, &[Bucket])> =
         data.iter().zip(&per).map(|((n, _), b)| (n.as_str(), b.as_slice())).collect();
     let r: Vec<(&str, &[FctRow])> = data.iter().map(|(n, r)| (n.as_str(), r.as_slice())).collect();
+    let existed = dir.exists();
     create_dir(dir)?;
-    let mut files =
-        if data.is_empty() { Vec::new() } else { plot_atomic(dir, prefix, title, &b, &r)? };
-    files.extend(queues::plot_qlen_cdf(dir, prefix, title, &loaded.queue_runs())?);
+    let plotted = (|| {
+        let mut files =
+            if data.is_empty() { Vec::new() } else { plot_atomic(dir, prefix, title, &b, &r)? };
+        files.extend(queues::plot_qlen_cdf(dir, prefix, title, &loaded.queue_runs())?);
+        if files.is_empty() {
+            return Err(CliError::Input {
+                file: inputs.first().map(|i| i.path.clone()).unwrap_or_default(),
+                message: "nothing to plot: no queue-length bins in the input".into(),
+            });
+        }
+        Ok(files)
+    })();
+    let files = match plotted {
+        Ok(files) => files,
+        Err(e) => {
+            // Leave no empty output folder behind (one that was there stays).
+            if !existed {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Err(e);
+        }
+    };
     let _ =
         writeln!(out, "wrote {} plots to {} ({prefix}_*.png, .svg)", files.len(), dir.display());
     Ok(())
