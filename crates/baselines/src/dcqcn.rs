@@ -520,8 +520,7 @@ mod tests {
             "rate_decrease_interval must be at least 1us (a periodic timer), got 999ns"
         );
         assert!(bad(|p| p.rp_timer = Duration::from_ps(1)).starts_with("rp_timer must be at least"));
-        let mut p = DcqcnParams::default();
-        p.alpha_resume_interval = MIN_PERIOD;
+        let p = DcqcnParams { alpha_resume_interval: MIN_PERIOD, ..DcqcnParams::default() };
         assert_eq!(p.validate(), Ok(()));
         assert_eq!(bad(|p| p.ewma_gain = 0.0), "ewma_gain must be in (0, 1], got 0");
         assert_eq!(bad(|p| p.ewma_gain = 1.5), "ewma_gain must be in (0, 1], got 1.5");

@@ -446,9 +446,9 @@ mod tests {
         assert_eq!(deal(&[7, 9], 4, &[2, 2]), [0, 2]);
     }
 
-    /// Owners change only on a deal window (every `every`th window seen), and only when the deal lowers the busiest thread's
-    /// load by at least `REBALANCE_GAIN_PERCENT`; the claiming order is own shards first
-    /// (by index), then the others from the next shard on.
+    /// Owners change only on a deal window (every `every`th window seen), and only when the
+    /// deal lowers the busiest thread's load by at least `REBALANCE_GAIN_PERCENT`; the
+    /// claiming order is own shards first (by index), then the others from the next shard on.
     #[test]
     fn owners_change_on_deal_steps_for_a_clear_gain_only() {
         // Four shards on two threads, dealt every second window, i % 2 at first.
