@@ -357,16 +357,27 @@ pub fn plot_command(
     let b: Vec<(&str, &[Bucket])> =
         data.iter().zip(&per).map(|((n, _), b)| (n.as_str(), b.as_slice())).collect();
     let r: Vec<(&str, &[FctRow])> = data.iter().map(|(n, r)| (n.as_str(), r.as_slice())).collect();
-    let existed = dir.exists();
+    // The folders this command creates (`dir` and any missing parents), removed again if the
+    // plot fails.
+    let created: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
     create_dir(dir)?;
     let plotted = (|| {
         let mut files =
             if data.is_empty() { Vec::new() } else { plot_atomic(dir, prefix, title, &b, &r)? };
         files.extend(queues::plot_qlen_cdf(dir, prefix, title, &loaded.queue_runs())?);
         if files.is_empty() {
+            let message = if inputs.len() == 1 {
+                "nothing to plot: no queue-length bins in the input"
+            } else {
+                "nothing to plot: no queue-length bins in any of the inputs"
+            };
             return Err(CliError::Input {
                 file: inputs.first().map(|i| i.path.clone()).unwrap_or_default(),
-                message: "nothing to plot: no queue-length bins in the input".into(),
+                message: message.into(),
             });
         }
         Ok(files)
@@ -374,9 +385,12 @@ pub fn plot_command(
     let files = match plotted {
         Ok(files) => files,
         Err(e) => {
-            // Leave no empty output folder behind (one that was there stays).
-            if !existed {
-                let _ = std::fs::remove_dir(dir);
+            // Leave no empty folder behind that this command made (those there before stay;
+            // `remove_dir` removes only empty ones, deepest first).
+            for d in &created {
+                if std::fs::remove_dir(d).is_err() {
+                    break;
+                }
             }
             return Err(e);
         }

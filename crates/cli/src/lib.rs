@@ -549,7 +549,6 @@ pub(crate) fn write_run_outputs(
     Ok(written)
 }
 
-/// `--partition`'s value.
 /// A plot file name prefix: the start of a file name in the output folder, so no path (a `/`
 /// in it failed after plotting, a `..` wrote outside the folder) and no hidden name.
 fn parse_prefix(p: &str) -> Result<String, String> {
@@ -566,6 +565,7 @@ fn parse_prefix(p: &str) -> Result<String, String> {
     }
 }
 
+/// `--partition`'s value.
 fn parse_partitioner(name: &str) -> Result<Partitioner, String> {
     Partitioner::from_name(name).ok_or_else(|| {
         format!("unknown partitioner `{name}`: expected one of {}", Partitioner::NAMES.join(", "))

@@ -20,11 +20,12 @@ pub fn is_qlen_hist(path: &Path) -> bool {
     use std::io::{BufRead, Read};
     let Ok(f) = std::fs::File::open(path) else { return false };
     let mut first = String::new();
-    let head = f.take(QLEN_HIST_HEADER.len() as u64 + 2);
-    if std::io::BufReader::new(head).read_line(&mut first).is_err() {
+    let cap = QLEN_HIST_HEADER.len() + 2;
+    let Ok(n) = std::io::BufReader::new(f.take(cap as u64)).read_line(&mut first) else {
         return false;
-    }
-    first.trim_end() == QLEN_HIST_HEADER
+    };
+    // The whole first line, ended within the bytes read or by the file's end.
+    (first.ends_with('\n') || n < cap) && first.trim_end() == QLEN_HIST_HEADER
 }
 
 /// The largest bin edge a `qlen_hist.csv` may give (2^62 bytes: far above any buffer, and
@@ -161,6 +162,10 @@ mod tests {
         let no = dir.path().join("fct.csv");
         std::fs::write(&no, format!("{QLEN_HIST_HEADER},extra\n")).unwrap();
         assert!(!is_qlen_hist(&no));
+        std::fs::write(&no, format!("{QLEN_HIST_HEADER}\t\tmore\n")).unwrap();
+        assert!(!is_qlen_hist(&no));
+        std::fs::write(&yes, QLEN_HIST_HEADER).unwrap();
+        assert!(is_qlen_hist(&yes), "the header alone, without a line end");
         let zero = std::path::Path::new("/dev/zero");
         if zero.exists() {
             assert!(!is_qlen_hist(zero));

@@ -364,12 +364,14 @@ fn flow_file_error(file: &Path, e: flowfile::FlowFileError) -> CliError {
     file_error(file, Some((e.line, e.col, e.field)), e.message)
 }
 
-/// The largest text file dcsim reads whole: 4 GiB (a flow file of 50 million flows, the
-/// default `max_flows`, is about 2 GB).
+/// The largest text file dcsim reads whole (a scenario, a flow, topology or CDF file, an ns-3
+/// config): 4 GiB, checked by the file's length before reading. A flow file of 50 million
+/// flows, the default `max_flows`, is about 2 GB.
 pub const MAX_TEXT_FILE: u64 = 4 << 30;
 
-/// The most dcsim reads from a text input that is not a regular file (a pipe, a device such
-/// as `/dev/zero`), whose length it cannot know before reading: 1 GiB.
+/// The most dcsim reads from such an input when it is not a regular file (a pipe, a device
+/// such as `/dev/zero`), whose length it cannot know before reading: 1 GiB. A larger input
+/// has to be given as a file.
 pub const MAX_TEXT_STREAM: u64 = 1 << 30;
 
 /// Reads a whole text file, naming it in the error.
@@ -399,7 +401,14 @@ fn read_text_within(path: &Path, file_limit: u64, stream_limit: u64) -> std::io:
         } else {
             format!("{limit} bytes")
         };
-        std::io::Error::other(format!("larger than {size}, more than any dcsim input needs"))
+        std::io::Error::other(if meta.is_file() {
+            format!("larger than {size}, the most dcsim reads from one file")
+        } else {
+            format!(
+                "more than {size} from a stream (not a regular file), the most dcsim reads \
+                 from one; give it as a file"
+            )
+        })
     };
     if meta.is_file() && meta.len() > limit {
         return Err(too_large());
@@ -2189,11 +2198,15 @@ mod tests {
         std::fs::write(&path, "0123456789").unwrap();
         assert_eq!(read_text_within(&path, 10, 0).unwrap(), "0123456789");
         let e = read_text_within(&path, 9, 1 << 40).unwrap_err();
-        assert_eq!(e.to_string(), "larger than 9 bytes, more than any dcsim input needs");
+        assert_eq!(e.to_string(), "larger than 9 bytes, the most dcsim reads from one file");
         let zero = Path::new("/dev/zero");
         if zero.exists() {
             let e = read_text_within(zero, 0, 4096).unwrap_err();
-            assert_eq!(e.to_string(), "larger than 4096 bytes, more than any dcsim input needs");
+            assert_eq!(
+                e.to_string(),
+                "more than 4096 bytes from a stream (not a regular file), the most dcsim reads \
+                 from one; give it as a file"
+            );
         }
     }
 

@@ -94,8 +94,9 @@ impl StudySpec {
         };
         let busy_utilisation = match t.get("busy_utilisation") {
             None => 0.5,
-            Some(Value::Float(f)) if (0.0..=1.0).contains(f) => *f,
-            Some(Value::Integer(i)) if (0..=1).contains(i) => *i as f64,
+            // The range is checked with the other rules (`check`).
+            Some(Value::Float(f)) => *f,
+            Some(Value::Integer(i)) => *i as f64,
             Some(v) => {
                 return Err(err(
                     "busy_utilisation",
@@ -234,7 +235,8 @@ pub(crate) fn open_csv<const N: usize>(
     Ok((r, cols))
 }
 
-/// Nanoseconds with up to three decimals as picoseconds.
+/// Nanoseconds with up to three decimals as picoseconds; `None` for anything else, or beyond
+/// `u64` picoseconds.
 pub(crate) fn ps_of(ns: &str) -> Option<u64> {
     let (int, frac) = ns.split_once('.').unwrap_or((ns, ""));
     let mut f = frac.to_string();
@@ -244,7 +246,7 @@ pub(crate) fn ps_of(ns: &str) -> Option<u64> {
     while f.len() < 3 {
         f.push('0');
     }
-    Some(int.parse::<u64>().ok()? * 1000 + f.parse::<u64>().ok()?)
+    int.parse::<u64>().ok()?.checked_mul(1000)?.checked_add(f.parse::<u64>().ok()?)
 }
 
 fn read_queries(path: &Path, victim: Option<&str>) -> Result<Queries, CliError> {
@@ -649,6 +651,9 @@ mod tests {
         assert_eq!(ps_of("0.001"), Some(1));
         assert_eq!(ps_of("1.0001"), None);
         assert_eq!(ps_of("x"), None);
+        // Beyond u64 picoseconds: none (the product overflowed: a panic in debug builds).
+        assert_eq!(ps_of("18446744073709551"), Some(18_446_744_073_709_551_000));
+        assert_eq!(ps_of("18446744073709552"), None);
     }
 
     #[test]

@@ -225,7 +225,8 @@ fn sanitize(s: &str) -> String {
 }
 
 /// The longest cell name: a cell's folder is named after it, and a file name has at most 255
-/// bytes on common file systems, some of which the temporary folder's suffix takes.
+/// bytes on common file systems (200 leaves a margin; a name of 300 failed only after the
+/// cell had run).
 pub const MAX_CELL_NAME: usize = 200;
 
 /// Whether `name` can be a cell's folder name: 1 to [`MAX_CELL_NAME`] characters of letters,
@@ -884,7 +885,8 @@ impl Manifest {
     /// What combining relies on, in a manifest read back (a hand-edited one made `merge`
     /// index past its cells and panic): the shard is `i/N`; each axis has as many labels as
     /// parts; the cells are listed by index from 0, each with one value per axis within the
-    /// axis, and a folder name a sweep could have made (no path separators, not `.` or `..`).
+    /// axis, a folder name a sweep could have made ([`is_cell_name`]) and a valid bucket spec;
+    /// a `[buffer]` report's settings pass [`crate::study::StudySpec::check`].
     fn check(&self) -> Result<(), String> {
         self.shard.parse::<Shard>().map_err(|e| format!("shard {:?}: {e}", self.shard))?;
         for a in &self.axes {

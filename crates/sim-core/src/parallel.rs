@@ -198,7 +198,8 @@ pub const REBALANCE_GAIN_PERCENT: u64 = 10;
 ///
 /// Kept by the [`crate::Simulation`] from one [`run`] to the next, so that a run stepped with
 /// `run_until` (as `dcsim run` steps one to report its progress) deals every `every` windows
-/// of the whole run, from averages that span the steps, as one unstepped run does.
+/// of the whole run, from averages that span the steps, as an unstepped run does (whose
+/// windows are the same but for those cut at the steps' ends).
 #[derive(Clone, Debug)]
 pub(crate) struct Owners {
     /// Windows between deals (> 0); also the average's decay, `1 / every` per window.
@@ -225,14 +226,15 @@ impl Owners {
         (self.owner.len(), self.threads, self.every) == (n, threads, every)
     }
 
-    /// Adds one window's times; every `every` windows, deals the shards out again if that
-    /// gains enough. Returns the number of shards that changed owner.
-    fn window(&mut self, took: impl Iterator<Item = u64>) -> usize {
+    /// Adds one window's times; every `every` windows, if `deal` (no deal after a run's last
+    /// window: nothing would run on the new owners), deals the shards out again if that gains
+    /// enough. Returns the number of shards that changed owner.
+    fn window(&mut self, took: impl Iterator<Item = u64>, deal: bool) -> usize {
         for (a, t) in self.avg.iter_mut().zip(took) {
             *a = *a - *a / self.every + t;
         }
         self.seen += 1;
-        if !self.seen.is_multiple_of(self.every) {
+        if !deal || !self.seen.is_multiple_of(self.every) {
             return 0;
         }
         let threads = self.threads;
@@ -282,8 +284,11 @@ pub(crate) fn run<F: CcFactory>(
 ) {
     let threads = threads.min(shards.len()).max(1);
     let n = shards.len();
+    if rebalance == 0 {
+        *owners = None; // a record of an earlier setting is not carried past a run without
+    }
     let start = match owners {
-        Some(o) if rebalance > 0 && o.fits(n, threads, rebalance) => o.clone(),
+        Some(o) if o.fits(n, threads, rebalance) => o.clone(),
         _ => Owners::new(n, threads, rebalance.max(1)),
     };
     let ex = Exchange::new(n);
@@ -323,10 +328,12 @@ pub(crate) fn run<F: CcFactory>(
                         }
                         acc.window(&counts, threads);
                     }
-                    // Every window with times counts, the last one too, as in `acc`.
+                    let over = min == u64::MAX || Time(min) > stop;
+                    // Every window's times count, the last one's too (as in `acc`, and for the
+                    // next run of a stepped one), but no deal follows the last.
                     if rebalance > 0 && step > 0 {
                         let took = ex.took[prev].iter().map(|a| a.load(Ordering::Acquire));
-                        let moved = owners.window(took);
+                        let moved = owners.window(took, !over);
                         if moved > 0 {
                             order = owners.order(t);
                             if t == 0 {
@@ -335,7 +342,7 @@ pub(crate) fn run<F: CcFactory>(
                             }
                         }
                     }
-                    if min == u64::MAX || Time(min) > stop {
+                    if over {
                         break;
                     }
                     let end = Time(min) + lookahead;
@@ -456,12 +463,12 @@ mod tests {
         assert_eq!(o.order(0), [0, 2, 1, 3]);
         assert_eq!(o.order(1), [1, 3, 2, 0]);
         // The first window is no deal window, even with a lopsided load.
-        assert_eq!(o.window([100, 0, 100, 0].into_iter()), 0);
+        assert_eq!(o.window([100, 0, 100, 0].into_iter(), true), 0);
         assert_eq!(o.owner, [0, 1, 0, 1]);
         // The second: averages [150, 0, 150, 0] (halved, then this window's 100 and 0 added);
         // i % 2 puts 300 on thread 0, a deal 150 on each: shard 2 moves to thread 1, and the
         // idle shards 1 and 3 stay where they were.
-        assert_eq!(o.window([100, 0, 100, 0].into_iter()), 1);
+        assert_eq!(o.window([100, 0, 100, 0].into_iter(), true), 1);
         assert_eq!(o.avg, [150, 0, 150, 0]);
         assert_eq!(o.owner, [0, 1, 1, 1]);
         assert_eq!(o.order(1), [1, 2, 3, 0]);
@@ -470,12 +477,17 @@ mod tests {
         const { assert!(2100 * 100 > 2200 * (100 - REBALANCE_GAIN_PERCENT)) };
         let mut o = Owners::new(4, 2, 1);
         o.owner = vec![0, 0, 1, 1];
-        assert_eq!(o.window([1200, 1000, 1000, 900].into_iter()), 0);
+        assert_eq!(o.window([1200, 1000, 1000, 900].into_iter(), true), 0);
         assert_eq!(o.owner, [0, 0, 1, 1]);
         // 3000 against 1000 is: the deal moves shard 1, for 2000 on each thread.
-        assert_eq!(o.window([2000, 1000, 500, 500].into_iter()), 1);
+        assert_eq!(o.window([2000, 1000, 500, 500].into_iter(), true), 1);
         assert_eq!(o.owner, [0, 1, 1, 1]);
         assert_eq!(busiest(&o.owner, &o.avg, 2), 2000);
+        // No deal after a run's last window, though its times count.
+        let mut o = Owners::new(4, 2, 1);
+        o.owner = vec![0, 0, 1, 1];
+        assert_eq!(o.window([2000, 1000, 500, 500].into_iter(), false), 0);
+        assert_eq!((o.owner.as_slice(), o.seen, o.avg[0]), (&[0, 0, 1, 1][..], 1, 2000));
     }
 
     /// Three threads pass the barrier together many times; when one of them then panics, the
