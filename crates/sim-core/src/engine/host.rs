@@ -94,9 +94,13 @@ impl<F: CcFactory> Shard<F> {
         // lowest index of a finished one examined before it (every one, if none is ready):
         // those are compacted out of the list (quirk 9); and, for the wake-up armed when none
         // is ready and none is pending (quirk 8), the earliest pacing time of the unfinished
-        // ones with bytes left. (A finished sender is never ready.)
+        // RoCE senders with bytes left, a comparison of fields the readiness test has just
+        // read. A TCP sender's time takes its own readiness computation, so TCP senders are
+        // asked only when the wake-up is armed, after the pass. (So a host whose senders are
+        // all blocked, e.g. by a PFC pause, walks its thousands of queue pairs once per call,
+        // not three times.)
         let want_wake = host.wake.is_none();
-        let (mut chosen_idx, mut m, mut wake) = (None, None, Time::MAX);
+        let (mut chosen_idx, mut m, mut wake, mut tcp_wake) = (None, None, Time::MAX, false);
         for k in 0..n {
             let i = wrap(k);
             let f = host.active[i];
@@ -108,8 +112,13 @@ impl<F: CcFactory> Shard<F> {
             if tx_finished(tx) {
                 m = Some(m.map_or(i, |x: usize| x.min(i)));
             } else if want_wake {
-                if let Some(at) = tx_wake(tx, self.now) {
-                    wake = wake.min(at);
+                match tx {
+                    FlowTx::Roce(_) => {
+                        if let Some(at) = tx_wake(tx, self.now) {
+                            wake = wake.min(at);
+                        }
+                    }
+                    FlowTx::Tcp(_) => tcp_wake = true,
                 }
             }
         }
@@ -142,11 +151,22 @@ impl<F: CcFactory> Shard<F> {
                 let flow = host.active[c];
                 self.tx_send(sh, h, flow as usize);
             }
-            None => {
-                if want_wake && wake != Time::MAX && wake > self.now {
+            None if want_wake => {
+                // The unfinished TCP senders' times (the list holds only unfinished senders
+                // now: with none ready, every finished one was compacted out).
+                if tcp_wake {
+                    for &f in &host.active {
+                        let tx = &self.tx[f as usize];
+                        if let (FlowTx::Tcp(_), Some(at)) = (tx, tx_wake(tx, self.now)) {
+                            wake = wake.min(at);
+                        }
+                    }
+                }
+                if wake != Time::MAX && wake > self.now {
                     self.rearm_wake(h, wake);
                 }
             }
+            None => {}
         }
     }
 
