@@ -313,8 +313,17 @@ fn no_flows_unused_timeout_keys_and_a_minimum_rate_at_the_bottleneck() {
         "[flows]\nincast = { senders = 2, size = \"1KB\", fraction = 1e-300, duration = \"1ms\" }\n",
     );
     let (out, _) = accepted(&s);
-    assert_has(&out, &["warning: s.toml:10:1: field `flows`: no flows to simulate"]);
+    assert_has(
+        &out,
+        &["warning: s.toml:10:1: field `flows`: no flows to simulate: the generators gave none"],
+    );
     assert_has(&out, &["Incast: 2 senders x 1000 B at 1e-300 of capacity"]);
+    // No generator at all: the warning does not blame one.
+    let (out, _) = accepted(&scenario("", "[flows]\nlist = []\n"));
+    assert_has(
+        &out,
+        &["field `flows`: no flows to simulate: the scenario lists none, and has no generator"],
+    );
     let s = scenario("", &format!("{ONE_FLOW}[nic]\nrto_retries = 3\n"));
     let (out, _) = accepted(&s);
     assert_has(

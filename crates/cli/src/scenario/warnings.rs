@@ -160,17 +160,21 @@ fn unused_rto_keys(src: &Source, cfg: &SimConfig, out: &mut Vec<Warning>) {
     }
 }
 
-/// Generators that gave no flow (an incast fraction or a load too small for the window), and
-/// no applications: the run simulates nothing.
+/// No flow and no application: generators that gave no flow (an incast fraction or a load too
+/// small for the window), or none given: the run simulates nothing.
 fn no_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<Warning>) {
     if flows.is_empty() && cfg.apps.apps.is_empty() {
-        out.push(at(
-            src,
-            &["flows"],
+        let generators = ["workload", "incast", "lognormal"]
+            .iter()
+            .any(|g| src.span_of(&["flows", g]).is_some());
+        let why = if generators {
             "no flows to simulate: the generators gave none (a fraction, load or duration too \
              small?)"
-                .into(),
-        ));
+        } else {
+            "no flows to simulate: the scenario lists none, and has no generator and no \
+             application"
+        };
+        out.push(at(src, &["flows"], why.into()));
     }
 }
 
