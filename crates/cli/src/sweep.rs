@@ -461,6 +461,47 @@ fn values_text(axes: &[Axis], choice: &[usize]) -> String {
         .join(", ")
 }
 
+/// A cell's scenario error on a value that the base file gives and the cell keeps as written
+/// there (no axis or `[set]` changed it), located in the base file, with the cell named;
+/// else [`cell_error`].
+fn base_or_cell_error(
+    sweep: &Path,
+    (base_src, file_doc): (&Source, &Table),
+    cell_doc: &Table,
+    name: &str,
+    values: String,
+    e: CliError,
+) -> CliError {
+    let (field, message) = match &e {
+        CliError::Field { field, message, .. } => (field, message),
+        CliError::Toml { field: Some(field), message, .. } => (field, message),
+        _ => return cell_error(sweep, name, values, e),
+    };
+    let path: Vec<&str> = field.split('.').collect();
+    let written = value_at(file_doc, &path);
+    let span = base_src.span_of(&path);
+    match (written, span) {
+        (Some(v), Some(span)) if !field.contains('[') && value_at(cell_doc, &path) == Some(v) => {
+            base_src.error(
+                span,
+                field.clone(),
+                format!("{message} (in cell {name} ({values}) of {})", sweep.display()),
+            )
+        }
+        _ => cell_error(sweep, name, values, e),
+    }
+}
+
+/// The value at a dotted path of tables, if there is one.
+fn value_at<'a>(t: &'a Table, path: &[&str]) -> Option<&'a Value> {
+    let (last, tables) = path.split_last()?;
+    let mut t = t;
+    for k in tables {
+        t = t.get(*k)?.as_table()?;
+    }
+    t.get(*last)
+}
+
 /// A scenario error inside a cell, without the position (which would point into the
 /// generated document).
 fn cell_error(sweep: &Path, name: &str, values: String, e: CliError) -> CliError {
@@ -504,6 +545,9 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
     let base_src = Source::new(&base, base_text);
     let mut base_doc: Table =
         toml::from_str(base_src.text()).map_err(|e| base_src.toml_error(&e))?;
+    // The base as written, before `[set]`: a cell's error on a value the base file gave is
+    // located in the base file.
+    let file_doc = base_doc.clone();
     let base_dir = match base.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -692,8 +736,9 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
             base.display(),
         );
         let cell_src = Source::with_base_dir(base.clone(), text.clone(), base_dir.clone());
-        let valid = scenario::validate(&cell_src, None)
-            .map_err(|e| cell_error(sweep, &name, values.clone(), e))?;
+        let valid = scenario::validate(&cell_src, None).map_err(|e| {
+            base_or_cell_error(sweep, (&base_src, &file_doc), &doc, &name, values.clone(), e)
+        })?;
         // What a `[buffer]` report reads of the cell, checked now rather than after the runs.
         if let Some(spec) = &buffer {
             if let Err((key, m)) = spec.check_cell(&valid) {

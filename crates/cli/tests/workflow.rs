@@ -689,6 +689,14 @@ fn sweep_bad_input() {
         &["sweep.toml: cell hpcc_eta1.5 (scheme = \"hpcc\", \"cc.eta\" = 1.5): field `cc.eta`: \
            eta must be in (0, 1], got 1.5"],
     );
+    // A bad value the base file gives (no axis changes it): located in the base file, with
+    // the cell named (it named only the sweep file and the cell).
+    let c2 = sweep_case("base = \"base/base.toml\"\n[axes]\nseed = [1]\n");
+    let base = read(&c2.path("base/base.toml"));
+    c2.write("base/base.toml", &base.replace("[topology]\n", "[topology]\nbogus = 1\n"));
+    let e = c2.fails(&["sweep", "sweep.toml", "--out", "out"], &["out"]);
+    assert_has(&e, &["error: base/base.toml:", ": field `topology.bogus`: unknown field `bogus`"]);
+    assert_has(&e, &["(in cell seed1 (seed = 1) of sweep.toml)"]);
     let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3, 1.0]\n", &[]);
     assert_has(
         &e,
