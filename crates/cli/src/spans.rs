@@ -87,10 +87,29 @@ impl KeyTree {
     /// `span`, or of the key at `span` (unknown-key errors point at the key). `text` is the
     /// document the tree was parsed from.
     pub fn path_at(&self, text: &str, span: &Range<usize>) -> Option<String> {
-        // No tree: the document did not parse (a number out of range, a duplicate key), and
-        // the text at the span is a value or a key of unknown place, not a path.
+        // No tree: the document did not parse (a number out of range, a duplicate key). If it
+        // parses with the bare token at the span (up to the next space, comma, bracket or
+        // comment) made a `0`, padded with spaces so that every offset stays, the token was a
+        // value that the parser refused (an integer beyond 64 bits): its place in that tree
+        // names it. A token followed by `=` or `.` is a key, not a value: no path.
         if self.root.is_empty() {
-            return None;
+            let rest = text.get(span.start..)?;
+            let len = rest.find(|c: char| c.is_whitespace() || ",]}#".contains(c));
+            let len = len.unwrap_or(rest.len());
+            let token = &rest[..len];
+            let next = rest[len..].trim_start_matches([' ', '\t']).chars().next();
+            if token.is_empty()
+                || token.contains(['"', '\'', '[', '{', '='])
+                || matches!(next, Some('=' | '.'))
+            {
+                return None;
+            }
+            let end = span.start + len;
+            let patched =
+                format!("{}0{}{}", &text[..span.start], " ".repeat(len - 1), &text[end..]);
+            let tree = KeyTree::parse(&patched);
+            let zero = span.start..span.start + 1;
+            return if tree.root.is_empty() { None } else { tree.path_at(&patched, &zero) };
         }
         let mut path = String::new();
         find_in_table(&self.root, text, span, &mut path);
@@ -300,6 +319,22 @@ mod tests {
         let t2 = KeyTree::parse(doc);
         let at = doc.find("true").expect("true");
         assert_eq!(t2.path_at(doc, &(at..at + 4)).as_deref(), Some("flows.list[0].start"));
+        // A document that does not parse, for an integer beyond 64 bits: the value is named
+        // by its place once it is read as 0 (the message had no field).
+        for (doc, path) in [
+            ("[[flows.list]]\nsrc = 0\nsize = 99999999999999999999\n", "flows.list[0].size"),
+            ("[nic]\nrto_retries = 1e999999999999\n", "nic.rto_retries"),
+            ("flows = { list = [{ src = 99999999999999999999 }] }\n", "flows.list[0].src"),
+        ] {
+            let e = toml::from_str::<toml::Table>(doc).expect_err("beyond 64 bits");
+            let span = e.span().expect("a span");
+            let t3 = KeyTree::parse(doc);
+            assert_eq!(t3.path_at(doc, &span).as_deref(), Some(path), "{doc}: {span:?}");
+        }
+        // A duplicate key has no such place.
+        let dup = "[nic]\nmtu = 1\nmtu = 2\n";
+        let e = toml::from_str::<toml::Table>(dup).expect_err("a duplicate key");
+        assert_eq!(KeyTree::parse(dup).path_at(dup, &e.span().expect("a span")), None);
         let flows = t.span_of(&["flows"]).expect("implicit table has an extent");
         assert_eq!(&DOC[flows.start..flows.start + 14], "[[flows.list]]");
         assert_eq!(t.span_of(&["flows", "nope"]), None);

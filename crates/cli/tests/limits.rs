@@ -373,6 +373,17 @@ fn lognormal_starts_past_the_time_limit() {
     accepted(&flows("1ms"));
 }
 
+/// An integer beyond 64 bits, which the TOML parser refuses before any field is known: the
+/// error names the field by the value's place (it gave only the line and column).
+#[test]
+fn integers_beyond_64_bits_name_their_field() {
+    let e = rejected(&scenario(
+        "",
+        "[flows]\nlist = [{ src = 0, dst = 5, size = 99999999999999999999 }]\n",
+    ));
+    assert_has(&e, &["field `flows.list[0].size`: number too large to fit in target type"]);
+}
+
 /// A workload's or incast's arrival window that ends past the time limit (`validate` and
 /// `gen` took it, and `run` then refused flow 0 without naming a field).
 #[test]
