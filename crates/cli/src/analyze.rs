@@ -319,7 +319,7 @@ pub fn analyze_command(
         queues::print_section(out, &runs);
     }
     if let Some(dir) = dir {
-        create_dir(dir)?;
+        output::create_out_dir(dir)?;
         let mut written = Vec::new();
         if !data.is_empty() {
             written.push(output::write_atomic_bytes(dir, "buckets.csv", &buckets_csv(&b))?);
@@ -364,7 +364,7 @@ pub fn plot_command(
         .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
         .map(Path::to_path_buf)
         .collect();
-    create_dir(dir)?;
+    output::create_out_dir(dir)?;
     let plotted = (|| {
         let mut files =
             if data.is_empty() { Vec::new() } else { plot_atomic(dir, prefix, title, &b, &r)? };
@@ -400,11 +400,6 @@ pub fn plot_command(
     Ok(())
 }
 
-/// Creates `dir` and its parents.
-pub(crate) fn create_dir(dir: &Path) -> Result<(), CliError> {
-    crate::output::create_out_dir(dir)
-}
-
 /// [`plot_all`] into a hidden temporary folder of `dir`, then every file renamed into `dir`,
 /// so that a failure leaves no partial figure set. Returns the files written.
 pub(crate) fn plot_atomic(
@@ -416,7 +411,7 @@ pub(crate) fn plot_atomic(
 ) -> Result<Vec<PathBuf>, CliError> {
     let tmp = dir.join(format!(".{prefix}.plots.tmp"));
     let _ = std::fs::remove_dir_all(&tmp);
-    create_dir(&tmp)?;
+    output::create_out_dir(&tmp)?;
     let drawn = match plot_all(buckets, rows, &tmp, prefix, title) {
         Ok(files) => files,
         Err(e) => {

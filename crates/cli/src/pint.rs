@@ -52,8 +52,8 @@ use dcsim_pint::{
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use crate::analyze::create_dir;
 use crate::error::CliError;
+use crate::output::create_out_dir;
 use crate::output::{self, check_out_dir};
 use crate::scenario;
 use crate::sweep::{in_pool, progress};
@@ -888,7 +888,7 @@ fn write_outputs(
     chart: &LineChart,
 ) -> Result<Vec<PathBuf>, CliError> {
     const EXTS: [&str; 2] = ["png", "svg"];
-    create_dir(dir)?;
+    create_out_dir(dir)?;
     let tmp = |ext: &str| dir.join(format!(".{stem}.tmp.{ext}"));
     let clean = || {
         for ext in EXTS {

@@ -544,7 +544,7 @@ type PointsOf = dyn Fn(usize, &VictimStats) -> Vec<(f64, f64)>;
 /// Draws `chart` as `dir/plots/name.{png,svg}`, atomically.
 fn draw(dir: &Path, name: &str, chart: &LineChart) -> Result<Vec<PathBuf>, CliError> {
     let plots = dir.join("plots");
-    crate::analyze::create_dir(&plots)?;
+    output::create_out_dir(&plots)?;
     let mut out = Vec::new();
     for ext in ["png", "svg"] {
         let tmp = plots.join(format!(".{name}.tmp.{ext}"));

@@ -35,9 +35,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use toml::{Spanned, Table, Value};
 
-use crate::analyze::{create_dir, plot_atomic, summary, BucketSpec, DEFAULT_BUCKETS};
+use crate::analyze::{plot_atomic, summary, BucketSpec, DEFAULT_BUCKETS};
 use crate::error::CliError;
 use crate::output;
+use crate::output::create_out_dir;
 use crate::scenario::{self, Source};
 
 /// The most cells a sweep may have (each is a simulation and a folder of outputs).
@@ -994,7 +995,7 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
     let dports: Vec<u16> = valid.flows.iter().map(|f| f.dport).collect();
     let all_counters = valid.uses_tcp_or_qdiscs();
     let cdir = dir.join("cells").join(&cell.name);
-    create_dir(&cdir)?;
+    create_out_dir(&cdir)?;
     let qct = if valid.cfg.apps.is_empty() {
         output::remove_stale(&cdir, "qct.csv")?;
         None
@@ -1124,7 +1125,7 @@ pub fn sweep_command(
     let shard_text = if shard == Shard::ALL { String::new() } else { format!(" (shard {shard})") };
     let jobs = jobs.min(mine.len()).max(1);
     let _ = writeln!(out, "running {} cells{shard_text} with {jobs} jobs", mine.len());
-    create_dir(&dir.join("cells"))?;
+    create_out_dir(&dir.join("cells"))?;
 
     let bar = progress(mine.len(), "cells");
     let finished = std::sync::atomic::AtomicUsize::new(0);
@@ -1414,7 +1415,7 @@ fn write_combined(
         }
     }
     let plots = dir.join("plots");
-    create_dir(&plots)?;
+    create_out_dir(&plots)?;
     let other: Vec<&ManifestAxis> = m.axes.iter().filter(|a| !m.lines.contains(&a.key)).collect();
     for (key, members) in &figures {
         let prefix = if other.is_empty() {
@@ -1590,7 +1591,7 @@ pub fn merge_command(
         if same {
             continue;
         }
-        create_dir(&to)?;
+        create_out_dir(&to)?;
         for (name, bytes) in f {
             match bytes {
                 Some(b) => {
