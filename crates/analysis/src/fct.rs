@@ -162,7 +162,8 @@ pub fn parse_fct_csv<R: Read>(reader: R, file: &str) -> Result<Vec<FctRow>, Anal
             ),
             _ => None,
         };
-        let fct_ns = time(c_fct, "fct_ns", false)?;
+        // No flow completes in no time (and the FCT plots have log axes).
+        let fct_ns = time(c_fct, "fct_ns", true)?;
         let ideal_ns = time(c_ideal, "ideal_fct_ns", true)?;
         // A slowdown that is not a finite number (an ideal FCT so small that the quotient
         // overflows) would send the buckets and plots that scale by it to infinity.
@@ -262,7 +263,14 @@ mod tests {
             parse_str(&format!("{HEADER}0,1,2,1000,0,10,1,,\n1,1,2,1000,0,-5,1,,\n")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "fct.csv:3: column fct_ns: expected a finite number >= 0, found \"-5\""
+            "fct.csv:3: column fct_ns: expected a finite number > 0, found \"-5\""
+        );
+        // No flow completes in no time (`plot` failed on such a file, naming a temporary
+        // path, since the FCT plots' log axes cannot show 0).
+        let e = parse_str(&format!("{HEADER}0,1,2,1000,0,0,1,,\n")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "fct.csv:2: column fct_ns: expected a finite number > 0, found \"0\""
         );
         let e = parse_str(&format!("{HEADER}0,1,2,1000,0,10,0,,\n")).unwrap_err();
         assert_eq!(

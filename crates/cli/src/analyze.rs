@@ -320,15 +320,15 @@ pub fn analyze_command(
     }
     if let Some(dir) = dir {
         output::create_out_dir(dir)?;
-        let mut written = Vec::new();
+        let mut set = output::Staged::new(dir);
         if !data.is_empty() {
-            written.push(output::write_atomic_bytes(dir, "buckets.csv", &buckets_csv(&b))?);
-            written.push(output::write_atomic_bytes(dir, "summary.csv", &summary_csv(&s))?);
+            set.write("buckets.csv", buckets_csv(&b))?;
+            set.write("summary.csv", summary_csv(&s))?;
         }
         if !runs.is_empty() {
-            let q = dcsim_analysis::qlen_summary_csv(&runs);
-            written.push(output::write_atomic_bytes(dir, "qlen_summary.csv", &q)?);
+            set.write("qlen_summary.csv", dcsim_analysis::qlen_summary_csv(&runs))?;
         }
+        let written = set.commit()?;
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         let _ = writeln!(out, "\nwrote {}", names.join(", "));
     }

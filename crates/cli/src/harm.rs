@@ -761,21 +761,23 @@ pub fn harm_command(
     for (r, name) in results.runs.iter().zip(&results.names) {
         let d = dir.join("runs").join(name);
         mkdir(&d)?;
-        output::write_atomic(&d, "fct.csv", &output::fct_csv(&r.results, &dports))?;
+        let mut set = output::Staged::new(&d);
+        set.write("fct.csv", output::fct_csv(&r.results, &dports))?;
         match output::unfinished_csv(&r.results, &dports) {
-            Some(text) => {
-                output::write_atomic(&d, "unfinished.csv", &text)?;
-            }
-            None => output::remove_stale(&d, "unfinished.csv")?,
+            Some(text) => set.write("unfinished.csv", text)?,
+            None => set.remove("unfinished.csv"),
         }
-        output::write_atomic(&d, "counters.csv", &r.counters_csv())?;
+        set.write("counters.csv", r.counters_csv())?;
+        set.commit()?;
     }
+    let mut set = output::Staged::new(dir);
     if plan.seeds > 1 {
-        output::write_atomic_bytes(dir, "harm-summary.csv", &harm_summary_csv(&summaries))?;
+        set.write("harm-summary.csv", harm_summary_csv(&summaries))?;
     } else {
-        output::remove_stale(dir, "harm-summary.csv")?;
+        set.remove("harm-summary.csv");
     }
-    output::write_atomic_bytes(dir, "harm.csv", &harm_csv(&results.rows))?;
+    set.write("harm.csv", harm_csv(&results.rows))?;
+    set.commit()?;
 
     for (r, name) in results.runs.iter().zip(&results.names) {
         if r.unfinished() > 0 {

@@ -402,7 +402,6 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
     let all_counters = valid.uses_tcp_or_qdiscs();
     // Applications' queries stream into qct.csv as the run goes.
     let qct = if valid.cfg.apps.is_empty() {
-        output::remove_stale(&dir, "qct.csv")?;
         None
     } else {
         output::create_out_dir(&dir)?;
@@ -432,21 +431,23 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
 
     output::create_out_dir(&dir)?;
     let qct = taken(qct);
-    let mut written = match write_run_outputs(&dir, &result, &dports, all_counters) {
-        Ok(w) => w,
-        Err(e) => {
-            if let Some(w) = qct {
-                w.abandon();
-            }
-            return Err(e);
+    // Every output is written before any is put in place: a failure leaves the folder's
+    // earlier outputs as they were.
+    let mut set = output::Staged::new(&dir);
+    if let Err(e) = stage_run_outputs(&mut set, &result, &dports, all_counters) {
+        if let Some(w) = qct {
+            w.abandon();
+        }
+        return Err(e);
+    }
+    let totals = match qct {
+        Some(w) => w.finish_into(&mut set)?,
+        None => {
+            set.remove("qct.csv");
+            Vec::new()
         }
     };
-    let mut totals = Vec::new();
-    if let Some(w) = qct {
-        let (p, t) = w.finish()?;
-        written.push(p);
-        totals = t;
-    }
+    let written = set.commit()?;
 
     let _ = writeln!(out, "{headline}");
     let _ = write_summary(out, &result);
@@ -476,23 +477,22 @@ fn peak_memory_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-/// Writes `fct.csv`, `unfinished.csv` (or removes a stale one), `counters.csv`, and `pfc.csv`,
+/// Stages a run's outputs in `set` (put in place together by [`output::Staged::commit`]):
+/// `fct.csv`, `unfinished.csv` (or the removal of a stale one), `counters.csv`, and `pfc.csv`,
 /// `qlen.csv`, `qlen_hist.csv`, `qlen_class.csv`, `qlen_class_hist.csv`, `qlen_mon.csv` when
-/// the run monitored them (else removes stale ones), into
-/// `dir`, atomically; `dports[i]` is flow `i`'s destination port; `all_counters` lists
-/// the queue-discipline and TCP counters even when zero (for runs that use them). Returns the
-/// files written.
-pub(crate) fn write_run_outputs(
-    dir: &Path,
+/// the run monitored them (else the removal of stale ones); `dports[i]` is flow `i`'s
+/// destination port; `all_counters` lists the queue-discipline and TCP counters even when
+/// zero (for runs that use them).
+pub(crate) fn stage_run_outputs(
+    set: &mut output::Staged,
     result: &RunOutput,
     dports: &[u16],
     all_counters: bool,
-) -> Result<Vec<PathBuf>, CliError> {
-    let fct = output::write_atomic(dir, "fct.csv", &output::fct_csv(&result.results, dports))?;
-    let mut written = vec![fct];
+) -> Result<(), CliError> {
+    set.write("fct.csv", output::fct_csv(&result.results, dports))?;
     match output::unfinished_csv(&result.results, dports) {
-        Some(text) => written.push(output::write_atomic(dir, "unfinished.csv", &text)?),
-        None => output::remove_stale(dir, "unfinished.csv")?,
+        Some(text) => set.write("unfinished.csv", text)?,
+        None => set.remove("unfinished.csv"),
     }
     let mut always = Vec::new();
     if result.faults {
@@ -506,47 +506,43 @@ pub(crate) fn write_run_outputs(
     } else {
         output::counters_csv_listing(&result.counters, &result.summary, &always)
     };
-    written.push(output::write_atomic(dir, "counters.csv", &counters)?);
+    set.write("counters.csv", counters)?;
     if result.monitor.pfc_log {
-        written.push(output::write_atomic(dir, "pfc.csv", &output::pfc_csv(&result.pfc_log))?);
+        set.write("pfc.csv", output::pfc_csv(&result.pfc_log))?;
     } else {
-        output::remove_stale(dir, "pfc.csv")?;
+        set.remove("pfc.csv");
     }
     match &result.parallel.trace {
         Some(trace) => {
             let (windows, barriers) = output::window_trace_csv(trace);
-            written.push(output::write_atomic(dir, "windows.csv", &windows)?);
-            written.push(output::write_atomic(dir, "barriers.csv", &barriers)?);
+            set.write("windows.csv", windows)?;
+            set.write("barriers.csv", barriers)?;
         }
         None => {
-            output::remove_stale(dir, "windows.csv")?;
-            output::remove_stale(dir, "barriers.csv")?;
+            set.remove("windows.csv");
+            set.remove("barriers.csv");
         }
     }
     if result.monitor.queue_lengths {
-        written.push(output::write_atomic(dir, "qlen.csv", &output::qlen_csv(&result.queues))?);
-        let hist = output::qlen_hist_csv(&result.queues);
-        written.push(output::write_atomic(dir, "qlen_hist.csv", &hist)?);
+        set.write("qlen.csv", output::qlen_csv(&result.queues))?;
+        set.write("qlen_hist.csv", output::qlen_hist_csv(&result.queues))?;
     } else {
-        output::remove_stale(dir, "qlen.csv")?;
-        output::remove_stale(dir, "qlen_hist.csv")?;
+        set.remove("qlen.csv");
+        set.remove("qlen_hist.csv");
     }
     if result.monitor.per_class {
-        let text = output::qlen_class_csv(&result.class_queues);
-        written.push(output::write_atomic(dir, "qlen_class.csv", &text)?);
-        let hist = output::qlen_class_hist_csv(&result.class_queues);
-        written.push(output::write_atomic(dir, "qlen_class_hist.csv", &hist)?);
+        set.write("qlen_class.csv", output::qlen_class_csv(&result.class_queues))?;
+        set.write("qlen_class_hist.csv", output::qlen_class_hist_csv(&result.class_queues))?;
     } else {
-        output::remove_stale(dir, "qlen_class.csv")?;
-        output::remove_stale(dir, "qlen_class_hist.csv")?;
+        set.remove("qlen_class.csv");
+        set.remove("qlen_class_hist.csv");
     }
     if result.monitor.qlen_sampler.is_some() {
-        let text = output::qlen_mon_csv(&result.samples);
-        written.push(output::write_atomic(dir, "qlen_mon.csv", &text)?);
+        set.write("qlen_mon.csv", output::qlen_mon_csv(&result.samples))?;
     } else {
-        output::remove_stale(dir, "qlen_mon.csv")?;
+        set.remove("qlen_mon.csv");
     }
-    Ok(written)
+    Ok(())
 }
 
 /// A plot file name prefix: the start of a file name in the output folder, so no path (a `/`

@@ -1,6 +1,7 @@
 //! Result files: `fct.csv`, `unfinished.csv` and `counters.csv`, and when asked for `pfc.csv`,
 //! `qlen.csv` and `qlen_hist.csv`, rendered in memory and written atomically (a hidden
-//! temporary file in the same folder, then a rename).
+//! temporary file in the same folder, then a rename); a command's files as a set
+//! ([`Staged`]: all written before any is renamed into place).
 //!
 //! Times are picoseconds internally and printed in nanoseconds with up to three decimals
 //! ([`format_ps_as_ns`]); slowdowns with six decimals. The last column of `fct.csv` and
@@ -505,22 +506,20 @@ impl QctWriter {
         &self.totals
     }
 
-    /// Flushes and renames the file into place.
+    /// Flushes the file and hands it to `set`, which puts it in place with the run's other
+    /// outputs ([`Staged::commit`]). Returns the totals per application name.
     ///
     /// # Errors
-    /// Any write error met on the way, naming the file.
-    pub fn finish(mut self) -> Result<(PathBuf, Vec<AppTotals>), CliError> {
+    /// Any write error met on the way, naming the file (the temporary file is removed).
+    pub fn finish_into(mut self, set: &mut Staged) -> Result<Vec<AppTotals>, CliError> {
         let flushed = self.w.flush();
         if let Some(source) = self.error.take().or(flushed.err()) {
             let _ = std::fs::remove_file(&self.tmp);
             return Err(CliError::Write { path: self.path, source });
         }
         drop(self.w);
-        std::fs::rename(&self.tmp, &self.path).map_err(|source| {
-            let _ = std::fs::remove_file(&self.tmp);
-            CliError::Write { path: self.path.clone(), source }
-        })?;
-        Ok((self.path, self.totals))
+        set.adopt(self.tmp, self.path);
+        Ok(self.totals)
     }
 
     /// Removes the temporary file (the run failed).
@@ -571,6 +570,100 @@ pub fn create_out_dir(dir: &Path) -> Result<(), CliError> {
     })
 }
 
+/// Files written as a set: each is written whole to a hidden temporary file first, and
+/// only once all are written are they renamed into place (and stale ones removed), after a
+/// check that no destination is a directory. So a failed write (a full disk, a folder where
+/// an output should go) leaves every earlier output of the folder as it was, instead of a
+/// new `fct.csv` beside an old `counters.csv`. Temporary files not committed are removed
+/// when the set is dropped.
+#[derive(Debug)]
+pub struct Staged {
+    dir: PathBuf,
+    /// (temporary file, destination), in the order staged.
+    files: Vec<(PathBuf, PathBuf)>,
+    /// Files to remove at the commit (outputs this run does not write).
+    stale: Vec<PathBuf>,
+}
+
+impl Staged {
+    /// An empty set of outputs for folder `dir` (which must exist before the first write).
+    #[must_use]
+    pub fn new(dir: &Path) -> Staged {
+        Staged { dir: dir.to_path_buf(), files: Vec::new(), stale: Vec::new() }
+    }
+
+    /// Writes `contents` to `dir/.name.tmp`, to be renamed to `dir/name` at the commit.
+    ///
+    /// # Errors
+    /// The temporary file cannot be written (it is removed).
+    pub fn write(&mut self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), CliError> {
+        let tmp = self.dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, contents.as_ref()).map_err(|source| {
+            let _ = std::fs::remove_file(&tmp);
+            CliError::Write { path: tmp.clone(), source }
+        })?;
+        self.files.push((tmp, self.dir.join(name)));
+        Ok(())
+    }
+
+    /// Takes over a temporary file written elsewhere, to be renamed to `path` at the commit.
+    pub fn adopt(&mut self, tmp: PathBuf, path: PathBuf) {
+        self.files.push((tmp, path));
+    }
+
+    /// Marks `dir/name` for removal at the commit, if it exists (an output of an earlier run
+    /// that this one does not write).
+    pub fn remove(&mut self, name: &str) {
+        self.stale.push(self.dir.join(name));
+    }
+
+    /// Puts every staged file in place and removes the stale ones. Returns the files written,
+    /// in the order staged.
+    ///
+    /// # Errors
+    /// A destination (or a stale output) that is a directory, found before anything is
+    /// renamed; or an I/O error of a rename or removal, naming the path.
+    pub fn commit(mut self) -> Result<Vec<PathBuf>, CliError> {
+        let dests = self.files.iter().map(|(_, d)| d).chain(&self.stale);
+        if let Some(d) = dests.into_iter().find(|d| d.is_dir()) {
+            return Err(CliError::Write {
+                path: d.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "is a directory, where an output file goes",
+                ),
+            });
+        }
+        let files = std::mem::take(&mut self.files);
+        let mut written = Vec::with_capacity(files.len());
+        let mut pending = files.into_iter();
+        for (tmp, path) in pending.by_ref() {
+            if let Err(source) = std::fs::rename(&tmp, &path) {
+                let _ = std::fs::remove_file(&tmp);
+                self.files.extend(pending);
+                return Err(CliError::Write { path, source });
+            }
+            written.push(path);
+        }
+        for path in std::mem::take(&mut self.stale) {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(CliError::Write { path, source }),
+            }
+        }
+        Ok(written)
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        for (tmp, _) in &self.files {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
 /// Writes `contents` to `dir/name` atomically: `dir/.name.tmp`, then a rename.
 ///
 /// # Errors
@@ -593,19 +686,6 @@ pub fn write_atomic_bytes(dir: &Path, name: &str, contents: &[u8]) -> Result<Pat
         CliError::Write { path: path.clone(), source }
     })?;
     Ok(path)
-}
-
-/// Removes `dir/name` if it exists.
-///
-/// # Errors
-/// Any I/O error other than "not found", naming the path.
-pub fn remove_stale(dir: &Path, name: &str) -> Result<(), CliError> {
-    let path = dir.join(name);
-    match std::fs::remove_file(&path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(CliError::Write { path, source }),
-    }
 }
 
 #[cfg(test)]
@@ -675,7 +755,47 @@ mod tests {
         let names: Vec<_> =
             std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("x.csv")]);
-        remove_stale(dir.path(), "x.csv").unwrap();
-        remove_stale(dir.path(), "x.csv").unwrap();
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn staged_files_appear_together_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("old.csv"), "old").unwrap();
+        // Dropped before the commit: nothing written, nothing removed, no temporary left.
+        let mut set = Staged::new(d);
+        set.write("a.csv", "a").unwrap();
+        set.remove("old.csv");
+        drop(set);
+        assert_eq!(names(d), ["old.csv"]);
+        // A folder where an output goes: refused before any rename.
+        std::fs::create_dir(d.join("b.csv")).unwrap();
+        let mut set = Staged::new(d);
+        set.write("a.csv", "a").unwrap();
+        set.write("b.csv", "b").unwrap();
+        set.remove("old.csv");
+        let e = set.commit().unwrap_err().to_string();
+        assert!(e.contains("b.csv") && e.contains("is a directory"), "{e}");
+        assert_eq!(names(d), ["b.csv", "old.csv"]);
+        // Committed: in place, in the order staged, and the stale file gone.
+        std::fs::remove_dir(d.join("b.csv")).unwrap();
+        let mut set = Staged::new(d);
+        set.write("b.csv", "b").unwrap();
+        set.write("a.csv", b"a").unwrap();
+        set.remove("old.csv");
+        set.remove("never.csv");
+        let written = set.commit().unwrap();
+        assert_eq!(written, [d.join("b.csv"), d.join("a.csv")]);
+        assert_eq!(names(d), ["a.csv", "b.csv"]);
+        assert_eq!(std::fs::read_to_string(d.join("a.csv")).unwrap(), "a");
     }
 }

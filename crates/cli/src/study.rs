@@ -210,6 +210,8 @@ impl StudySpec {
 struct Queries {
     /// (submit ps, qct ps) of the victim's measured queries.
     victim: Vec<(u64, u64)>,
+    /// Whether any query of the victim, measured or not, is in the file.
+    victim_seen: bool,
     /// (size, slowdown) of every measured query.
     by_size: Vec<(u64, f64)>,
 }
@@ -259,6 +261,7 @@ fn read_queries(path: &Path, victim: Option<&str>) -> Result<Queries, CliError> 
     for (i, rec) in r.records().enumerate() {
         let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
         let bad = || input_error(path, format!("row {}: malformed", i + 2));
+        q.victim_seen |= victim == Some(&rec[app]);
         if &rec[measured] != "1" {
             continue;
         }
@@ -425,6 +428,17 @@ pub fn write_report(
             None => c.name.clone(),
         };
         let mut q = read_queries(&cdir.join("qct.csv"), spec.victim.as_deref())?;
+        if let (Some(victim), false) = (&spec.victim, q.victim_seen) {
+            // A sweep checks the name against each cell's applications before it runs; a
+            // manifest edited since, or a victim that completed no query, would otherwise
+            // leave the victim's columns empty without a word.
+            let _ = writeln!(
+                notes,
+                "note: cell {}: no query of application \"{victim}\" in qct.csv; its victim \
+                 columns are empty",
+                c.name
+            );
+        }
         let ports = read_ports(&cdir.join("qlen.csv"))?;
         let chosen: Vec<&PortRow> = ports
             .iter()

@@ -997,7 +997,6 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
     let cdir = dir.join("cells").join(&cell.name);
     create_out_dir(&cdir)?;
     let qct = if valid.cfg.apps.is_empty() {
-        output::remove_stale(&cdir, "qct.csv")?;
         None
     } else {
         let w = output::QctWriter::create(&cdir, &valid.cfg.apps, valid.cfg.stop_time)?;
@@ -1021,16 +1020,21 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
             return Err(CliError::Simulation { file: plan.base.clone(), source });
         }
     };
-    if let Err(e) = crate::write_run_outputs(&cdir, &result, &dports, all_counters) {
+    let mut set = output::Staged::new(&cdir);
+    if let Err(e) = crate::stage_run_outputs(&mut set, &result, &dports, all_counters) {
         if let Some(w) = taken {
             w.abandon();
         }
         return Err(e);
     }
-    if let Some(w) = taken {
-        w.finish()?;
+    match taken {
+        Some(w) => {
+            w.finish_into(&mut set)?;
+        }
+        None => set.remove("qct.csv"),
     }
-    output::write_atomic(&cdir, "scenario.toml", &cell.text)?;
+    set.write("scenario.toml", &cell.text)?;
+    set.commit()?;
     Ok(CellReport {
         done: result.summary.flows_done,
         unfinished: result.summary.flows_unfinished,
@@ -1592,14 +1596,14 @@ pub fn merge_command(
             continue;
         }
         create_out_dir(&to)?;
+        let mut set = output::Staged::new(&to);
         for (name, bytes) in f {
             match bytes {
-                Some(b) => {
-                    output::write_atomic_bytes(&to, name, b)?;
-                }
-                None => output::remove_stale(&to, name)?,
+                Some(b) => set.write(name, b)?,
+                None => set.remove(name),
             }
         }
+        set.commit()?;
     }
     let mut merged = first.clone();
     merged.shard = Shard::ALL.to_string();

@@ -141,6 +141,27 @@ fn buffer_reports_are_checked_against_the_cells_before_running() {
                 queues = \"hosts\"\nhosts = [3]\n";
     fs::write(dir.path().join("good.toml"), text).unwrap();
     ok(&dcsim(dir.path(), &["sweep", "good.toml", "--out", "good", "--dry-run"]));
+    // A manifest edited after the run to a victim the cells do not have: `merge` says so
+    // (the victim's columns are left empty) instead of a silent report.
+    let o = dcsim(dir.path(), &["sweep", "good.toml", "--out", "good"]);
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("no query of"));
+    let manifest = dir.path().join("good/manifest.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("victim = \"a\""), "{text}");
+    fs::write(&manifest, text.replace("victim = \"a\"", "victim = \"b\"")).unwrap();
+    let o = dcsim(dir.path(), &["merge", "good", "--out", "merged"]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "note: cell mtu1000: no query of application \"b\" in qct.csv; its victim columns \
+             are empty"
+        ),
+        "{err}"
+    );
+    let b = rows(&dir.path().join("merged/buffer.csv"));
+    assert_eq!(b[0]["victim_qps"], "", "{b:?}");
 }
 
 /// The flooding experiment of `examples/buffer/flooding.toml` on a 30 ms run: the study's

@@ -364,6 +364,36 @@ fn output_paths_through_a_file_name_the_file() {
     }
 }
 
+/// A run's outputs go in place together: when one cannot (a folder where `counters.csv`
+/// goes), the error names it and the folder's earlier outputs are left as they were, with no
+/// temporary file behind (a new `fct.csv` used to sit beside an old `counters.csv`).
+#[test]
+fn run_outputs_are_put_in_place_together() {
+    let c = Case::new();
+    let scenario = |size: &str| {
+        format!(
+            "[simulation]\nstop_time = \"1ms\"\n[topology]\nkind = \"star\"\nsenders = 1\n\
+             [[flows.list]]\nsrc = 0\ndst = 1\nsize = \"{size}\"\n"
+        )
+    };
+    c.write("s.toml", &scenario("1KB"));
+    c.ok(&["run", "s.toml", "--out", "res", "--quiet"]);
+    let before = fs::read_to_string(c.path("res/fct.csv")).expect("fct.csv");
+    assert!(before.contains(",1000,"), "{before}");
+    fs::remove_file(c.path("res/counters.csv")).expect("remove");
+    fs::create_dir(c.path("res/counters.csv")).expect("a folder in the way");
+    c.write("s.toml", &scenario("2KB"));
+    let e = c.fails(&["run", "s.toml", "--out", "res", "--quiet"], &[]);
+    assert_has(&e, &["counters.csv: is a directory, where an output file goes"]);
+    assert_eq!(fs::read_to_string(c.path("res/fct.csv")).expect("fct.csv"), before);
+    let mut left: Vec<String> = fs::read_dir(c.path("res"))
+        .expect("res")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["counters.csv", "fct.csv"]);
+}
+
 #[test]
 fn analyze_bad_fct_files() {
     let c = Case::new();
@@ -380,8 +410,16 @@ fn analyze_bad_fct_files() {
     let e = c.fails(&["analyze", "bad.csv", "--out", "res"], &["res"]);
     assert_has(
         &e,
-        &["error: bad.csv:2: column fct_ns: expected a finite number >= 0, found \"-3\""],
+        &["error: bad.csv:2: column fct_ns: expected a finite number > 0, found \"-3\""],
     );
+    c.write("zero.csv", &format!("{FCT_HEADER}0,0,1,5,0,0,1,1,1,100\n"));
+    for cmd in ["analyze", "plot"] {
+        let e = c.fails(&[cmd, "zero.csv", "--out", "res"], &["res"]);
+        assert_has(
+            &e,
+            &["error: zero.csv:2: column fct_ns: expected a finite number > 0, found \"0\""],
+        );
+    }
     // A good file and a bad one: nothing is written for either.
     c.write("good.csv", &hand_made_fct());
     let e = c.fails(&["analyze", "good.csv", "missing.csv", "--out", "res"], &["res"]);
