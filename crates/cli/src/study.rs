@@ -523,7 +523,8 @@ pub fn write_report(
             get("queries_completed"),
         ]);
     }
-    let mut written = vec![output::write_atomic(dir, "buffer.csv", &csv_text(&csv))?];
+    let mut set = output::Staged::new(dir);
+    set.write("buffer.csv", csv_text(&csv))?;
     if spec.by_size {
         let mut t =
             vec![["scheme", "size_bytes", "queries", "p50", "p99"].map(String::from).to_vec()];
@@ -538,8 +539,11 @@ pub fn write_report(
                 ]);
             }
         }
-        written.push(output::write_atomic(dir, "slowdown_by_size.csv", &csv_text(&t))?);
+        set.write("slowdown_by_size.csv", csv_text(&t))?;
+    } else {
+        set.remove("slowdown_by_size.csv");
     }
+    let mut written = set.commit()?;
     written.extend(figures(dir, &rows, spec, notes)?);
     Ok(written)
 }

@@ -1357,7 +1357,9 @@ fn write_combined(
             rows.push(r);
         }
     }
-    let mut written = vec![output::write_atomic_bytes(dir, "summary.csv", &csv_bytes(&rows))?];
+    // The three tables go in place together, once all are written.
+    let mut set = output::Staged::new(dir);
+    set.write("summary.csv", csv_bytes(&rows))?;
 
     // cells.csv
     let mut header: Vec<String> = vec!["index".into(), "cell".into()];
@@ -1383,7 +1385,7 @@ fn write_combined(
         ]);
         rows.push(r);
     }
-    written.push(output::write_atomic_bytes(dir, "cells.csv", &csv_bytes(&rows))?);
+    set.write("cells.csv", csv_bytes(&rows))?;
 
     // qlen_summary.csv: each cell's queue lengths pooled over its monitored ports.
     let backlogs: Vec<Option<PooledBacklog>> = data
@@ -1406,8 +1408,11 @@ fn write_combined(
                 rows.push(r);
             }
         }
-        written.push(output::write_atomic_bytes(dir, "qlen_summary.csv", &csv_bytes(&rows))?);
+        set.write("qlen_summary.csv", csv_bytes(&rows))?;
+    } else {
+        set.remove("qlen_summary.csv");
     }
+    let mut written = set.commit()?;
 
     // Figures: one per combination of the non-line axes, one line per cell in it.
     let mut figures: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();

@@ -518,4 +518,11 @@ fn analyze_plot_and_sweep_pool_queue_lengths() {
     assert_eq!(cells[0][3..], summary[0][1..]);
     assert_eq!(cells[1][3..], summary[1][1..]);
     assert!(d.join("sw/plots/sweep_qlen_cdf.png").exists());
+    // The same sweep again without queue lengths: no stale qlen_summary.csv is left beside
+    // the new summary.csv.
+    fs::write(d.join("s.toml"), incast("")).unwrap();
+    ok(&dcsim(d, &["sweep", "sweep.toml", "--out", "sw", "--jobs", "1"]));
+    assert!(d.join("sw/summary.csv").exists());
+    assert!(!d.join("sw/qlen_summary.csv").exists());
+    assert!(!d.join("sw/cells/switch.buffer2MiB/qlen_hist.csv").exists());
 }
