@@ -249,7 +249,54 @@ fn zero_delay_cut_falls_back_to_one_shard() {
     )
     .unwrap();
     assert_eq!(sim.shards(), 1);
-    assert!(sim.fallback().unwrap().contains("zero propagation delay"));
+    assert_eq!(
+        sim.fallback(),
+        Some(
+            "a link between two shards has zero propagation delay, so shards cannot run ahead \
+             of each other; running as one shard"
+        )
+    );
+}
+
+/// Shards that no link joins (here a switch without links, alone in its shard, as a
+/// partitioner can leave an unused switch of a topology file) have no lookahead: the run
+/// falls back to one shard instead of windows of no length that never advanced (it hung).
+#[test]
+fn shards_no_link_joins_fall_back_to_one_shard() {
+    let t = topology::parse_ns3("4 2 2\n2 3\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n").unwrap();
+    let net = t.validate().unwrap();
+    let routes = topology::compute_routes(&net);
+    let flow = FlowSpec {
+        id: FlowId(0),
+        src: NodeId(0),
+        dst: NodeId(1),
+        size: 10_000,
+        start: Time::ZERO,
+        pg: 3,
+        dport: 100,
+    };
+    let p = Partition::from_assignment(&[0, 0, 0, 1]);
+    assert_eq!(p.lookahead(&net), None);
+    let mut sim = Simulation::with_partition(
+        net,
+        routes,
+        SimConfig::default(),
+        vec![flow],
+        HpccFactory::default(),
+        p,
+    )
+    .unwrap();
+    sim.set_threads(2);
+    assert_eq!(sim.shards(), 1);
+    assert_eq!(
+        sim.fallback(),
+        Some(
+            "no link joins two of the shards (a shard would hold only nodes without links); \
+             running as one shard"
+        )
+    );
+    let summary = sim.run();
+    assert_eq!(summary.flows_done, 1);
 }
 
 /// The window statistics are counts fixed by the partition: the same on 1, 2, 3 and 8 threads

@@ -324,16 +324,27 @@ impl Partition {
     }
 
     /// This partition with its lookahead, or a single shard (and the reason) if a link between
-    /// two shards has no propagation delay.
+    /// two shards has no propagation delay, or if no link joins two of several shards (some
+    /// hold only nodes without links, e.g. an unused switch of a topology file: a window
+    /// would have no length, and the run would never advance).
     pub(crate) fn with_lookahead(self, net: &Network) -> (Partition, Duration, Option<String>) {
         match self.lookahead(net) {
-            None => (self, Duration::ZERO, None),
+            None if self.shards <= 1 => (self, Duration::ZERO, None),
+            None => (
+                Partition::single(net.node_count()),
+                Duration::ZERO,
+                Some(
+                    "no link joins two of the shards (a shard would hold only nodes without \
+                     links); running as one shard"
+                        .to_string(),
+                ),
+            ),
             Some(d) if d > Duration::ZERO => (self, d, None),
             Some(_) => (
                 Partition::single(net.node_count()),
                 Duration::ZERO,
                 Some(
-                    "a link between two shards has zero propagation delay, so shards cannot run \\
+                    "a link between two shards has zero propagation delay, so shards cannot run \
                      ahead of each other; running as one shard"
                         .to_string(),
                 ),
