@@ -109,6 +109,33 @@ fn bad_applications_are_located_errors_and_write_nothing() {
     }
 }
 
+/// The scenario's connections are bounded in all, not only per pair (3.7 million connections
+/// of open-loop applications aborted on an allocation, and forty such tables aborted
+/// `validate` itself).
+#[test]
+fn connections_are_bounded_over_all_applications() {
+    let dir = tempfile::tempdir().unwrap();
+    // 600,000 connections each (one client, fifteen servers, 40,000 per pair): the first is
+    // within the limit, the second brings the scenario beyond it.
+    let app = "load = 0.1\nquery = \"4KiB\"\nconnections = 40000";
+    let text = scenario(&format!(
+        "name = \"a\"\nclients = [0]\n{app}\n\n[[rpc]]\nname = \"b\"\nclients = [1]\n{app}"
+    ))
+    .replace("hosts_per_leaf = 2", "hosts_per_leaf = 8");
+    fs::write(dir.path().join("many.toml"), text).unwrap();
+    let o = dcsim(dir.path(), &["validate", "many.toml"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "many.toml:32:15: field `rpc[1].connections`: 40000 per (client, server) pair over \
+             15 pairs bring the scenario's connections to 1200000, more than the limit of \
+             1000000"
+        ),
+        "{err}"
+    );
+}
+
 /// A sweep's `[buffer]` report is checked against every cell before anything runs: the
 /// victim must be an application of the cell, `hosts` hosts of it, and the cell must have
 /// applications and queue lengths (these failed only after every cell had run, or not at all:

@@ -296,7 +296,11 @@ pub const MAX_ADDRESS_SPACE: u64 = 1 << 47;
 ///
 /// Beyond [`MAX_ADDRESS_SPACE`] it refuses without asking, whatever the overcommit policy.
 pub(super) fn memory_refused(flows: f64) -> Option<u64> {
-    let bytes = flows * BYTES_PER_FLOW as f64;
+    memory_refused_bytes(flows * BYTES_PER_FLOW as f64)
+}
+
+/// [`memory_refused`] for `bytes` bytes.
+pub(super) fn memory_refused_bytes(bytes: f64) -> Option<u64> {
     if bytes.is_nan() || bytes > MAX_ADDRESS_SPACE as f64 {
         return Some(bytes.min(u64::MAX as f64) as u64);
     }
@@ -324,7 +328,9 @@ pub(super) fn too_many_flows(what: &str, limit: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{memory_refused, too_much_memory, BYTES_PER_FLOW, MAX_ADDRESS_SPACE};
+    use super::{
+        memory_refused, memory_refused_bytes, too_much_memory, BYTES_PER_FLOW, MAX_ADDRESS_SPACE,
+    };
 
     #[test]
     fn memory_beyond_the_address_space_is_refused_and_a_small_run_is_not() {
@@ -334,6 +340,11 @@ mod tests {
         assert_eq!(memory_refused(beyond), Some(2 * MAX_ADDRESS_SPACE));
         assert_eq!(memory_refused(f64::INFINITY), Some(u64::MAX));
         assert_eq!(memory_refused(f64::NAN), Some(u64::MAX));
+        assert_eq!(memory_refused_bytes(1e6), None);
+        assert_eq!(
+            memory_refused_bytes(4.0 * MAX_ADDRESS_SPACE as f64),
+            Some(4 * MAX_ADDRESS_SPACE)
+        );
         assert_eq!(
             too_much_memory("3 flows", 3 << 30),
             "3 flows would take about 3.0 GiB to simulate (up to 1024 bytes per flow), more \

@@ -139,6 +139,8 @@ pub(super) fn rpcs(
     let nservers = hosts / nics.max(1);
     let mut apps = Apps { seed: cfg.seed, ..Apps::default() };
     let mut outstanding = 0u64;
+    // The last application's `connections` (where the memory check of them all is reported).
+    let mut last_connections = None;
     for (i, r) in raw.into_iter().flatten().enumerate() {
         let field = |k: &str| format!("rpc[{i}].{k}");
         let whole = r.span();
@@ -221,6 +223,23 @@ pub(super) fn rpcs(
             Some(v) => src.int(v, &field("connections"), 1, 65_536)? as usize,
             None => 1,
         };
+        // Each connection holds two streams' state for the whole run: the scenario's total is
+        // bounded, and what it needs must be memory the machine can give.
+        let pairs: usize =
+            clients.iter().map(|&a| servers.iter().filter(|&&b| b != a).count()).sum();
+        let total = apps.connections.len() as u64 + pairs as u64 * per_pair as u64;
+        let at = r.connections.as_ref().map_or(whole.clone(), |v| v.span());
+        if total > MAX_CONNECTIONS {
+            return Err(src.error(
+                at,
+                field("connections"),
+                format!(
+                    "{per_pair} per (client, server) pair over {pairs} pairs bring the scenario's \
+                     connections to {total}, more than the limit of {MAX_CONNECTIONS}"
+                ),
+            ));
+        }
+        last_connections = Some((at, field("connections")));
         let (transport, group_pg, transport_name) = match &r.group {
             None => (Transport::Roce, None, "roce".to_string()),
             Some(g) => match groups.iter().find(|x| &x.name == g.get_ref()) {
@@ -536,11 +555,37 @@ pub(super) fn rpcs(
             stop,
         });
     }
+    if let Some((at, field)) = last_connections {
+        let total = apps.connections.len();
+        let bytes = total as f64 * BYTES_PER_CONNECTION as f64;
+        if let Some(bytes) = super::limits::memory_refused_bytes(bytes) {
+            return Err(src.error(
+                at,
+                field,
+                format!(
+                    "the scenario's {total} connections would take about {:.1} GiB to simulate \
+                     (up to {BYTES_PER_CONNECTION} bytes each), more memory than this machine \
+                     can allocate",
+                    bytes as f64 / (1u64 << 30) as f64
+                ),
+            ));
+        }
+    }
     if !infos.is_empty() {
         cfg.apps = apps;
     }
     Ok(infos)
 }
+
+/// The most connections over a scenario's `[[rpc]]` applications: each holds its two
+/// streams' state for the whole run (measured: about 4.4 KB per RoCE connection and 7.4 KB per
+/// TCP one on one shard, 8.5 and 15 KB on four), so a million take several GiB. (3.7 million
+/// aborted on an allocation.)
+pub const MAX_CONNECTIONS: u64 = 1_000_000;
+
+/// The memory one connection may take, bytes: an upper bound on the figures of
+/// [`MAX_CONNECTIONS`], for the allocation probe (`limits::memory_refused_bytes`).
+pub const BYTES_PER_CONNECTION: u64 = 16 * 1024;
 
 /// The most closed-loop queries outstanding at once over a scenario's `[[rpc]]` applications
 /// (connections × `outstanding`, summed): 10 million, a few hundred MB of query state. (1000
