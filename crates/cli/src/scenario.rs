@@ -1762,8 +1762,9 @@ fn host_problem(net: &Network, id: i64) -> Option<String> {
     None
 }
 
-/// A flow's group as the scenario names it: the name and where it is written.
-type GroupRef = Option<(String, Range<usize>)>;
+/// A flow's group as the scenario names it: the name, where it is written and its field
+/// (`flows.list[i].group` or `flows.group`).
+type GroupRef = Option<(String, Range<usize>, String)>;
 
 /// Where a flow came from, to point errors about its size at what set it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1828,7 +1829,8 @@ fn flows(
         None => limits::DEFAULT_MAX_FLOWS,
     };
     let generators = raw.workload.is_some() || raw.incast.is_some() || raw.lognormal.is_some();
-    let default_group: GroupRef = raw.group.as_ref().map(|g| (g.get_ref().clone(), g.span()));
+    let default_group: GroupRef =
+        raw.group.as_ref().map(|g| (g.get_ref().clone(), g.span(), "flows.group".to_string()));
     let mut file_sizes = None;
     let explicit: Vec<(FlowSpec, GroupRef, Origin)> = match (&raw.file, &raw.list) {
         (Some(f), Some(_)) => {
@@ -1850,15 +1852,19 @@ fn flows(
                 .map(|(i, f)| (f.spec, default_group.clone(), Origin::File(i as u32)))
                 .collect()
         }
-        (None, Some(list)) => list
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let g = f.get_ref().group.as_ref().map(|g| (g.get_ref().clone(), g.span()));
-                inline_flow(src, i, f.get_ref(), net)
-                    .map(|s| (s, g.or(default_group.clone()), Origin::List(i as u32)))
-            })
-            .collect::<Result<_, _>>()?,
+        (None, Some(list)) => {
+            list.iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let g =
+                        f.get_ref().group.as_ref().map(|g| {
+                            (g.get_ref().clone(), g.span(), format!("flows.list[{i}].group"))
+                        });
+                    inline_flow(src, i, f.get_ref(), net)
+                        .map(|s| (s, g.or(default_group.clone()), Origin::List(i as u32)))
+                })
+                .collect::<Result<_, _>>()?
+        }
     };
     let too_many = (explicit.len() as u64 > max_flows)
         .then(|| limits::too_many_flows(&format!("{} explicit flows", explicit.len()), max_flows));
@@ -2046,10 +2052,10 @@ fn assign_groups(
     cfg: &mut SimConfig,
 ) -> Result<(u8, u8), CliError> {
     if groups.is_empty() {
-        if let Some((name, span)) = refs.iter().flatten().next() {
+        if let Some((name, span, field)) = refs.iter().flatten().next() {
             return Err(src.error(
                 span.clone(),
-                "group",
+                field.as_str(),
                 format!("no [[group]] named \"{name}\" (the scenario defines none)"),
             ));
         }
@@ -2061,12 +2067,12 @@ fn assign_groups(
     for (f, r) in flows.iter_mut().zip(refs) {
         let group = match r {
             None => None,
-            Some((name, span)) => {
+            Some((name, span, field)) => {
                 Some(groups.iter().position(|g| &g.name == name).ok_or_else(|| {
                     let known: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
                     src.error(
                         span.clone(),
-                        "group",
+                        field.as_str(),
                         format!("no [[group]] named \"{name}\" (groups: {})", known.join(", ")),
                     )
                 })?)

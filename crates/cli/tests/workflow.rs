@@ -735,6 +735,19 @@ fn sweep_bad_input() {
     let e = c2.fails(&["sweep", "sweep.toml", "--out", "out"], &["out"]);
     assert_has(&e, &["error: base/base.toml:", ": field `topology.bogus`: unknown field `bogus`"]);
     assert_has(&e, &["(in cell seed1 (seed = 1) of sweep.toml)"]);
+    // A flow's unknown group from an axis: the cell and the flow's own field (it was `group`,
+    // which the base file's `[[group]]` tables located wrongly, or none there).
+    let e = sweep_fails(
+        "base = \"base/base.toml\"\n[axes]\n\"flows.list\" = [[{ src = 0, dst = 1, size = 1000, group = \"nosuch\" }]]\n",
+        &[],
+    );
+    assert_has(
+        &e,
+        &[
+            "error: sweep.toml: cell list-v1 (",
+            "field `flows.list[0].group`: no [[group]] named \"nosuch\"",
+        ],
+    );
     let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3, 1.0]\n", &[]);
     assert_has(
         &e,
