@@ -120,8 +120,8 @@ pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
 /// `fct_ns` and `ref_ideal_fct_ns` columns by name.
 ///
 /// # Errors
-/// A missing column, a malformed row, or a value that is not a non-negative number (or a
-/// reference ideal FCT of 0).
+/// A missing column, a malformed row, or a value that is not a non-negative number (or an FCT
+/// or reference ideal FCT of 0, or a slowdown that is not a finite number).
 pub fn parse_ours(text: &str) -> Result<Vec<Flow>, LineError> {
     let mut r = csv::ReaderBuilder::new().from_reader(text.as_bytes());
     let headers = r.headers().map_err(|e| line_err(1, format!("bad CSV header: {e}")))?.clone();
@@ -160,7 +160,22 @@ pub fn parse_ours(text: &str) -> Result<Vec<Flow>, LineError> {
         if ideal == 0.0 {
             return Err(line_err(line, "ref_ideal_fct_ns is 0; the slowdown is undefined"));
         }
-        flows.push(Flow { size, start_ns, slowdown: slowdown(fct, ideal) });
+        if fct == 0.0 {
+            return Err(line_err(line, "fct_ns is 0; a flow takes time to complete"));
+        }
+        // An ideal so small that the quotient overflows (`1e-320`) gave `inf` percentiles.
+        let sd = slowdown(fct, ideal);
+        if !sd.is_finite() {
+            return Err(line_err(
+                line,
+                format!(
+                    "ref_ideal_fct_ns `{}` is too small: fct_ns / ref_ideal_fct_ns (the \
+                     slowdown) is not a finite number",
+                    rec.get(ideal_col).unwrap_or("")
+                ),
+            ));
+        }
+        flows.push(Flow { size, start_ns, slowdown: sd });
     }
     Ok(flows)
 }
@@ -586,6 +601,18 @@ mod tests {
         assert_eq!(e, line_err(2, "fct_ns `-3` is not a non-negative number"));
         let e = parse_ours(&format!("{HEADER}0,0,1,1000,0,3\n")).unwrap_err();
         assert_eq!(e.line, 2);
+        let e = parse_ours(&format!("{HEADER}0,0,1,1000,0,0,900,1,1000\n")).unwrap_err();
+        assert_eq!(e, line_err(2, "fct_ns is 0; a flow takes time to complete"));
+        // A reference ideal so small that the slowdown is infinite (it printed `inf`).
+        let e = parse_ours(&format!("{HEADER}0,0,1,1000,0,14678,900,1,1e-320\n")).unwrap_err();
+        assert_eq!(
+            e,
+            line_err(
+                2,
+                "ref_ideal_fct_ns `1e-320` is too small: fct_ns / ref_ideal_fct_ns (the \
+                 slowdown) is not a finite number"
+            )
+        );
     }
 
     #[test]

@@ -1414,7 +1414,10 @@ fn unknown_transport_controller_and_queue_names() {
         ],
     );
     c.scenario(&[("size = 20000", "size = 20000\ngroup = \"mail\"")], "");
-    assert_has(&c.run_fails(), &["20:9: field `flows.list[1].group`", "no [[group]] named \"mail\""]);
+    assert_has(
+        &c.run_fails(),
+        &["20:9: field `flows.list[1].group`", "no [[group]] named \"mail\""],
+    );
     // `[flows] group` is checked even when every flow names its own (it was ignored).
     tcp_case(&c, "", "\n[flows]\ngroup = \"nobody\"\n");
     assert_has(&c.run_fails(), &["field `flows.group`", "no [[group]] named \"nobody\""]);
