@@ -183,6 +183,18 @@ impl QdiscConfig {
         }
     }
 
+    /// The byte limit the configuration gives, if any: the parameter's name and its value
+    /// (`fifo`'s `limit_bytes`, `fq_codel`'s and `dualpi2`'s `memory_limit` when given). A
+    /// frame larger than it is always dropped.
+    pub fn byte_limit(&self) -> Option<(&'static str, u64)> {
+        match self {
+            QdiscConfig::Fifo(p) => p.limit_bytes.map(|b| ("limit_bytes", b.get())),
+            QdiscConfig::FqCodel(p) => Some(("memory_limit", p.memory_limit.get())),
+            QdiscConfig::DualPi2(p) => p.memory_limit.map(|b| ("memory_limit", b.get())),
+            QdiscConfig::Red(_) | QdiscConfig::CoDel(_) => None,
+        }
+    }
+
     /// Checks the parameters (what `from_params` checks), for configurations built in code.
     ///
     /// # Errors

@@ -419,7 +419,7 @@ impl AppTotals {
 }
 
 /// Streams `qct.csv` into a hidden temporary file while a run goes, and renames it into place
-/// when the run is over ([`QctWriter::finish`]), so that completed queries need not be kept.
+/// when the run is over ([`QctWriter::finish_into`]), so that completed queries need not be kept.
 #[derive(Debug)]
 pub struct QctWriter {
     tmp: PathBuf,

@@ -834,7 +834,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         }
     }
     let flow_classes = assign_groups(src, &groups, &fl.refs, &mut fl.flows, &mut cfg)?;
-    groups::queues(src, raw.queue.as_ref(), &net, &mut cfg)?;
+    let queue_tables = groups::queues(src, raw.queue.as_ref(), &net, &mut cfg)?;
     let roce_frame = (u64::from(cfg.nic.mtu), u64::from(cc.header_mode().data_wire(0)));
     let rpc =
         rpc::rpcs(src, raw.rpc.as_ref(), &net, nics_per_server, &groups, roce_frame, &mut cfg)?;
@@ -860,6 +860,12 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         || cfg.apps.connections.iter().any(|c| c.transport == Transport::Roce);
     limits::check_ns3_frames(src, &net, &cfg, data_header, roce_used)?;
     warnings::min_rates(src, bounds.slowest(), &groups, (&cc, roce_used), &mut warnings);
+    // The largest data frame of the transports in use: a RoCE MTU-sized frame, and each TCP
+    // group's full segment.
+    let roce = roce_used.then(|| u64::from(cfg.nic.mtu) + data_header);
+    let tcp = cfg.tcp_groups.iter().map(|g| u64::from(g.tcp.mss) + u64::from(g.tcp.header_bytes));
+    let largest = roce.into_iter().chain(tcp).max();
+    warnings::small_queue_limits(src, &queue_tables, largest, &mut warnings);
 
     Ok(ValidScenario {
         path: src.path.clone(),

@@ -287,6 +287,33 @@ fn run_warns(scenario: &str, args: &[&str]) -> String {
     stderr
 }
 
+/// A queue's byte limit below the largest data frame drops every full frame at its ports
+/// (accepted silently before: the flows never finished). RoCE frames count where RoCE flows
+/// run, each TCP group's full segment where it is defined.
+#[test]
+fn queue_byte_limits_below_a_frame() {
+    let queue = |kind: &str, limit: &str| {
+        format!("[[queue]]\nkind = \"{kind}\"\nat = \"host-facing\"\n{limit}\n")
+    };
+    // RoCE: 1000 B of payload and 48 B of headers.
+    let s = scenario("", &format!("{}{ONE_FLOW}", queue("fifo", "limit_bytes = 1047")));
+    let w = "warning: s.toml:13:15: field `queue[0].limit_bytes`: 1047 B is less than the largest \
+             data frame of this scenario (1048 B): fifo drops every such frame at its ports";
+    assert_has(&accepted(&s).0, &[w]);
+    let s = scenario("", &format!("{}{ONE_FLOW}", queue("fifo", "limit_bytes = 1048")));
+    assert!(!accepted(&s).0.contains("warning"), "a frame that fits is kept");
+    // A TCP group's 1514-byte frames, with fq_codel's and dualpi2's `memory_limit`.
+    let tcp = "[[group]]\nname = \"t\"\ncca = \"cubic\"\n[flows]\ngroup = \"t\"\n";
+    for kind in ["fq_codel", "dualpi2"] {
+        let s = scenario("", &format!("{tcp}{}{ONE_FLOW}", queue(kind, "memory_limit = 1500")));
+        let w = format!(
+            "field `queue[0].memory_limit`: 1500 B is less than the largest data frame of this \
+             scenario (1514 B): {kind} drops every such frame"
+        );
+        assert_has(&accepted(&s).0, &[&w]);
+    }
+}
+
 #[test]
 fn flows_after_the_stop_time() {
     let s = scenario("", &format!("{ONE_FLOW}start = \"20ms\"\n"));

@@ -400,6 +400,22 @@ impl TcpConfig {
                 ));
             }
         }
+        // A frame of no bytes takes no time on the wire: every frame without payload (an ACK,
+        // a SYN) must have some, from its headers or the padding.
+        if self.header_bytes.max(self.min_frame_bytes) == 0 {
+            return Err(ParamError::new(
+                "header_bytes",
+                "0 with min_frame_bytes = 0 makes an ACK a frame of 0 bytes, which takes no \
+                 time on the wire: give either above 0",
+            ));
+        }
+        if self.handshake && self.syn_frame_bytes.max(self.min_frame_bytes) == 0 {
+            return Err(ParamError::new(
+                "syn_frame_bytes",
+                "0 with min_frame_bytes = 0 makes a SYN a frame of 0 bytes, which takes no \
+                 time on the wire: give either above 0",
+            ));
+        }
         positive("pacing_ss_ratio", u64::from(self.pacing_ss_ratio))?;
         positive("pacing_ca_ratio", u64::from(self.pacing_ca_ratio))?;
         if self.min_rto > self.max_rto {
@@ -472,6 +488,24 @@ mod tests {
         let mut c = ok.clone();
         c.max_rto = MAX_TIMER;
         c.header_bytes = MAX_HEADER_BYTES;
+        assert!(c.validate().is_ok());
+    }
+
+    /// A frame without payload has some bytes (0-byte ACKs and SYNs took no time on the
+    /// wire); headers of 0 are taken when the padding gives the frame its size.
+    #[test]
+    fn frames_without_payload_are_not_empty() {
+        let mut c = TcpConfig::linux();
+        (c.header_bytes, c.min_frame_bytes) = (0, 0);
+        assert_eq!(c.validate().unwrap_err().field, "header_bytes");
+        c.header_bytes = 1;
+        assert!(c.validate().is_ok());
+        (c.header_bytes, c.min_frame_bytes) = (0, 60);
+        assert!(c.validate().is_ok());
+        let mut c = TcpConfig::linux();
+        (c.syn_frame_bytes, c.min_frame_bytes, c.handshake) = (0, 0, true);
+        assert_eq!(c.validate().unwrap_err().field, "syn_frame_bytes");
+        c.handshake = false;
         assert!(c.validate().is_ok());
     }
 

@@ -21,7 +21,7 @@
 use std::ops::Range;
 
 use dcsim_core::cc::ProbeControl;
-use dcsim_core::config::{PortQdisc, SimConfig, TcpGroup, Transport};
+use dcsim_core::config::{PortQdisc, QdiscConfig, SimConfig, TcpGroup, Transport};
 use dcsim_core::ids::{NodeId, PortNo};
 use dcsim_core::network::{Network, NodeKind};
 use dcsim_core::units::BitsPerSec;
@@ -354,13 +354,14 @@ fn cca_config(
 const QUEUE_KEYS: &[&str] = &["kind", "at", "link", "switch", "port", "classes"];
 
 /// Reads `[[queue]]` into `cfg.switch.qdiscs`, in order (a later rule wins where rules
-/// overlap).
+/// overlap). Returns each table's discipline, in order (for the warnings).
 pub(super) fn queues(
     src: &Source,
     raw: Option<&Vec<toml::Table>>,
     net: &Network,
     cfg: &mut SimConfig,
-) -> Result<(), CliError> {
+) -> Result<Vec<QdiscConfig>, CliError> {
+    let mut tables = Vec::new();
     for (i, t) in raw.into_iter().flatten().enumerate() {
         let idx = i.to_string();
         let table = PluginTable::new(src, &["queue", &idx], format!("queue[{i}]"), t);
@@ -417,8 +418,9 @@ pub(super) fn queues(
         for (node, port) in ports {
             cfg.switch.qdiscs.push(PortQdisc { node, port, classes, qdisc: qdisc.clone() });
         }
+        tables.push(qdisc);
     }
-    Ok(())
+    Ok(tables)
 }
 
 /// The switch egress ports a `[[queue]]` (or `[output] qlen_ports`) names.

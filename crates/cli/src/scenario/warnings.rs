@@ -12,6 +12,7 @@
 //!   scenario whose generators gave no flow (and that has no applications);
 //! * a TCP group's HPCC `min_rate`, or the `[cc]` scheme's `min_rate` where RoCE traffic
 //!   runs, not below the slowest link of the routed paths;
+//! * a `[[queue]]` byte limit below the largest data frame in use;
 //! * `[output] qlen_ports` with no queue monitor on, after the command's flags
 //!   ([`monitor_warnings`]);
 //! * for `run --threads N`: more threads than the network has shards, and a lookahead so short
@@ -241,8 +242,20 @@ fn short_rto(
 }
 
 /// A warning at the scenario field `keys` (`simulation.stop_time`), or about the file.
+/// A warning at `keys` (its field written as the errors write it: `queue[0].memory_limit`).
 fn at(src: &Source, keys: &[&str], message: String) -> Warning {
-    let at = src.span_of(keys).map(|s| (line_col(src.text(), s.start), keys.join(".")));
+    let mut field = String::new();
+    for k in keys {
+        if k.parse::<usize>().is_ok() {
+            field.push_str(&format!("[{k}]"));
+        } else {
+            if !field.is_empty() {
+                field.push('.');
+            }
+            field.push_str(k);
+        }
+    }
+    let at = src.span_of(keys).map(|s| (line_col(src.text(), s.start), field));
     Warning { file: src.path().to_path_buf(), at, message }
 }
 
@@ -366,6 +379,31 @@ fn small_buffer(
             if frame > buffer { " or lower `nic.mtu`" } else { "" }
         ),
     ));
+}
+
+/// A `[[queue]]` whose byte limit (`limit_bytes`, `memory_limit`) is below the largest data
+/// frame of the transports in use (`largest`): every such frame is dropped at its ports, so
+/// flows that send full frames through them never finish.
+pub(super) fn small_queue_limits(
+    src: &Source,
+    tables: &[dcsim_core::config::QdiscConfig],
+    largest: Option<u64>,
+    out: &mut Vec<Warning>,
+) {
+    let Some(largest) = largest else { return };
+    for (i, q) in tables.iter().enumerate() {
+        let Some((key, limit)) = q.byte_limit().filter(|&(_, b)| b < largest) else { continue };
+        out.push(at(
+            src,
+            &["queue", &i.to_string(), key],
+            format!(
+                "{limit} B is less than the largest data frame of this scenario ({largest} B): \
+                 {} drops every such frame at its ports, so flows that send full frames \
+                 through them never finish",
+                q.name()
+            ),
+        ));
+    }
 }
 
 /// The warnings of running `v` on `threads` threads: more threads than shards (the run uses
