@@ -79,6 +79,16 @@ fn bad_applications_are_located_errors_and_write_nothing() {
             "rpc[0].interpolate",
         ),
         ("clients = [0]\nservers = [1]\noutstanding = 1\nquery = 1\nwarmup = \"5ms\"", "rpc[0].warmup"),
+        // A start at or after the run's stop, without the app's own `stop`: the start is to
+        // blame, and the stop meant is the run's (it said `rpc[0].stop` "must be after start").
+        (
+            "clients = [0]\nservers = [1]\noutstanding = 1\nquery = 1\nstart = \"3ms\"",
+            "field `rpc[0].start`: must be before the stop time (`simulation.stop_time`, 2 ms)",
+        ),
+        (
+            "clients = [0]\nservers = [1]\noutstanding = 1\nquery = 1\nstart = \"1ms\"\nstop = \"1ms\"",
+            "field `rpc[0].stop`: must be after start (1 ms)",
+        ),
         ("clients = [0]\nservers = [1]\noutstanding = 1\nquery = 1\nfoo = 1", "unknown field `foo`"),
         (
             "clients = [0]\nservers = [1]\noutstanding = 1\nquery = \"2TiB\"",

@@ -340,15 +340,24 @@ pub(super) fn rpcs(
             None => cfg.stop_time,
         };
         if stop <= start {
-            let at = r.stop.as_ref().map_or(whole.clone(), |q| q.span());
-            return Err(src.error(
-                at,
-                field("stop"),
-                format!(
-                    "must be after start ({})",
-                    crate::units::HumanDuration(start - Time::ZERO)
+            let show = |t: Time| crate::units::HumanDuration(t - Time::ZERO);
+            return Err(match (&r.stop, &r.start) {
+                (Some(q), _) => src.error(
+                    q.span(),
+                    field("stop"),
+                    format!("must be after start ({})", show(start)),
                 ),
-            ));
+                // No `stop`: the run's stop time is the one the start is not before.
+                (None, at) => src.error(
+                    at.as_ref().map_or(whole.clone(), |q| q.span()),
+                    field("start"),
+                    format!(
+                        "must be before the stop time (`simulation.stop_time`, {}), when the \
+                         application stops without its own `stop`",
+                        show(stop)
+                    ),
+                ),
+            });
         }
         let warmup = match &r.warmup {
             Some(q) => src.duration(q, &field("warmup"), Zero::Allowed)?,
