@@ -568,6 +568,48 @@ impl HarmPlan {
 }
 
 /// An RTT in milliseconds.
+/// The files of a run's folder under `runs/`.
+const RUN_FILES: [&str; 3] = ["fct.csv", "unfinished.csv", "counters.csv"];
+
+/// Removes the folders under `runs` of runs an earlier `harm` into the same output wrote and
+/// this one does not (`keep` names this one's), so that `runs/` matches `harm.csv`. Only a
+/// folder that holds nothing but a run's files is removed.
+///
+/// # Errors
+/// A folder that cannot be listed or removed.
+fn remove_stale_runs(runs: &std::path::Path, keep: &[String]) -> Result<(), CliError> {
+    let read = |p: &std::path::Path| {
+        std::fs::read_dir(p).map_err(|source| CliError::Read { path: p.to_path_buf(), source })
+    };
+    for entry in read(runs)? {
+        let entry = entry.map_err(|source| CliError::Read { path: runs.to_path_buf(), source })?;
+        let path = entry.path();
+        let name = entry.file_name();
+        if !path.is_dir() || keep.iter().any(|k| name == k.as_str()) {
+            continue;
+        }
+        let mut files = Vec::new();
+        let mut only_run_files = true;
+        for e in read(&path)? {
+            let e = e.map_err(|source| CliError::Read { path: path.clone(), source })?;
+            let is_file = e.file_type().is_ok_and(|t| t.is_file());
+            if is_file && RUN_FILES.iter().any(|f| e.file_name() == *f) {
+                files.push(e.path());
+            } else {
+                only_run_files = false;
+            }
+        }
+        if !only_run_files {
+            continue;
+        }
+        for f in files {
+            std::fs::remove_file(&f).map_err(|source| CliError::Write { path: f, source })?;
+        }
+        std::fs::remove_dir(&path).map_err(|source| CliError::Write { path, source })?;
+    }
+    Ok(())
+}
+
 fn rtt_ms(d: Duration) -> f64 {
     d.as_ps() as f64 / 1e9
 }
@@ -770,6 +812,7 @@ pub fn harm_command(
         set.write("counters.csv", r.counters_csv())?;
         set.commit()?;
     }
+    remove_stale_runs(&dir.join("runs"), &results.names)?;
     let mut set = output::Staged::new(dir);
     if plan.seeds > 1 {
         set.write("harm-summary.csv", harm_summary_csv(&summaries))?;

@@ -315,6 +315,19 @@ fn results_do_not_depend_on_jobs_and_one_seed_prints_ccafcts_table() {
         }
     }
     assert!(!case.path("s1").join("harm-summary.csv").exists());
+
+    // Again into j1, with one seed: runs/ holds this run's folders only (the second seed's
+    // were left beside a harm.csv without them); a folder of other files is kept.
+    std::fs::create_dir_all(case.path("j1/runs/mine")).unwrap();
+    std::fs::write(case.path("j1/runs/mine/notes.txt"), "x").unwrap();
+    run_harm(&case, "j1", &small);
+    let mut runs: Vec<String> = std::fs::read_dir(case.path("j1/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    runs.sort();
+    assert_eq!(runs, ["mine", "rtt10-cubic-s1", "rtt10-prague-s1", "rtt10-solo-s1"]);
+    assert!(!case.path("j1/harm-summary.csv").exists());
 }
 
 #[test]
