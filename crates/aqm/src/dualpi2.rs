@@ -205,7 +205,10 @@ impl DualPi2Params {
             if !(v.is_finite() && v > 0.0 && v < 1e6) {
                 return Err(ParamError::new(
                     name,
-                    format!("must be positive and finite (Hz), got {v}"),
+                    format!(
+                        "must be positive and below 1e6 (Hz), got {}",
+                        dcsim_types::params::Num(v)
+                    ),
                 ));
             }
         }

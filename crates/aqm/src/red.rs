@@ -56,7 +56,10 @@ impl RedParams {
             ));
         }
         if !(0.0..=1.0).contains(&self.pmax) {
-            return Err(ParamError::new("pmax", format!("must be in [0, 1], got {}", self.pmax)));
+            return Err(ParamError::new(
+                "pmax",
+                format!("must be in [0, 1], got {}", dcsim_types::params::Num(self.pmax)),
+            ));
         }
         Ok(())
     }

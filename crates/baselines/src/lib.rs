@@ -177,7 +177,10 @@ pub(crate) fn check_unit_interval(name: &'static str, v: f64) -> Result<(), Para
     if v > 0.0 && v <= 1.0 {
         Ok(())
     } else {
-        Err(ParamError::new(name, format!("must be in (0, 1], got {v}")))
+        Err(ParamError::new(
+            name,
+            format!("must be in (0, 1], got {}", dcsim_types::params::Num(v)),
+        ))
     }
 }
 

@@ -275,6 +275,15 @@ struct Config<'a> {
     notes: Vec<Note>,
 }
 
+/// The message for an integer value that does not parse: too large for its field (up to
+/// `max`), or not a non-negative integer at all.
+fn int_error(e: &std::num::ParseIntError, max: u64) -> String {
+    match e.kind() {
+        std::num::IntErrorKind::PosOverflow => format!("too large: at most {max}"),
+        _ => "expected a non-negative integer".into(),
+    }
+}
+
 impl<'a> Config<'a> {
     fn error(&self, line: usize, message: impl Into<String>) -> CliError {
         CliError::Line { file: self.file.to_path_buf(), line, message: message.into() }
@@ -370,17 +379,13 @@ impl<'a> Config<'a> {
 
     fn uint(&mut self, key: &str, absent: Absent<u64>, d: &str) -> Result<Sourced<u64>, CliError> {
         self.value(key, absent, d, |s| {
-            s.parse::<u64>()
-                .map(|v| (v, None))
-                .map_err(|_| "expected a non-negative integer".into())
+            s.parse::<u64>().map(|v| (v, None)).map_err(|e| int_error(&e, u64::MAX))
         })
     }
 
     fn u32(&mut self, key: &str, default: u32) -> Result<Sourced<u32>, CliError> {
         self.value(key, Absent::Default(default), &default.to_string(), |s| {
-            s.parse::<u32>()
-                .map(|v| (v, None))
-                .map_err(|_| "expected a non-negative integer".into())
+            s.parse::<u32>().map(|v| (v, None)).map_err(|e| int_error(&e, u32::MAX.into()))
         })
     }
 

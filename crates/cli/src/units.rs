@@ -98,7 +98,7 @@ const TIME_EXAMPLE: &str = "\"1us\"";
 const SIZE_EXAMPLE: &str = "\"1MB\"";
 const RATE_UNITS: &str = "bps, Kbps, Mbps, Gbps, Tbps (or Gb/s, or G alone)";
 const TIME_UNITS: &str = "ps, ns, us, µs, ms, s";
-const SIZE_UNITS: &str = "B, KB, MB, GB, KiB, MiB, GiB (or none for bytes)";
+const SIZE_UNITS: &str = "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB (or none for bytes)";
 
 /// A non-negative decimal number split into its digits and the count of fractional digits:
 /// `12.50` is `(1250, 2)`.
@@ -213,7 +213,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
 }
 
 /// Parses a byte count such as `"32MiB"`, `"32MB"` (10⁶ bytes each), `"4KiB"`, `"1000B"` or
-/// `"1000"` (no unit = bytes).
+/// `"1000"` (no unit = bytes); the units run from `B` to `TB` and `TiB`.
 pub fn parse_size(text: &str) -> Result<Bytes, UnitError> {
     let (n, unit) = split_number(text, SIZE_EXAMPLE)?;
     let factor: u64 = match unit {
@@ -221,9 +221,11 @@ pub fn parse_size(text: &str) -> Result<Bytes, UnitError> {
         "KB" | "kB" => 1_000,
         "MB" => 1_000_000,
         "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
         "KiB" => 1 << 10,
         "MiB" => 1 << 20,
         "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
         _ => {
             return Err(UnitError::UnknownUnit {
                 unit: unit.to_string(),
@@ -349,6 +351,8 @@ mod tests {
         assert_eq!(parse_size("400kB"), Ok(Bytes(400_000)));
         assert_eq!(parse_size("1000B"), Ok(Bytes(1000)));
         assert_eq!(parse_size("1000"), Ok(Bytes(1000)));
+        assert_eq!(parse_size("2TB"), Ok(Bytes(2_000_000_000_000)));
+        assert_eq!(parse_size("1TiB"), Ok(Bytes(1 << 40)));
         assert_eq!(parse_size("1.5KB"), Ok(Bytes(1500)));
         assert_eq!(parse_size("2GiB"), Ok(Bytes(2 << 30)));
         assert!(matches!(parse_size("1.5B"), Err(UnitError::TooPrecise { .. })));

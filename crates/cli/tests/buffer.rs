@@ -92,7 +92,7 @@ fn bad_applications_are_located_errors_and_write_nothing() {
         ("clients = [0]\nservers = [1]\noutstanding = 1\nquery = 1\nfoo = 1", "unknown field `foo`"),
         (
             "clients = [0]\nservers = [1]\noutstanding = 1\nquery = \"2TiB\"",
-            "rpc[0].query",
+            "rpc[0].query`: 2199023255552 bytes is more than the largest message",
         ),
         // More queries outstanding than the limit (this one ran out of memory).
         (

@@ -1220,6 +1220,14 @@ fn import_ns3_refuses_broken_reference_defaults() {
     let c = ns3_case(&[("CC_MODE 1", "CC_MODE 2")]);
     let e = import_fails(&c);
     assert_has(&e, &["error: ref/config.txt:11: CC_MODE 2 is not a scheme dcsim has"]);
+    // An integer too large for its key is called that (it read "expected a non-negative
+    // integer").
+    let c = ns3_case(&[("FAST_RECOVERY_TIMES 1", "FAST_RECOVERY_TIMES 99999999999")]);
+    let e = import_fails(&c);
+    assert_has(&e, &["FAST_RECOVERY_TIMES 99999999999: too large: at most 4294967295"]);
+    let c = ns3_case(&[("FAST_RECOVERY_TIMES 1", "FAST_RECOVERY_TIMES -1")]);
+    let e = import_fails(&c);
+    assert_has(&e, &["FAST_RECOVERY_TIMES -1: expected a non-negative integer"]);
     let c = ns3_case(&[("KMIN_MAP 1 100000000000 400", "KMIN_MAP 1 400000000000 400")]);
     let e = import_fails(&c);
     assert_has(&e, &["error: ref/config.txt:", "has no entry for "]);

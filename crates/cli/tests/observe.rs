@@ -220,7 +220,7 @@ fn bad_observation_and_timing_settings_are_located_errors() {
             "[output]\nqlen_ports = { link = [2, 2] }\n",
             "field `output.qlen_ports.link`: there is no link from 2 to 2",
         ),
-        ("[output]\nqlen_ports = { at = \"spine\" }\n", "unknown port set \"\\\"spine\\\"\""),
+        ("[output]\nqlen_ports = { at = \"spine\" }\n", "unknown port set \"spine\" (valid:"),
         (
             "[output]\nqlen_ports = { at = \"all\", class = 3 }\n",
             "field `output.qlen_ports.class`: unknown key (valid: at, link, switch, port)",

@@ -125,7 +125,10 @@ impl HpccParams {
     pub fn check(&self) -> Result<(), ParamError> {
         // Written so that NaN fails too.
         if !(self.eta > 0.0 && self.eta <= 1.0) {
-            return Err(ParamError::new("eta", format!("must be in (0, 1], got {}", self.eta)));
+            return Err(ParamError::new(
+                "eta",
+                format!("must be in (0, 1], got {}", dcsim_types::params::Num(self.eta)),
+            ));
         }
         if let Some(ai) = self.rate_ai {
             if ai.0 == 0 {

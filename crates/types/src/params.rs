@@ -28,6 +28,22 @@ use std::fmt;
 
 use crate::units::{BitsPerSec, Bytes, Duration};
 
+/// A number as an error message shows it: plainly (`0.95`, `1500`), or in scientific notation
+/// when that would take dozens of digits (`1e300`, `1e-300` printed 300 digits).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Num(pub f64);
+
+impl fmt::Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v.is_finite() && v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+            write!(f, "{v:e}")
+        } else {
+            write!(f, "{v}")
+        }
+    }
+}
+
 /// The type of a parameter's value, which fixes how a front end parses it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
@@ -268,6 +284,18 @@ pub fn kind_matches(k: Kind, v: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_in_messages_stay_short() {
+        let show = |v: f64| Num(v).to_string();
+        assert_eq!(show(0.95), "0.95");
+        assert_eq!(show(1500.0), "1500");
+        assert_eq!(show(0.0), "0");
+        assert_eq!(show(1e300), "1e300");
+        assert_eq!(show(-2.5e-300), "-2.5e-300");
+        assert_eq!(show(f64::NAN), "NaN");
+        assert_eq!(show(f64::INFINITY), "inf");
+    }
 
     const SPEC: &[ParamSpec] = &[
         ParamSpec::new("a", Kind::Number, "1", ""),

@@ -480,11 +480,7 @@ pub(crate) fn select_ports(
                 _ => {
                     return Err(table.error(
                         "at",
-                        format!(
-                            "unknown port set {:?} (valid: {})",
-                            t["at"].to_string(),
-                            QUEUE_AT.join(", ")
-                        ),
+                        format!("unknown port set {} (valid: {})", t["at"], QUEUE_AT.join(", ")),
                     ))
                 }
             })

@@ -497,7 +497,7 @@ pub(super) fn rpcs(
                         let gap_ps = (1e12 / lambda).round();
                         if !(1.0..1e18).contains(&gap_ps) {
                             let at = r.load.as_ref().map_or(whole.clone(), |q| q.span());
-                            return Err(src.error(at, field("load"), format!("gives a mean inter-arrival time of {gap_ps} ps, which cannot be represented")));
+                            return Err(src.error(at, field("load"), format!("gives a mean inter-arrival time of {} ps, which cannot be represented", dcsim_types::params::Num(gap_ps))));
                         }
                         Arrivals::Open { mean_gap: Duration::from_ps(gap_ps as u64), pick }
                     }
