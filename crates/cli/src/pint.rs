@@ -563,17 +563,14 @@ pub fn record_traces(
     threads: usize,
 ) -> Result<RecordedTraces, CliError> {
     let valid = scenario::load(path, None)?;
-    let mtu = u64::from(valid.cfg.nic.mtu).max(1);
-    let mut chosen: Vec<&FlowSpec> =
-        valid.flows.iter().filter(|f| f.size.div_ceil(mtu) >= packets).collect();
+    // A flow's packets: full segments of its transport (the MTU for RoCE, the MSS for TCP).
+    let count = |f: &FlowSpec| f.size.div_ceil(valid.segment_of(f.id.idx()));
+    let mut chosen: Vec<&FlowSpec> = valid.flows.iter().filter(|f| count(f) >= packets).collect();
     if chosen.is_empty() {
-        let most = valid.flows.iter().map(|f| f.size.div_ceil(mtu)).max().unwrap_or(0);
+        let most = valid.flows.iter().map(count).max().unwrap_or(0);
         return Err(bad(
             "--checkpoints",
-            format!(
-                "{packets} packets: the largest flow of {} has {most} packets of at most {mtu} B",
-                path.display()
-            ),
+            format!("{packets} packets: the largest flow of {} has {most} packets", path.display()),
         ));
     }
     chosen.sort_by_key(|f| (std::cmp::Reverse(f.size), f.id));

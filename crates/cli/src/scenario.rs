@@ -590,6 +590,12 @@ impl ValidScenario {
 }
 
 impl ValidScenario {
+    /// The payload bytes of a full packet of flow `flow` (an index into `flows`): the MTU for
+    /// RoCE, its group's MSS for TCP.
+    pub fn segment_of(&self, flow: usize) -> u64 {
+        limits::segment(&self.cfg, self.cfg.transport_of(flow)).max(1)
+    }
+
     /// Whether the scenario has TCP flow groups or explicit queue disciplines (its
     /// `counters.csv` then lists their counters even when zero).
     pub fn uses_tcp_or_qdiscs(&self) -> bool {

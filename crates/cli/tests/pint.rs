@@ -455,6 +455,20 @@ fn latency_on_simulated_hop_latencies() {
         &e,
         &["error: --checkpoints: 301 packets: the largest flow of incast.toml has 300 packets"],
     );
+    // TCP flows count their MSS-sized segments (they were counted in RoCE MTUs: 300 KB made
+    // 300 packets, not 208, and the run then traced too few).
+    let tcp = TRACE_SCENARIO.replace(
+        "[flows]",
+        "[[group]]\nname = \"t\"\ncca = \"dctcp\"\ntcp = { ecn = \"classic\" }\n\n[flows]\ngroup = \"t\"",
+    );
+    c.write("tcp.toml", &tcp);
+    let mut a = args("1", "x");
+    (a[3], a[9]) = ("tcp.toml", "10,50,300");
+    let e = c.fails(&a, &["x"]);
+    assert_has(
+        &e,
+        &["error: --checkpoints: 300 packets: the largest flow of tcp.toml has 208 packets"],
+    );
     c.write("bad.toml", "[topology]\nkind = \"nope\"\n");
     let mut a = args("1", "x");
     a[3] = "bad.toml";
