@@ -518,7 +518,7 @@ impl QctWriter {
             return Err(CliError::Write { path: self.path, source });
         }
         drop(self.w);
-        set.adopt(self.tmp, self.path);
+        set.adopt(self.tmp, self.path)?;
         Ok(self.totals)
     }
 
@@ -576,13 +576,67 @@ pub fn create_out_dir(dir: &Path) -> Result<(), CliError> {
 /// an output should go) leaves every earlier output of the folder as it was, instead of a
 /// new `fct.csv` beside an old `counters.csv`. Temporary files not committed are removed
 /// when the set is dropped.
+///
+/// A destination that is a symbolic link is written through: the temporary file goes beside
+/// the file it names, which the rename replaces. One that is not a regular file (a device such
+/// as `/dev/null`, a FIFO) is written into directly at the commit, not replaced (`gen --out
+/// /dev/full` replaced the device with a regular file).
 #[derive(Debug)]
 pub struct Staged {
     dir: PathBuf,
-    /// (temporary file, destination), in the order staged.
-    files: Vec<(PathBuf, PathBuf)>,
+    /// The files to put in place, in the order staged.
+    files: Vec<Put>,
     /// Files to remove at the commit (outputs this run does not write).
     stale: Vec<PathBuf>,
+}
+
+/// How one staged file goes in place.
+#[derive(Debug)]
+enum Put {
+    /// Renamed from `tmp` over `dest` (the regular file `shown` names, through any links).
+    Rename { tmp: PathBuf, dest: PathBuf, shown: PathBuf },
+    /// Written into `dest`, a device or FIFO, at the commit.
+    Direct { dest: PathBuf, bytes: Vec<u8> },
+}
+
+/// What an output path is.
+enum Dest {
+    /// A regular file, or nothing yet: the file to replace (symbolic links followed).
+    File(PathBuf),
+    /// A device, FIFO or socket: written into, never replaced.
+    Special,
+}
+
+/// What `path` is as an output's destination.
+///
+/// # Errors
+/// A directory, or a symbolic link to nothing.
+fn destination(path: &Path) -> std::io::Result<Dest> {
+    use std::io::{Error, ErrorKind};
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Dest::File(path.to_path_buf())),
+        Err(e) => return Err(e),
+        Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(path) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(Error::new(ErrorKind::NotFound, "is a symbolic link to nothing"))
+            }
+            other => other?,
+        },
+        Ok(m) => m,
+    };
+    if meta.is_dir() {
+        Err(Error::new(ErrorKind::AlreadyExists, "is a directory, where an output file goes"))
+    } else if meta.is_file() {
+        Ok(Dest::File(if path.is_symlink() { std::fs::canonicalize(path)? } else { path.into() }))
+    } else {
+        Ok(Dest::Special)
+    }
+}
+
+/// The hidden temporary file beside `dest`: `.NAME.tmp`.
+fn tmp_beside(dest: &Path) -> PathBuf {
+    let name = dest.file_name().map_or_else(Default::default, |n| n.to_string_lossy());
+    dest.with_file_name(format!(".{name}.tmp"))
 }
 
 impl Staged {
@@ -592,23 +646,52 @@ impl Staged {
         Staged { dir: dir.to_path_buf(), files: Vec::new(), stale: Vec::new() }
     }
 
-    /// Writes `contents` to `dir/.name.tmp`, to be renamed to `dir/name` at the commit.
+    /// Writes `contents` to a hidden temporary file (`.name.tmp`), to be renamed to
+    /// `dir/name` at the commit (kept in memory instead when `dir/name` is a device or FIFO).
     ///
     /// # Errors
-    /// The temporary file cannot be written (it is removed).
+    /// `dir/name` is a directory or a broken link, or the temporary file cannot be written
+    /// (it is removed).
     pub fn write(&mut self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), CliError> {
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, contents.as_ref()).map_err(|source| {
-            let _ = std::fs::remove_file(&tmp);
-            CliError::Write { path: tmp.clone(), source }
-        })?;
-        self.files.push((tmp, self.dir.join(name)));
+        let shown = self.dir.join(name);
+        match destination(&shown)
+            .map_err(|source| CliError::Write { path: shown.clone(), source })?
+        {
+            Dest::File(dest) => {
+                let tmp = tmp_beside(&dest);
+                std::fs::write(&tmp, contents.as_ref()).map_err(|source| {
+                    let _ = std::fs::remove_file(&tmp);
+                    CliError::Write { path: tmp.clone(), source }
+                })?;
+                self.files.push(Put::Rename { tmp, dest, shown });
+            }
+            Dest::Special => {
+                self.files.push(Put::Direct { dest: shown, bytes: contents.as_ref().to_vec() });
+            }
+        }
         Ok(())
     }
 
-    /// Takes over a temporary file written elsewhere, to be renamed to `path` at the commit.
-    pub fn adopt(&mut self, tmp: PathBuf, path: PathBuf) {
-        self.files.push((tmp, path));
+    /// Takes over a temporary file written elsewhere, to be put in place at `path` at the
+    /// commit.
+    ///
+    /// # Errors
+    /// As [`Staged::write`] (the temporary file is removed).
+    pub fn adopt(&mut self, tmp: PathBuf, path: PathBuf) -> Result<(), CliError> {
+        let fail = |path: PathBuf, source| {
+            let _ = std::fs::remove_file(&tmp);
+            CliError::Write { path, source }
+        };
+        match destination(&path) {
+            Err(source) => return Err(fail(path, source)),
+            Ok(Dest::File(dest)) => self.files.push(Put::Rename { tmp, dest, shown: path }),
+            Ok(Dest::Special) => {
+                let bytes = std::fs::read(&tmp).map_err(|source| fail(tmp.clone(), source))?;
+                let _ = std::fs::remove_file(&tmp);
+                self.files.push(Put::Direct { dest: path, bytes });
+            }
+        }
+        Ok(())
     }
 
     /// Marks `dir/name` for removal at the commit, if it exists (an output of an earlier run
@@ -622,10 +705,12 @@ impl Staged {
     ///
     /// # Errors
     /// A destination (or a stale output) that is a directory, found before anything is
-    /// renamed; or an I/O error of a rename or removal, naming the path.
+    /// renamed; or an I/O error of a rename, a write or a removal, naming the path.
     pub fn commit(mut self) -> Result<Vec<PathBuf>, CliError> {
-        let dests = self.files.iter().map(|(_, d)| d).chain(&self.stale);
-        if let Some(d) = dests.into_iter().find(|d| d.is_dir()) {
+        let dests = self.files.iter().map(|p| match p {
+            Put::Rename { dest, .. } | Put::Direct { dest, .. } => dest,
+        });
+        if let Some(d) = dests.chain(&self.stale).find(|d| d.is_dir()) {
             return Err(CliError::Write {
                 path: d.clone(),
                 source: std::io::Error::new(
@@ -637,13 +722,26 @@ impl Staged {
         let files = std::mem::take(&mut self.files);
         let mut written = Vec::with_capacity(files.len());
         let mut pending = files.into_iter();
-        for (tmp, path) in pending.by_ref() {
-            if let Err(source) = std::fs::rename(&tmp, &path) {
-                let _ = std::fs::remove_file(&tmp);
-                self.files.extend(pending);
-                return Err(CliError::Write { path, source });
+        while let Some(put) = pending.next() {
+            let done = match &put {
+                Put::Rename { tmp, dest, .. } => std::fs::rename(tmp, dest),
+                Put::Direct { dest, bytes } => std::fs::write(dest, bytes),
+            };
+            match (done, put) {
+                (Ok(()), Put::Rename { shown, .. }) => written.push(shown),
+                (Ok(()), Put::Direct { dest, .. }) => written.push(dest),
+                (Err(source), put) => {
+                    let path = match put {
+                        Put::Rename { tmp, shown, .. } => {
+                            let _ = std::fs::remove_file(&tmp);
+                            shown
+                        }
+                        Put::Direct { dest, .. } => dest,
+                    };
+                    self.files.extend(pending);
+                    return Err(CliError::Write { path, source });
+                }
             }
-            written.push(path);
         }
         for path in std::mem::take(&mut self.stale) {
             match std::fs::remove_file(&path) {
@@ -658,13 +756,16 @@ impl Staged {
 
 impl Drop for Staged {
     fn drop(&mut self) {
-        for (tmp, _) in &self.files {
-            let _ = std::fs::remove_file(tmp);
+        for put in &self.files {
+            if let Put::Rename { tmp, .. } = put {
+                let _ = std::fs::remove_file(tmp);
+            }
         }
     }
 }
 
-/// Writes `contents` to `dir/name` atomically: `dir/.name.tmp`, then a rename.
+/// Writes `contents` to `dir/name` atomically: a hidden temporary file (`.name.tmp`), then a
+/// rename; through a symbolic link, and into a device or FIFO directly ([`Staged`]).
 ///
 /// # Errors
 /// Any I/O error, naming the path.
@@ -677,15 +778,9 @@ pub fn write_atomic(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, C
 /// # Errors
 /// Any I/O error, naming the path.
 pub fn write_atomic_bytes(dir: &Path, name: &str, contents: &[u8]) -> Result<PathBuf, CliError> {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let path = dir.join(name);
-    std::fs::write(&tmp, contents)
-        .map_err(|source| CliError::Write { path: tmp.clone(), source })?;
-    std::fs::rename(&tmp, &path).map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        CliError::Write { path: path.clone(), source }
-    })?;
-    Ok(path)
+    let mut set = Staged::new(dir);
+    set.write(name, contents)?;
+    Ok(set.commit()?.swap_remove(0))
 }
 
 #[cfg(test)]
@@ -777,12 +872,14 @@ mod tests {
         set.remove("old.csv");
         drop(set);
         assert_eq!(names(d), ["old.csv"]);
-        // A folder where an output goes: refused before any rename.
+        // A folder where an output goes: refused when staged, before any rename; and a stale
+        // output that has become a folder, at the commit, before any rename.
         std::fs::create_dir(d.join("b.csv")).unwrap();
         let mut set = Staged::new(d);
         set.write("a.csv", "a").unwrap();
-        set.write("b.csv", "b").unwrap();
-        set.remove("old.csv");
+        let e = set.write("b.csv", "b").unwrap_err().to_string();
+        assert!(e.contains("b.csv") && e.contains("is a directory"), "{e}");
+        set.remove("b.csv");
         let e = set.commit().unwrap_err().to_string();
         assert!(e.contains("b.csv") && e.contains("is a directory"), "{e}");
         assert_eq!(names(d), ["b.csv", "old.csv"]);
@@ -797,5 +894,30 @@ mod tests {
         assert_eq!(written, [d.join("b.csv"), d.join("a.csv")]);
         assert_eq!(names(d), ["a.csv", "b.csv"]);
         assert_eq!(std::fs::read_to_string(d.join("a.csv")).unwrap(), "a");
+    }
+
+    /// Outputs are written through symbolic links, and into devices and FIFOs without
+    /// replacing them (`gen --out /dev/full` replaced the device with a regular file).
+    #[test]
+    fn links_and_devices_are_written_through_not_replaced() {
+        use std::os::unix::fs::{symlink, FileTypeExt};
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("target.csv"), "old").unwrap();
+        symlink("target.csv", d.join("link.csv")).unwrap();
+        let p = write_atomic(d, "link.csv", "new").unwrap();
+        assert_eq!(p, d.join("link.csv"));
+        assert!(d.join("link.csv").is_symlink(), "the link is kept");
+        assert_eq!(std::fs::read_to_string(d.join("target.csv")).unwrap(), "new");
+        // A device behind a link: written into (here /dev/null, which takes anything).
+        symlink("/dev/null", d.join("null.csv")).unwrap();
+        write_atomic(d, "null.csv", "x").unwrap();
+        assert!(d.join("null.csv").is_symlink());
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        assert_eq!(names(d), ["link.csv", "null.csv", "target.csv"], "no temporary left");
+        // A link to nothing is refused, naming it.
+        symlink("nowhere/x", d.join("dangling.csv")).unwrap();
+        let e = write_atomic(d, "dangling.csv", "x").unwrap_err().to_string();
+        assert!(e.contains("dangling.csv") && e.contains("symbolic link to nothing"), "{e}");
     }
 }
