@@ -615,7 +615,21 @@ impl<'a> CcParams<'a> {
             (Kind::Bool, _) => {
                 Err(self.error(key, format!("expected true or false, found {found}")))
             }
-            (Kind::Rate, T::String(s)) => unit(units::parse_rate(s).map(Value::Rate)),
+            (Kind::Rate, T::String(s)) => {
+                let r = units::parse_rate(s).map_err(|e| self.error(key, e.to_string()))?;
+                // As the topology's rates: a scheme's rates add to a flow's (HPCC's, DCQCN's,
+                // TIMELY's additive increase), and beyond it wrapped a flow's rate to 0.
+                if r > dcsim_core::units::MAX_RATE {
+                    return Err(self.error(
+                        key,
+                        format!(
+                            "`{s}` is above the largest rate supported, {}",
+                            dcsim_core::units::MAX_RATE_TEXT
+                        ),
+                    ));
+                }
+                Ok(Value::Rate(r))
+            }
             (Kind::Rate, _) => Err(self.error(
                 key,
                 format!("expected a rate with a unit such as \"40Mbps\", found {found}"),

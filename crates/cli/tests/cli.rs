@@ -302,6 +302,17 @@ fn rate_above_the_largest_supported() {
     );
     c.scenario(&[("hosts_per_leaf = 4", "hosts_per_leaf = 4\nfabric_rate = \"100Tbps\"")], "");
     run_ok(&c, &["validate", "scenario.toml"]);
+    // A scheme's rates too: an additive increase beyond it wrapped a DCTCP flow's rate to 0
+    // (the flow never finished; an overflow panic in debug builds).
+    for (scheme, key) in [("dctcp", "rate_ai"), ("dcqcn", "rate_hai"), ("hpcc", "min_rate")] {
+        c.scenario(&[], &format!("\n[cc]\nname = \"{scheme}\"\n{key} = \"101Tbps\"\n"));
+        assert_has(
+            &c.run_fails(),
+            &[&format!(
+                "field `cc.{key}`: `101Tbps` is above the largest rate supported, 100 Tbps"
+            )],
+        );
+    }
 }
 
 #[test]
