@@ -871,7 +871,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     let roce = roce_used.then(|| u64::from(cfg.nic.mtu) + data_header);
     let tcp = cfg.tcp_groups.iter().map(|g| u64::from(g.tcp.mss) + u64::from(g.tcp.header_bytes));
     let largest = roce.into_iter().chain(tcp).max();
-    warnings::small_queue_limits(src, &queue_tables, largest, &mut warnings);
+    warnings::small_queue_limits(src, &cfg, &queue_tables, largest, &mut warnings);
 
     Ok(ValidScenario {
         path: src.path.clone(),

@@ -302,6 +302,16 @@ fn queue_byte_limits_below_a_frame() {
     assert_has(&accepted(&s).0, &[w]);
     let s = scenario("", &format!("{}{ONE_FLOW}", queue("fifo", "limit_bytes = 1048")));
     assert!(!accepted(&s).0.contains("warning"), "a frame that fits is kept");
+    // The switches' own cap on a lossy egress queue alike.
+    let s = scenario(
+        "",
+        &format!(
+            "[switch]\npfc = false\nlossy_admission = \"egress\"\negress_cap = \"1000B\"\n{ONE_FLOW}"
+        ),
+    );
+    let w = "field `switch.egress_cap`: 1000 B is less than the largest data frame of this \
+             scenario (1048 B): every such frame of a lossy class is dropped";
+    assert_has(&accepted(&s).0, &[w]);
     // A TCP group's 1514-byte frames, with fq_codel's and dualpi2's `memory_limit`.
     let tcp = "[[group]]\nname = \"t\"\ncca = \"cubic\"\n[flows]\ngroup = \"t\"\n";
     for kind in ["fq_codel", "dualpi2"] {

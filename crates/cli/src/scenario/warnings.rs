@@ -381,16 +381,29 @@ fn small_buffer(
     ));
 }
 
-/// A `[[queue]]` whose byte limit (`limit_bytes`, `memory_limit`) is below the largest data
-/// frame of the transports in use (`largest`): every such frame is dropped at its ports, so
-/// flows that send full frames through them never finish.
+/// A `[[queue]]` whose byte limit (`limit_bytes`, `memory_limit`), or a `switch.egress_cap`,
+/// below the largest data frame of the transports in use (`largest`): every such frame is
+/// dropped at its ports, so flows that send full frames through them never finish.
 pub(super) fn small_queue_limits(
     src: &Source,
+    cfg: &SimConfig,
     tables: &[dcsim_core::config::QdiscConfig],
     largest: Option<u64>,
     out: &mut Vec<Warning>,
 ) {
     let Some(largest) = largest else { return };
+    if let Some(cap) = cfg.switch.egress_cap.filter(|c| c.get() < largest) {
+        out.push(at(
+            src,
+            &["switch", "egress_cap"],
+            format!(
+                "{} B is less than the largest data frame of this scenario ({largest} B): every \
+                 such frame of a lossy class is dropped at every switch, so flows that send \
+                 full frames never finish",
+                cap.get()
+            ),
+        ));
+    }
     for (i, q) in tables.iter().enumerate() {
         let Some((key, limit)) = q.byte_limit().filter(|&(_, b)| b < largest) else { continue };
         out.push(at(
