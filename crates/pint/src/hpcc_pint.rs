@@ -116,7 +116,7 @@ impl HpccPintParams {
     }
 
     /// Checks the parameters: `eta` and `prob` in (0, 1], `rate_ai` (if set) and `min_rate`
-    /// positive, `log_base` finite and above 1.
+    /// positive, `log_base` finite and above 1, with a digest of 1 to 16 bits.
     ///
     /// # Errors
     /// The first offending parameter and what is wrong with it.
@@ -133,7 +133,21 @@ impl HpccPintParams {
         if !(self.log_base.is_finite() && self.log_base > 1.0) {
             return Err(ParamError::new(
                 "log_base",
-                format!("must be finite and > 1, got {}", self.log_base),
+                format!("must be finite and > 1, got {}", dcsim_types::params::Num(self.log_base)),
+            ));
+        }
+        // The digest's codes are 16-bit: a base so near 1 that they need more saturated every
+        // code (decoded as 0.4% utilisation), and one of 2^18 or more leaves no bit at all
+        // (every code 0): either way congestion control silently never saw any feedback.
+        let bits = UtilCodec::new(self.log_base).map_or(0, |c| c.n_bits());
+        if !(1..=16).contains(&bits) {
+            return Err(ParamError::new(
+                "log_base",
+                format!(
+                    "gives a digest of {bits} bits; it must take 1 to 16 (a log_base from about \
+                     1.0002 to below 262144), got {}",
+                    dcsim_types::params::Num(self.log_base)
+                ),
             ));
         }
         if !(self.prob > 0.0 && self.prob <= 1.0) {
@@ -386,5 +400,21 @@ mod tests {
         let p = HpccPintParams { log_base: 1.0, ..Default::default() };
         assert!(p.validate().unwrap_err().contains("log_base"));
         assert!(HpccPintParams::default().validate().is_ok());
+    }
+
+    /// The digest's codes fit 16 bits and have at least one: bases outside that range turned
+    /// the feedback off without a word (every code saturated, or every code 0).
+    #[test]
+    fn log_bases_give_a_digest_of_1_to_16_bits() {
+        let with = |log_base: f64| HpccPintParams { log_base, ..Default::default() }.check();
+        for ok in [1.0002, 1.01, 1.05, 262_143.0] {
+            assert_eq!(with(ok), Ok(()), "{ok}");
+        }
+        let e = with(1.00001).unwrap_err();
+        assert_eq!(e.field, "log_base");
+        assert!(e.message.starts_with("gives a digest of 21 bits"), "{}", e.message);
+        let e = with(1e20).unwrap_err();
+        assert!(e.message.starts_with("gives a digest of 0 bits"), "{}", e.message);
+        assert!(e.message.ends_with("got 1e20"), "{}", e.message);
     }
 }
