@@ -324,6 +324,24 @@ fn queue_byte_limits_below_a_frame() {
     }
 }
 
+/// A RoCE flow smaller than `ack_interval` that does not end on a `chunk` multiple is never
+/// ACKed in full (spec §2.3): delivered, never finished, without a word before.
+#[test]
+fn flows_below_the_ack_interval() {
+    let flow = |size: &str| {
+        format!("[nic]\nack_interval = \"2000B\"\n[[flows.list]]\nsrc = 0\ndst = 5\nsize = \"{size}\"\n")
+    };
+    let s = scenario("", &flow("1500B"));
+    let w = "field `nic.ack_interval`: 1 RoCE flow (of 1) smaller than ack_interval (2000 B) and \
+             not ending on a multiple of chunk (4000 B) will never be ACKed in full";
+    assert_has(&accepted(&s).0, &[w]);
+    let e = run_warns(&s, &[]);
+    assert_has(&e, &[w]);
+    for fine in ["2000B", "4000B"] {
+        assert!(!accepted(&scenario("", &flow(fine))).0.contains("warning"), "{fine}");
+    }
+}
+
 #[test]
 fn flows_after_the_stop_time() {
     let s = scenario("", &format!("{ONE_FLOW}start = \"20ms\"\n"));

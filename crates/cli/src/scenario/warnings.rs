@@ -3,7 +3,8 @@
 //! the field to blame, else `FILE: message`); commands print them after `warning: ` on stderr,
 //! and `dcsim validate` in its description (documented in `docs/scenario.md`, "Warnings").
 //!
-//! * flows that start at or after the stop time (they never run);
+//! * flows that start at or after the stop time (they never run), and RoCE flows that the
+//!   receiver never ACKs in full (smaller than `nic.ack_interval`, not a `nic.chunk` multiple);
 //! * a workload whose realized load is more than 10% below the requested load (with why:
 //!   `drop_last`, the window's length);
 //! * a switch buffer smaller than one MTU-sized frame plus the switch's PFC headroom and
@@ -84,6 +85,7 @@ pub(super) fn collect(
 ) -> Vec<Warning> {
     let mut out = Vec::new();
     late_flows(src, cfg, flows, &mut out);
+    unacked_flows(src, cfg, flows, &mut out);
     if let Some(b) = workload.and_then(|w| w.background.as_ref()) {
         realized_load(src, b, &mut out);
     }
@@ -277,6 +279,37 @@ fn late_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<W
             when(stop),
             first.id,
             when(first.start),
+        ),
+    ));
+}
+
+/// RoCE flows the receiver never ACKs in full: it ACKs an in-order packet only once the flow's
+/// bytes reach `nic.ack_interval` or end on a multiple of `nic.chunk` (spec §2.3, as the
+/// reference does), so a flow smaller than `ack_interval` that does not end on a chunk
+/// multiple is delivered but never completes.
+fn unacked_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<Warning>) {
+    let nic = &cfg.nic;
+    let never = |(i, f): &(usize, &FlowSpec)| {
+        cfg.transport_of(*i) == dcsim_core::config::Transport::Roce
+            && f.size < nic.ack_interval
+            && !f.size.is_multiple_of(nic.chunk)
+    };
+    let stuck: Vec<&FlowSpec> = flows.iter().enumerate().filter(never).map(|(_, f)| f).collect();
+    let Some(first) = stuck.first() else { return };
+    out.push(at(
+        src,
+        &["nic", "ack_interval"],
+        format!(
+            "{} RoCE flow{} (of {}) smaller than ack_interval ({} B) and not ending on a \
+             multiple of chunk ({} B) will never be ACKed in full, so never finish (the first, \
+             flow {}, of {} B); lower `nic.ack_interval`",
+            stuck.len(),
+            if stuck.len() == 1 { "" } else { "s" },
+            flows.len(),
+            nic.ack_interval,
+            nic.chunk,
+            first.id,
+            first.size,
         ),
     ));
 }
