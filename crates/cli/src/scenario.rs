@@ -1210,8 +1210,20 @@ fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliE
     let g100 = BitsPerSec::gbps(100);
     let g400 = BitsPerSec::gbps(400);
     let us1 = Duration::from_us(1);
-    let builder_error =
-        |e: dcsim_topology::TopologyError| src.error(kind.span(), "topology", e.to_string());
+    let builder_error = |e: dcsim_topology::TopologyError| match e {
+        // Beyond the builders' own guard, so beyond the scenario's limit, which is the one to
+        // name (as `limits::check_topology_size` does for what the builders make).
+        dcsim_topology::TopologyError::TooLarge { .. } => src.error(
+            kind.span(),
+            "topology.kind",
+            format!(
+                "the topology would have more than {} nodes and links in all (the limit); \
+                 simulate a smaller network",
+                limits::MAX_TOPOLOGY_SIZE
+            ),
+        ),
+        e => src.error(kind.span(), "topology", e.to_string()),
+    };
     let mut nics_per_server = 1;
     let mut file_text = None;
     let (topo, desc) = match k {

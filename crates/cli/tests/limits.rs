@@ -651,6 +651,14 @@ fn topologies_too_large_to_route() {
         &["error: s.toml:5:8: field `topology.kind`: the topology has 5000001 nodes and 5000000 \
            links, more than the limit of 4194304 in all"],
     );
+    // Beyond even the builders' guard (2^24): the same limit named, at the same field (it
+    // said "more than 16777216 nodes or links" at `topology`).
+    let e = rejected(&scenario("", ONE_FLOW).replace("leaves = 2", "leaves = 10000000"));
+    assert_has(
+        &e,
+        &["error: s.toml:5:8: field `topology.kind`: the topology would have more than 4194304 \
+           nodes and links in all (the limit)"],
+    );
 }
 
 #[test]

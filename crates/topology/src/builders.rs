@@ -128,8 +128,7 @@ pub fn fat_tree(k: usize, params: &FatTreeParams) -> Result<Topology, TopologyEr
         return Err(invalid(B, "oversubscription factor must be at least 1".into()));
     }
     let half = k / 2;
-    let hosts_per_tor =
-        half.checked_mul(params.oversubscription).ok_or_else(|| invalid(B, too_big()))?;
+    let hosts_per_tor = half.checked_mul(params.oversubscription).ok_or_else(|| too_big(B))?;
     three_tier_clos_named(
         B,
         &ClosParams {
@@ -542,8 +541,8 @@ fn invalid(builder: &'static str, detail: String) -> TopologyError {
     TopologyError::InvalidArgument { builder, detail }
 }
 
-fn too_big() -> String {
-    format!("the network would have more than {MAX_NODES} nodes or links")
+fn too_big(builder: &'static str) -> TopologyError {
+    TopologyError::TooLarge { builder, limit: MAX_NODES }
 }
 
 fn positive(b: &'static str, name: &str, v: usize) -> Result<(), TopologyError> {
@@ -564,7 +563,7 @@ fn nonzero_rate(b: &'static str, name: &str, r: BitsPerSec) -> Result<(), Topolo
 
 /// `x * y`, at most [`MAX_NODES`].
 fn mul(b: &'static str, x: usize, y: usize) -> Result<usize, TopologyError> {
-    x.checked_mul(y).filter(|&v| v <= MAX_NODES).ok_or_else(|| invalid(b, too_big()))
+    x.checked_mul(y).filter(|&v| v <= MAX_NODES).ok_or_else(|| too_big(b))
 }
 
 /// The sum, at most [`MAX_NODES`].
@@ -572,7 +571,7 @@ fn sum(b: &'static str, xs: &[usize]) -> Result<usize, TopologyError> {
     xs.iter()
         .try_fold(0usize, |acc, &x| acc.checked_add(x))
         .filter(|&v| v <= MAX_NODES)
-        .ok_or_else(|| invalid(b, too_big()))
+        .ok_or_else(|| too_big(b))
 }
 
 #[cfg(test)]

@@ -62,6 +62,15 @@ pub enum TopologyError {
         /// What was wrong, naming the argument and its value.
         detail: String,
     },
+    /// A builder's arguments would make more than [`crate::builders::MAX_NODES`] nodes or
+    /// links.
+    #[error("{builder}: the network would have more than {limit} nodes or links")]
+    TooLarge {
+        /// The builder function.
+        builder: &'static str,
+        /// The limit ([`crate::builders::MAX_NODES`]).
+        limit: usize,
+    },
 
     // ----- topology file syntax (spec §6.1) -----
     /// The file has no header line.

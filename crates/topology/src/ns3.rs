@@ -283,6 +283,7 @@ pub(crate) fn position(text: &str, e: &TopologyError) -> Option<FilePos> {
     match e {
         E::EmptyFile
         | E::InvalidArgument { .. }
+        | E::TooLarge { .. }
         | E::IsolatedHost { .. }
         | E::DisconnectedHost { .. }
         | E::NoHosts

@@ -110,7 +110,7 @@ fn fat_tree_argument_errors() {
     let e = fat_tree(1 << 20, &d).unwrap_err();
     assert!(e.to_string().contains("more than 16777216 nodes"), "{e}");
     let e = fat_tree(usize::MAX - 1, &d).unwrap_err();
-    assert!(matches!(e, TopologyError::InvalidArgument { builder: "fat_tree", .. }));
+    assert!(matches!(e, TopologyError::TooLarge { builder: "fat_tree", .. }));
 }
 
 #[test]
