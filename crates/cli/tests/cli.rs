@@ -1466,6 +1466,13 @@ fn mss_must_fit_the_mtu_and_min_rto_must_be_positive() {
     );
     tcp_case(&c, "tcp = { min_rto = \"0s\" }\n", "");
     assert_has(&c.run_fails(), &["field `group[0].tcp.min_rto`"]);
+    // A written MTU too small for the profile's MSS is blamed (it pointed at the table).
+    tcp_case(&c, "mtu = 68\n", "");
+    assert_has(
+        &c.run_fails(),
+        &["field `group[0].mtu`: 68 B cannot carry a full segment of the group: mss 1448 B plus \
+           52 B of TCP/IP headers"],
+    );
 }
 
 /// Values that made a run take days or do nothing, each refused with its field: timers below

@@ -269,7 +269,22 @@ fn tcp_config(
                 tcp.header_bytes.saturating_sub(14)
             ),
         );
-        return Err(if tt.contains_key(key) { table.located(&e) } else { group.located(&e) });
+        return Err(if tt.contains_key(key) {
+            table.located(&e)
+        } else if t.contains_key("mtu") {
+            // The profile's MSS is what the written MTU is too small for.
+            group.error(
+                "mtu",
+                format!(
+                    "{mtu} B cannot carry a full segment of the group: mss {} B plus {} B of \
+                     TCP/IP headers; raise it, or set a smaller `tcp.mss`",
+                    tcp.mss,
+                    tcp.header_bytes.saturating_sub(14)
+                ),
+            )
+        } else {
+            group.located(&e)
+        });
     }
     // Frames of their own size (a SYN with its options, the padded minimum) fit the MTU too:
     // a 100 MB one was dropped by every buffer and the flow never completed.
