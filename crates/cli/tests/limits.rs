@@ -556,15 +556,35 @@ fn buffer_smaller_than_a_frame_and_the_headroom() {
     assert_has(
         &out,
         &["warning: s.toml:15:10: field `switch.buffer`: the switch buffer (1 B) is smaller \
-           than one MTU-sized frame (1048 B) plus the PFC headroom (300000 B) and reserve \
+           than one full-size data frame (1048 B) plus the PFC headroom (300000 B) and reserve \
            (20480 B) of switch 8 (5 ports): its shared buffer is empty"],
     );
     let (out, _) = accepted(&scenario("", &format!("{ONE_FLOW}[nic]\nmtu = \"1GB\"\n")));
     assert_has(
         &out,
         &["warning: s.toml:15:7: field `nic.mtu`: the switch buffer (33554432 B) is smaller \
-           than one MTU-sized frame (1000000048 B)"],
+           than one full-size data frame (1000000048 B)"],
     );
+    // A reserve or headroom the scenario writes, that alone leaves no room for a frame, is
+    // blamed (it named no field and advised only a larger buffer).
+    let (out, _) = accepted(&scenario("", &format!("{ONE_FLOW}[switch]\nreserve = \"1TB\"\n")));
+    assert_has(
+        &out,
+        &[
+            "field `switch.reserve`: the switch buffer (33554432 B)",
+            "raise `switch.buffer` or \
+           lower `switch.reserve`",
+        ],
+    );
+    let s = format!("{ONE_FLOW}[switch]\nheadroom_bdp_multiple = 1000\n");
+    assert_has(
+        &accepted(&scenario("", &s)).0,
+        &["field `switch.headroom_bdp_multiple`: the switch buffer"],
+    );
+    // TCP traffic only: its full segment is the frame.
+    let tcp = "[[group]]\nname = \"t\"\ncca = \"cubic\"\n[flows]\ngroup = \"t\"\n";
+    let (out, _) = accepted(&scenario("", &format!("{tcp}{ONE_FLOW}[switch]\nbuffer = 1\n")));
+    assert_has(&out, &["than one full-size data frame (1514 B)"]);
     let (out, _) = accepted(&scenario("", ONE_FLOW));
     assert!(!out.contains("warning"), "{out}");
 }

@@ -72,8 +72,9 @@ pub const REALIZED_LOAD_FRACTION: f64 = 0.9;
 /// links' rates (see [`thread_warnings`]).
 pub const MIN_USEFUL_LOOKAHEAD: Duration = Duration::from_ns(100);
 
-/// The warnings of a validated scenario's parts. `data_header` is the scheme's header bytes on
-/// a data packet.
+/// The warnings of a validated scenario's parts. `frame` is the largest data frame of the
+/// transports in use (a RoCE MTU-sized frame with the scheme's headers, a TCP group's full
+/// segment).
 pub(super) fn collect(
     src: &Source,
     net: &Network,
@@ -81,7 +82,7 @@ pub(super) fn collect(
     cfg: &SimConfig,
     flows: &[FlowSpec],
     workload: Option<&WorkloadInfo>,
-    data_header: u64,
+    frame: u64,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
     late_flows(src, cfg, flows, &mut out);
@@ -89,7 +90,7 @@ pub(super) fn collect(
     if let Some(b) = workload.and_then(|w| w.background.as_ref()) {
         realized_load(src, b, &mut out);
     }
-    small_buffer(src, net, cfg, data_header, &mut out);
+    small_buffer(src, net, cfg, frame, &mut out);
     late_events(src, cfg, &mut out);
     late_sampler(src, cfg, &mut out);
     short_rto(src, net, routes, cfg, &mut out);
@@ -362,15 +363,9 @@ fn realized_load(src: &Source, b: &super::generator::BackgroundInfo, out: &mut V
 /// Every switch's buffer against one MTU-sized frame plus its PFC headroom and reserve (the
 /// MMU's shared pool is what is left; with nothing left, packets go to reserve and headroom
 /// only, or are dropped).
-fn small_buffer(
-    src: &Source,
-    net: &Network,
-    cfg: &SimConfig,
-    data_header: u64,
-    out: &mut Vec<Warning>,
-) {
+fn small_buffer(src: &Source, net: &Network, cfg: &SimConfig, frame: u64, out: &mut Vec<Warning>) {
     let sw = &cfg.switch;
-    let frame = u128::from(cfg.nic.mtu) + u128::from(data_header);
+    let frame = u128::from(frame);
     let lossless = sw.pfc_enabled && sw.lossy_classes & 0xfe != 0xfe;
     let mut worst: Option<(NodeId, usize, u128, u128)> = None;
     for n in (0..net.node_count()).map(NodeId::from_idx).filter(|&n| !net.is_host(n)) {
@@ -395,21 +390,35 @@ fn small_buffer(
     if buffer >= frame + headroom + reserve {
         return;
     }
-    // Blame the MTU when it alone does not fit, else the buffer.
-    let keys: &[&str] = if src.span_of(&["nic", "mtu"]).is_some() && frame > buffer {
+    // Blame what the scenario writes that takes the most: the MTU when the frame alone does
+    // not fit, else the larger of the reserve and the headroom when it alone leaves no room
+    // for a frame, else the buffer.
+    let written = |k: &[&str]| src.span_of(k).is_some();
+    let keys: &[&str] = if frame > buffer && written(&["nic", "mtu"]) {
         &["nic", "mtu"]
+    } else if reserve >= headroom && reserve + frame > buffer && written(&["switch", "reserve"]) {
+        &["switch", "reserve"]
+    } else if headroom > reserve
+        && headroom + frame > buffer
+        && written(&["switch", "headroom_bdp_multiple"])
+    {
+        &["switch", "headroom_bdp_multiple"]
     } else {
         &["switch", "buffer"]
+    };
+    let also = match keys {
+        ["switch", "buffer"] if frame > buffer => " or lower `nic.mtu`".to_string(),
+        ["switch", "buffer"] => String::new(),
+        k => format!(" or lower `{}`", k.join(".")),
     };
     out.push(at(
         src,
         keys,
         format!(
-            "the switch buffer ({buffer} B) is smaller than one MTU-sized frame ({frame} B) plus \
-             the PFC headroom ({headroom} B) and reserve ({reserve} B) of switch {n} ({ports} \
-             ports): its shared buffer is empty, so packets fit only in reserve and headroom or \
-             are dropped; raise `switch.buffer`{}",
-            if frame > buffer { " or lower `nic.mtu`" } else { "" }
+            "the switch buffer ({buffer} B) is smaller than one full-size data frame ({frame} B) \
+             plus the PFC headroom ({headroom} B) and reserve ({reserve} B) of switch {n} \
+             ({ports} ports): its shared buffer is empty, so packets fit only in reserve and \
+             headroom or are dropped; raise `switch.buffer`{also}"
         ),
     ));
 }
