@@ -588,10 +588,15 @@ fn write_parallel(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
         p.critical_shard,
         100.0 * bound / r.shards as f64,
         r.shards,
-        100.0
-            * (p.shard_events.iter().max().copied().unwrap_or(0) as f64 * r.shards as f64
-                / events.max(1) as f64
-                - 1.0),
+        // No event at all (an idle run): every shard is at the mean.
+        if events == 0 {
+            0.0
+        } else {
+            100.0
+                * (p.shard_events.iter().max().copied().unwrap_or(0) as f64 * r.shards as f64
+                    / events as f64
+                    - 1.0)
+        },
     );
     if threads > 1 && r.shards > threads {
         // What the claiming can improve on: each thread running only its own shards.

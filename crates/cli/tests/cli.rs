@@ -844,6 +844,10 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
     }
     let plain = run_ok(&c, &["run", "scenario.toml", "--out", "b", "--seed", "3"]);
     assert!(!plain.contains("parallel: "), "one shard: {plain}");
+    // An idle run on several shards: every shard at the mean (it said -100.0%).
+    c.write("idle.toml", "[simulation]\nstop_time = \"1ms\"\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\n[flows]\nlist = []\n");
+    let idle = run_ok(&c, &["run", "idle.toml", "--out", "idle", "--shards", "3"]);
+    assert!(idle.contains("busiest shard overall: +0.0% on the mean"), "{idle}");
 }
 
 #[test]
