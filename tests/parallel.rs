@@ -290,10 +290,7 @@ fn shards_no_link_joins_fall_back_to_one_shard() {
     assert_eq!(sim.shards(), 1);
     assert_eq!(
         sim.fallback(),
-        Some(
-            "no link joins two of the shards (a shard would hold only nodes without links); \
-             running as one shard"
-        )
+        Some("no link joins two of the shards, so they have no lookahead; running as one shard")
     );
     let summary = sim.run();
     assert_eq!(summary.flows_done, 1);

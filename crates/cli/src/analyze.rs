@@ -320,12 +320,18 @@ pub fn analyze_command(
     }
     if let Some(dir) = dir {
         output::create_out_dir(dir)?;
+        // Tables this analysis does not write are removed: they were another analysis'.
         let mut set = output::Staged::new(dir);
-        if !data.is_empty() {
+        if data.is_empty() {
+            set.remove("buckets.csv");
+            set.remove("summary.csv");
+        } else {
             set.write("buckets.csv", buckets_csv(&b))?;
             set.write("summary.csv", summary_csv(&s))?;
         }
-        if !runs.is_empty() {
+        if runs.is_empty() {
+            set.remove("qlen_summary.csv");
+        } else {
             set.write("qlen_summary.csv", dcsim_analysis::qlen_summary_csv(&runs))?;
         }
         let written = set.commit()?;

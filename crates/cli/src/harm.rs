@@ -567,7 +567,6 @@ impl HarmPlan {
     }
 }
 
-/// An RTT in milliseconds.
 /// The files of a run's folder under `runs/`.
 const RUN_FILES: [&str; 3] = ["fct.csv", "unfinished.csv", "counters.csv"];
 
@@ -585,7 +584,9 @@ fn remove_stale_runs(runs: &std::path::Path, keep: &[String]) -> Result<(), CliE
         let entry = entry.map_err(|source| CliError::Read { path: runs.to_path_buf(), source })?;
         let path = entry.path();
         let name = entry.file_name();
-        if !path.is_dir() || keep.iter().any(|k| name == k.as_str()) {
+        // A folder itself, not a link to one elsewhere.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || keep.iter().any(|k| name == k.as_str()) {
             continue;
         }
         let mut files = Vec::new();
@@ -610,6 +611,7 @@ fn remove_stale_runs(runs: &std::path::Path, keep: &[String]) -> Result<(), CliE
     Ok(())
 }
 
+/// An RTT in milliseconds.
 fn rtt_ms(d: Duration) -> f64 {
     d.as_ps() as f64 / 1e9
 }
@@ -812,7 +814,6 @@ pub fn harm_command(
         set.write("counters.csv", r.counters_csv())?;
         set.commit()?;
     }
-    remove_stale_runs(&dir.join("runs"), &results.names)?;
     let mut set = output::Staged::new(dir);
     if plan.seeds > 1 {
         set.write("harm-summary.csv", harm_summary_csv(&summaries))?;
@@ -821,6 +822,7 @@ pub fn harm_command(
     }
     set.write("harm.csv", harm_csv(&results.rows))?;
     set.commit()?;
+    remove_stale_runs(&dir.join("runs"), &results.names)?;
 
     for (r, name) in results.runs.iter().zip(&results.names) {
         if r.unfinished() > 0 {

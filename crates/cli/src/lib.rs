@@ -434,19 +434,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
     // Every output is written before any is put in place: a failure leaves the folder's
     // earlier outputs as they were.
     let mut set = output::Staged::new(&dir);
-    if let Err(e) = stage_run_outputs(&mut set, &result, &dports, all_counters) {
-        if let Some(w) = qct {
-            w.abandon();
-        }
-        return Err(e);
-    }
-    let totals = match qct {
-        Some(w) => w.finish_into(&mut set)?,
-        None => {
-            set.remove("qct.csv");
-            Vec::new()
-        }
-    };
+    let totals = stage_run_outputs(&mut set, &result, &dports, all_counters, qct)?;
     let written = set.commit()?;
 
     let _ = writeln!(out, "{headline}");
@@ -480,10 +468,34 @@ fn peak_memory_mib() -> Option<f64> {
 /// Stages a run's outputs in `set` (put in place together by [`output::Staged::commit`]):
 /// `fct.csv`, `unfinished.csv` (or the removal of a stale one), `counters.csv`, and `pfc.csv`,
 /// `qlen.csv`, `qlen_hist.csv`, `qlen_class.csv`, `qlen_class_hist.csv`, `qlen_mon.csv` when
-/// the run monitored them (else the removal of stale ones); `dports[i]` is flow `i`'s
-/// destination port; `all_counters` lists the queue-discipline and TCP counters even when
-/// zero (for runs that use them).
+/// the run monitored them (else the removal of stale ones), and `qct.csv` from `qct` (else the
+/// removal of a stale one); `dports[i]` is flow `i`'s destination port; `all_counters` lists
+/// the queue-discipline and TCP counters even when zero (for runs that use them). Returns the
+/// applications' totals (none without `qct`); on an error `qct`'s file is removed.
 pub(crate) fn stage_run_outputs(
+    set: &mut output::Staged,
+    result: &RunOutput,
+    dports: &[u16],
+    all_counters: bool,
+    qct: Option<output::QctWriter>,
+) -> Result<Vec<output::AppTotals>, CliError> {
+    if let Err(e) = stage_result_files(set, result, dports, all_counters) {
+        if let Some(w) = qct {
+            w.abandon();
+        }
+        return Err(e);
+    }
+    match qct {
+        Some(w) => w.finish_into(set),
+        None => {
+            set.remove("qct.csv");
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// The result files of [`stage_run_outputs`], all but `qct.csv`.
+fn stage_result_files(
     set: &mut output::Staged,
     result: &RunOutput,
     dports: &[u16],
@@ -1010,7 +1022,7 @@ fn compare_command(
         let dir = parent_dir(path);
         output::create_out_dir(&dir)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        output::write_atomic(&dir, &name, &c.csv())?;
+        output::write_atomic(&dir, &name, c.csv())?;
         let _ = writeln!(out, "wrote {}", path.display());
     }
     Ok(())

@@ -571,16 +571,19 @@ pub fn create_out_dir(dir: &Path) -> Result<(), CliError> {
 }
 
 /// Files written as a set: each is written whole to a hidden temporary file first, and
-/// only once all are written are they renamed into place (and stale ones removed), after a
-/// check that no destination is a directory. So a failed write (a full disk, a folder where
-/// an output should go) leaves every earlier output of the folder as it was, instead of a
-/// new `fct.csv` beside an old `counters.csv`. Temporary files not committed are removed
-/// when the set is dropped.
+/// only once all are written are they put in place (and stale ones removed), after a check
+/// that no destination is a directory. So a failed write (a full disk, a folder where an
+/// output should go) leaves every earlier output of the folder as it was, instead of a new
+/// `fct.csv` beside an old `counters.csv`. Only a rename failing after others succeeded (a
+/// folder's permissions changed meanwhile) can leave the set half in place. Temporary files
+/// not committed are removed when the set is dropped.
 ///
-/// A destination that is a symbolic link is written through: the temporary file goes beside
-/// the file it names, which the rename replaces. One that is not a regular file (a device such
-/// as `/dev/null`, a FIFO) is written into directly at the commit, not replaced (`gen --out
-/// /dev/full` replaced the device with a regular file).
+/// A destination that is a symbolic link to a regular file is written through: the
+/// temporary file goes beside the file the link names, and the rename replaces that file (as
+/// a new file: its mode and other hard links are not kept). One that is not a regular file
+/// (a device such as `/dev/null`, a FIFO), or a link to a descriptor (`/dev/stdout`, also when
+/// the shell sends it to a file), is written into at the commit, before the renames, never
+/// replaced (`gen --out /dev/full` replaced the device with a regular file).
 #[derive(Debug)]
 pub struct Staged {
     dir: PathBuf,
@@ -599,11 +602,19 @@ enum Put {
     Direct { dest: PathBuf, bytes: Vec<u8> },
 }
 
+impl Put {
+    fn dest(&self) -> &Path {
+        match self {
+            Put::Rename { dest, .. } | Put::Direct { dest, .. } => dest,
+        }
+    }
+}
+
 /// What an output path is.
 enum Dest {
     /// A regular file, or nothing yet: the file to replace (symbolic links followed).
     File(PathBuf),
-    /// A device, FIFO or socket: written into, never replaced.
+    /// A device, FIFO or socket, or a link to a descriptor: written into, never replaced.
     Special,
 }
 
@@ -626,10 +637,52 @@ fn destination(path: &Path) -> std::io::Result<Dest> {
     };
     if meta.is_dir() {
         Err(Error::new(ErrorKind::AlreadyExists, "is a directory, where an output file goes"))
-    } else if meta.is_file() {
+    } else if meta.is_file() && descriptor(path).is_none() {
         Ok(Dest::File(if path.is_symlink() { std::fs::canonicalize(path)? } else { path.into() }))
     } else {
         Ok(Dest::Special)
+    }
+}
+
+/// Which open file a path names, if it is one of the links to a descriptor (`/dev/stdout`,
+/// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`): `Some(1)` for this process's standard output,
+/// `Some(2)` for its standard error, `Some(0)` for any other. Such a path reaches whatever the
+/// shell opened, a regular file included, which must be written into (at the descriptor's
+/// own offset), not replaced: a rename would leave the descriptor on a file no name leads to.
+fn descriptor(path: &Path) -> Option<u32> {
+    let fd = |rest: &Path| match rest.to_str() {
+        Some("1") => 1,
+        Some("2") => 2,
+        _ => 0,
+    };
+    if path == Path::new("/dev/stdout") {
+        Some(1)
+    } else if path == Path::new("/dev/stderr") {
+        Some(2)
+    } else if let Ok(rest) = path.strip_prefix("/dev/fd") {
+        Some(fd(rest))
+    } else if let Ok(rest) = path.strip_prefix("/proc/self/fd") {
+        Some(fd(rest))
+    } else if path.starts_with("/proc") && path.components().any(|c| c.as_os_str() == "fd") {
+        Some(0)
+    } else {
+        None
+    }
+}
+
+/// Writes `bytes` into `dest`, a device, FIFO or descriptor link: this process's standard
+/// output or error through its own handle (so that its position and the command's later
+/// lines stay in order), anything else opened for writing without truncating or creating.
+fn write_into(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    match descriptor(dest) {
+        Some(1) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)?;
+            out.flush()
+        }
+        Some(2) => std::io::stderr().lock().write_all(bytes),
+        _ => std::fs::OpenOptions::new().append(true).open(dest)?.write_all(bytes),
     }
 }
 
@@ -647,48 +700,61 @@ impl Staged {
     }
 
     /// Writes `contents` to a hidden temporary file (`.name.tmp`), to be renamed to
-    /// `dir/name` at the commit (kept in memory instead when `dir/name` is a device or FIFO).
+    /// `dir/name` at the commit (kept in memory instead when `dir/name` is written into).
     ///
     /// # Errors
     /// `dir/name` is a directory or a broken link, or the temporary file cannot be written
     /// (it is removed).
     pub fn write(&mut self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), CliError> {
-        let shown = self.dir.join(name);
-        match destination(&shown)
-            .map_err(|source| CliError::Write { path: shown.clone(), source })?
-        {
-            Dest::File(dest) => {
-                let tmp = tmp_beside(&dest);
-                std::fs::write(&tmp, contents.as_ref()).map_err(|source| {
-                    let _ = std::fs::remove_file(&tmp);
-                    CliError::Write { path: tmp.clone(), source }
-                })?;
-                self.files.push(Put::Rename { tmp, dest, shown });
-            }
-            Dest::Special => {
-                self.files.push(Put::Direct { dest: shown, bytes: contents.as_ref().to_vec() });
-            }
-        }
-        Ok(())
+        let contents = contents.as_ref();
+        self.stage(
+            self.dir.join(name),
+            |tmp| std::fs::write(tmp, contents),
+            || Ok(contents.to_vec()),
+        )
     }
 
-    /// Takes over a temporary file written elsewhere, to be put in place at `path` at the
-    /// commit.
+    /// Takes over a temporary file written elsewhere (in `dir`), to be put in place at
+    /// `path` at the commit; moved beside the file a link names if `path` is one.
     ///
     /// # Errors
     /// As [`Staged::write`] (the temporary file is removed).
     pub fn adopt(&mut self, tmp: PathBuf, path: PathBuf) -> Result<(), CliError> {
-        let fail = |path: PathBuf, source| {
+        let staged = self.stage(
+            path,
+            |to| if *to == tmp { Ok(()) } else { std::fs::copy(&tmp, to).map(|_| ()) },
+            || std::fs::read(&tmp),
+        );
+        // The file is kept only as the temporary file of its own rename.
+        let kept = staged.is_ok()
+            && matches!(self.files.last(), Some(Put::Rename { tmp: t, .. }) if *t == tmp);
+        if !kept {
             let _ = std::fs::remove_file(&tmp);
-            CliError::Write { path, source }
-        };
-        match destination(&path) {
-            Err(source) => return Err(fail(path, source)),
-            Ok(Dest::File(dest)) => self.files.push(Put::Rename { tmp, dest, shown: path }),
-            Ok(Dest::Special) => {
-                let bytes = std::fs::read(&tmp).map_err(|source| fail(tmp.clone(), source))?;
-                let _ = std::fs::remove_file(&tmp);
-                self.files.push(Put::Direct { dest: path, bytes });
+        }
+        staged
+    }
+
+    /// Stages the file `shown` names: `to_tmp` writes its temporary file (given the path),
+    /// `bytes` gives its contents for a destination that is written into.
+    fn stage(
+        &mut self,
+        shown: PathBuf,
+        to_tmp: impl FnOnce(&Path) -> std::io::Result<()>,
+        bytes: impl FnOnce() -> std::io::Result<Vec<u8>>,
+    ) -> Result<(), CliError> {
+        let fail = |path: &Path, source| CliError::Write { path: path.to_path_buf(), source };
+        match destination(&shown).map_err(|e| fail(&shown, e))? {
+            Dest::File(dest) => {
+                let tmp = tmp_beside(&dest);
+                to_tmp(&tmp).map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    fail(&tmp, e)
+                })?;
+                self.files.push(Put::Rename { tmp, dest, shown });
+            }
+            Dest::Special => {
+                let bytes = bytes().map_err(|e| fail(&shown, e))?;
+                self.files.push(Put::Direct { dest: shown, bytes });
             }
         }
         Ok(())
@@ -700,47 +766,46 @@ impl Staged {
         self.stale.push(self.dir.join(name));
     }
 
-    /// Puts every staged file in place and removes the stale ones. Returns the files written,
-    /// in the order staged.
+    /// Puts every staged file in place (those written into first, as the likelier to fail,
+    /// then the renames) and removes the stale ones. Returns the files written, in the order
+    /// staged.
     ///
     /// # Errors
     /// A destination (or a stale output) that is a directory, found before anything is
-    /// renamed; or an I/O error of a rename, a write or a removal, naming the path.
+    /// put in place; or an I/O error of a write, a rename or a removal, naming the path.
     pub fn commit(mut self) -> Result<Vec<PathBuf>, CliError> {
-        let dests = self.files.iter().map(|p| match p {
-            Put::Rename { dest, .. } | Put::Direct { dest, .. } => dest,
-        });
-        if let Some(d) = dests.chain(&self.stale).find(|d| d.is_dir()) {
+        let dests = self.files.iter().map(Put::dest);
+        if let Some(d) = dests.chain(self.stale.iter().map(PathBuf::as_path)).find(|d| d.is_dir()) {
             return Err(CliError::Write {
-                path: d.clone(),
+                path: d.to_path_buf(),
                 source: std::io::Error::new(
                     std::io::ErrorKind::AlreadyExists,
                     "is a directory, where an output file goes",
                 ),
             });
         }
+        let written = self
+            .files
+            .iter()
+            .map(|p| match p {
+                Put::Rename { shown, .. } => shown.clone(),
+                Put::Direct { dest, .. } => dest.clone(),
+            })
+            .collect();
+        for put in &self.files {
+            if let Put::Direct { dest, bytes } = put {
+                write_into(dest, bytes)
+                    .map_err(|source| CliError::Write { path: dest.clone(), source })?;
+            }
+        }
         let files = std::mem::take(&mut self.files);
-        let mut written = Vec::with_capacity(files.len());
         let mut pending = files.into_iter();
         while let Some(put) = pending.next() {
-            let done = match &put {
-                Put::Rename { tmp, dest, .. } => std::fs::rename(tmp, dest),
-                Put::Direct { dest, bytes } => std::fs::write(dest, bytes),
-            };
-            match (done, put) {
-                (Ok(()), Put::Rename { shown, .. }) => written.push(shown),
-                (Ok(()), Put::Direct { dest, .. }) => written.push(dest),
-                (Err(source), put) => {
-                    let path = match put {
-                        Put::Rename { tmp, shown, .. } => {
-                            let _ = std::fs::remove_file(&tmp);
-                            shown
-                        }
-                        Put::Direct { dest, .. } => dest,
-                    };
-                    self.files.extend(pending);
-                    return Err(CliError::Write { path, source });
-                }
+            let Put::Rename { tmp, dest, shown } = put else { continue };
+            if let Err(source) = std::fs::rename(&tmp, &dest) {
+                let _ = std::fs::remove_file(&tmp);
+                self.files.extend(pending);
+                return Err(CliError::Write { path: shown, source });
             }
         }
         for path in std::mem::take(&mut self.stale) {
@@ -769,15 +834,11 @@ impl Drop for Staged {
 ///
 /// # Errors
 /// Any I/O error, naming the path.
-pub fn write_atomic(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, CliError> {
-    write_atomic_bytes(dir, name, contents.as_bytes())
-}
-
-/// [`write_atomic`] for bytes.
-///
-/// # Errors
-/// Any I/O error, naming the path.
-pub fn write_atomic_bytes(dir: &Path, name: &str, contents: &[u8]) -> Result<PathBuf, CliError> {
+pub fn write_atomic(
+    dir: &Path,
+    name: &str,
+    contents: impl AsRef<[u8]>,
+) -> Result<PathBuf, CliError> {
     let mut set = Staged::new(dir);
     set.write(name, contents)?;
     Ok(set.commit()?.swap_remove(0))
@@ -903,21 +964,72 @@ mod tests {
         use std::os::unix::fs::{symlink, FileTypeExt};
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        std::fs::write(d.join("target.csv"), "old").unwrap();
-        symlink("target.csv", d.join("link.csv")).unwrap();
+        std::fs::create_dir(d.join("elsewhere")).unwrap();
+        std::fs::write(d.join("elsewhere/target.csv"), "old").unwrap();
+        symlink("elsewhere/target.csv", d.join("link.csv")).unwrap();
         let p = write_atomic(d, "link.csv", "new").unwrap();
         assert_eq!(p, d.join("link.csv"));
         assert!(d.join("link.csv").is_symlink(), "the link is kept");
-        assert_eq!(std::fs::read_to_string(d.join("target.csv")).unwrap(), "new");
-        // A device behind a link: written into (here /dev/null, which takes anything).
-        symlink("/dev/null", d.join("null.csv")).unwrap();
-        write_atomic(d, "null.csv", "x").unwrap();
-        assert!(d.join("null.csv").is_symlink());
-        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
-        assert_eq!(names(d), ["link.csv", "null.csv", "target.csv"], "no temporary left");
+        assert_eq!(std::fs::read_to_string(d.join("elsewhere/target.csv")).unwrap(), "new");
+        // A temporary file adopted for a link is moved beside the file the link names.
+        std::fs::write(d.join(".q.tmp"), "adopted").unwrap();
+        let mut set = Staged::new(d);
+        set.adopt(d.join(".q.tmp"), d.join("link.csv")).unwrap();
+        set.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("elsewhere/target.csv")).unwrap(), "adopted");
+        assert_eq!(names(d), ["elsewhere", "link.csv"], "no temporary left");
+        assert_eq!(names(&d.join("elsewhere")), ["target.csv"]);
         // A link to nothing is refused, naming it.
         symlink("nowhere/x", d.join("dangling.csv")).unwrap();
         let e = write_atomic(d, "dangling.csv", "x").unwrap_err().to_string();
         assert!(e.contains("dangling.csv") && e.contains("symbolic link to nothing"), "{e}");
+        // A FIFO is written into (a reader gets the bytes) and stays a FIFO.
+        let fifo = d.join("fifo.csv");
+        if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            let reader = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+            };
+            write_atomic(d, "fifo.csv", "through").unwrap();
+            assert_eq!(reader.join().unwrap(), "through");
+            assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        } else {
+            eprintln!("skipped the FIFO case: no mkfifo");
+        }
+    }
+
+    /// Links to descriptors are written into through the process's own handles (a rename
+    /// over `/dev/stdout` sent to a file replaced the file under the shell's descriptor; an
+    /// open that truncated lost what `>>` had there).
+    #[test]
+    fn descriptor_links_are_recognised() {
+        let fd = |p: &str| descriptor(Path::new(p));
+        assert_eq!(fd("/dev/stdout"), Some(1));
+        assert_eq!(fd("/dev/fd/1"), Some(1));
+        assert_eq!(fd("/proc/self/fd/2"), Some(2));
+        assert_eq!(fd("/dev/stderr"), Some(2));
+        assert_eq!(fd("/dev/fd/7"), Some(0));
+        assert_eq!(fd("/proc/123/fd/1"), Some(0));
+        assert_eq!(fd("/dev/shm/out.csv"), None, "a regular file under /dev is replaced");
+        assert_eq!(fd("out/fct.csv"), None);
+    }
+
+    /// Writing into a device comes before the renames: when it fails (a full device), the
+    /// folder's other outputs are left as they were.
+    #[test]
+    fn a_failed_write_into_a_device_leaves_the_renames_undone() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a.csv"), "old").unwrap();
+        symlink("/dev/full", d.join("full.csv")).unwrap();
+        let mut set = Staged::new(d);
+        set.write("a.csv", "new").unwrap();
+        set.write("full.csv", "x").unwrap();
+        let e = set.commit().unwrap_err().to_string();
+        assert!(e.contains("full.csv"), "{e}");
+        assert_eq!(std::fs::read_to_string(d.join("a.csv")).unwrap(), "old");
+        assert_eq!(names(d), ["a.csv", "full.csv"], "no temporary left");
+        assert!(d.join("full.csv").is_symlink());
     }
 }

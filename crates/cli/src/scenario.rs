@@ -862,23 +862,12 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     let data_header = u64::from(cc.header_mode().data_wire(0));
     let roce_used = (0..flows.len()).any(|i| cfg.transport_of(i) == Transport::Roce)
         || cfg.apps.connections.iter().any(|c| c.transport == Transport::Roce);
-    // The largest data frame of the transports in use: a RoCE MTU-sized frame, and each TCP
-    // group's full segment (a RoCE frame for a scenario with no traffic).
-    let roce_frame = u64::from(cfg.nic.mtu) + data_header;
-    let tcp = cfg.tcp_groups.iter().map(|g| u64::from(g.tcp.mss) + u64::from(g.tcp.header_bytes));
-    let largest = roce_used.then_some(roce_frame).into_iter().chain(tcp).max();
-    let mut warnings = warnings::collect(
-        src,
-        &net,
-        &routes,
-        &cfg,
-        &flows,
-        workload.as_ref(),
-        largest.unwrap_or(roce_frame),
-    );
+    let frames = warnings::Frames::of(&cfg, &flows, data_header);
+    let mut warnings =
+        warnings::collect(src, &net, &routes, &cfg, &flows, workload.as_ref(), &frames);
     limits::check_ns3_frames(src, &net, &cfg, data_header, roce_used)?;
     warnings::min_rates(src, bounds.slowest(), &groups, (&cc, roce_used), &mut warnings);
-    warnings::small_queue_limits(src, &cfg, &queue_tables, largest, &mut warnings);
+    warnings::small_queue_limits(src, &cfg, &queue_tables, &frames, &mut warnings);
 
     Ok(ValidScenario {
         path: src.path.clone(),

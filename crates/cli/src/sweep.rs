@@ -1021,18 +1021,7 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
         }
     };
     let mut set = output::Staged::new(&cdir);
-    if let Err(e) = crate::stage_run_outputs(&mut set, &result, &dports, all_counters) {
-        if let Some(w) = taken {
-            w.abandon();
-        }
-        return Err(e);
-    }
-    match taken {
-        Some(w) => {
-            w.finish_into(&mut set)?;
-        }
-        None => set.remove("qct.csv"),
-    }
+    crate::stage_run_outputs(&mut set, &result, &dports, all_counters, taken)?;
     set.write("scenario.toml", &cell.text)?;
     set.commit()?;
     Ok(CellReport {
@@ -1174,7 +1163,7 @@ pub fn sweep_command(
     }
 
     let manifest = Manifest::new(&plan, sweep, shard);
-    output::write_atomic(dir, MANIFEST, &manifest.text())?;
+    output::write_atomic(dir, MANIFEST, manifest.text())?;
     if shard.count == 1 {
         let data = load_cells(&manifest, &vec![dir.to_path_buf(); manifest.cells.len()])?;
         let mut written = write_combined(dir, &manifest, &data, notes)?;
@@ -1616,7 +1605,7 @@ pub fn merge_command(
         c.ran = true;
     }
     let data = load_cells(&merged, &vec![dir.to_path_buf(); merged.cells.len()])?;
-    output::write_atomic(dir, MANIFEST, &merged.text())?;
+    output::write_atomic(dir, MANIFEST, merged.text())?;
     let mut written = write_combined(dir, &merged, &data, notes)?;
     if let Some(spec) = &merged.buffer {
         written.extend(crate::study::write_report(dir, &merged, spec, notes)?);

@@ -309,9 +309,20 @@ fn queue_byte_limits_below_a_frame() {
             "[switch]\npfc = false\nlossy_admission = \"egress\"\negress_cap = \"1000B\"\n{ONE_FLOW}"
         ),
     );
-    let w = "field `switch.egress_cap`: 1000 B is less than the largest data frame of this \
-             scenario (1048 B): every such frame of a lossy class is dropped";
+    let w = "field `switch.egress_cap`: 1000 B is less than the largest data frame in a lossy \
+             class (1048 B): every such frame is dropped";
     assert_has(&accepted(&s).0, &[w]);
+    // Lossless RoCE frames never meet the cap: no warning with PFC on.
+    let s = scenario(
+        "",
+        &format!("[switch]\nlossy_admission = \"egress\"\negress_cap = \"1000B\"\n{ONE_FLOW}"),
+    );
+    assert!(!accepted(&s).0.contains("warning"), "{}", accepted(&s).0);
+    // A TCP group no flow uses does not count (a sweep's RoCE cells of a base that defines
+    // TCP groups).
+    let unused = "[[group]]\nname = \"t\"\ncca = \"cubic\"\n";
+    let s = scenario("", &format!("{unused}{}{ONE_FLOW}", queue("fifo", "limit_bytes = 1100")));
+    assert!(!accepted(&s).0.contains("warning"), "{}", accepted(&s).0);
     // A TCP group's 1514-byte frames, with fq_codel's and dualpi2's `memory_limit`.
     let tcp = "[[group]]\nname = \"t\"\ncca = \"cubic\"\n[flows]\ngroup = \"t\"\n";
     for kind in ["fq_codel", "dualpi2"] {
@@ -585,6 +596,11 @@ fn buffer_smaller_than_a_frame_and_the_headroom() {
     let tcp = "[[group]]\nname = \"t\"\ncca = \"cubic\"\n[flows]\ngroup = \"t\"\n";
     let (out, _) = accepted(&scenario("", &format!("{tcp}{ONE_FLOW}[switch]\nbuffer = 1\n")));
     assert_has(&out, &["than one full-size data frame (1514 B)"]);
+    // ... and `nic.mtu`, which sets only RoCE frames, is not blamed even where written.
+    let s = format!("{tcp}{ONE_FLOW}[nic]\nmtu = 1000\n[switch]\nbuffer = 1000\n");
+    let (out, _) = accepted(&scenario("", &s));
+    assert_has(&out, &["field `switch.buffer`: the switch buffer (1000 B)"]);
+    assert!(!out.contains("nic.mtu"), "{out}");
     let (out, _) = accepted(&scenario("", ONE_FLOW));
     assert!(!out.contains("warning"), "{out}");
 }

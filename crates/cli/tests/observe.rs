@@ -489,6 +489,11 @@ fn analyze_plot_and_sweep_pool_queue_lengths() {
     // A deeper buffer lets the incast queue grow further before PFC pauses.
     let p9999 = |s: &Vec<String>| s[8].parse::<u64>().unwrap();
     assert!(p9999(&summary[1]) > p9999(&summary[0]), "{summary:?}");
+    // Queue lengths only, into the same folder: the flow tables of the analysis before are
+    // removed, not left beside the new one.
+    ok(&dcsim(d, &["analyze", "small/qlen_hist.csv", "--out", "an"]));
+    assert!(d.join("an/qlen_summary.csv").exists());
+    assert!(!d.join("an/buckets.csv").exists() && !d.join("an/summary.csv").exists());
 
     // plot: only the queue CDF for queue-only inputs.
     let o = dcsim(d, &["plot", "small/qlen_hist.csv", "big/qlen_hist.csv", "--out", "figs"]);

@@ -314,7 +314,8 @@ impl Partition {
         self.shards
     }
 
-    /// The smallest propagation delay of a link between two shards, or `None` with one shard.
+    /// The smallest propagation delay of a link between two shards, or `None` when no link
+    /// joins two (one shard, or shards of which some hold only nodes without links).
     pub fn lookahead(&self, net: &Network) -> Option<Duration> {
         net.links()
             .iter()
@@ -334,8 +335,8 @@ impl Partition {
                 Partition::single(net.node_count()),
                 Duration::ZERO,
                 Some(
-                    "no link joins two of the shards (a shard would hold only nodes without \
-                     links); running as one shard"
+                    "no link joins two of the shards, so they have no lookahead; running as one \
+                     shard"
                         .to_string(),
                 ),
             ),

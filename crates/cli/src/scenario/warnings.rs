@@ -72,9 +72,58 @@ pub const REALIZED_LOAD_FRACTION: f64 = 0.9;
 /// links' rates (see [`thread_warnings`]).
 pub const MIN_USEFUL_LOOKAHEAD: Duration = Duration::from_ns(100);
 
-/// The warnings of a validated scenario's parts. `frame` is the largest data frame of the
-/// transports in use (a RoCE MTU-sized frame with the scheme's headers, a TCP group's full
-/// segment).
+/// The largest full-size data frames of the transports a scenario's flows and connections
+/// use: a RoCE MTU-sized frame with the scheme's headers, each used TCP group's full segment.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Frames {
+    /// The largest of all, if any traffic (a RoCE frame if none).
+    pub(super) largest: u64,
+    /// Whether that is the RoCE frame (so `nic.mtu` sets it).
+    pub(super) roce_largest: bool,
+    /// The largest in a lossy class (RoCE where PFC does not cover its class; TCP always),
+    /// if any: what a lossy egress cap must hold.
+    pub(super) lossy: Option<u64>,
+    /// Whether there is traffic at all.
+    pub(super) any: bool,
+}
+
+impl Frames {
+    /// The frames of `flows` and `cfg`'s connections; `data_header` is the scheme's header
+    /// bytes on a RoCE data packet.
+    pub(super) fn of(cfg: &SimConfig, flows: &[FlowSpec], data_header: u64) -> Frames {
+        use dcsim_core::config::Transport;
+        let roce = u64::from(cfg.nic.mtu) + data_header;
+        let used = (0..flows.len())
+            .map(|i| (cfg.transport_of(i), flows[i].pg))
+            .chain(cfg.apps.connections.iter().map(|c| (c.transport, c.pg)));
+        let (mut largest, mut lossy, mut roce_used) = (None::<u64>, None::<u64>, false);
+        for (t, pg) in used {
+            let (frame, is_lossy) = match t {
+                Transport::Roce => {
+                    roce_used = true;
+                    (roce, !cfg.switch.lossless(usize::from(pg)))
+                }
+                Transport::Tcp(g) => {
+                    let tcp = &cfg.tcp_groups[usize::from(g)].tcp;
+                    (u64::from(tcp.mss) + u64::from(tcp.header_bytes), true)
+                }
+            };
+            largest = largest.max(Some(frame));
+            if is_lossy {
+                lossy = lossy.max(Some(frame));
+            }
+        }
+        Frames {
+            largest: largest.unwrap_or(roce),
+            roce_largest: largest.is_none() || (roce_used && largest == Some(roce)),
+            lossy,
+            any: largest.is_some(),
+        }
+    }
+}
+
+/// The warnings of a validated scenario's parts. `frames` are the data frames of the
+/// transports in use.
 pub(super) fn collect(
     src: &Source,
     net: &Network,
@@ -82,7 +131,7 @@ pub(super) fn collect(
     cfg: &SimConfig,
     flows: &[FlowSpec],
     workload: Option<&WorkloadInfo>,
-    frame: u64,
+    frames: &Frames,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
     late_flows(src, cfg, flows, &mut out);
@@ -90,7 +139,7 @@ pub(super) fn collect(
     if let Some(b) = workload.and_then(|w| w.background.as_ref()) {
         realized_load(src, b, &mut out);
     }
-    small_buffer(src, net, cfg, frame, &mut out);
+    small_buffer(src, net, cfg, frames, &mut out);
     late_events(src, cfg, &mut out);
     late_sampler(src, cfg, &mut out);
     short_rto(src, net, routes, cfg, &mut out);
@@ -244,8 +293,8 @@ fn short_rto(
     ));
 }
 
-/// A warning at the scenario field `keys` (`simulation.stop_time`), or about the file.
-/// A warning at `keys` (its field written as the errors write it: `queue[0].memory_limit`).
+/// A warning at the scenario field `keys` (`simulation.stop_time`; an array index written as
+/// the errors write it, `queue[0].memory_limit`), or about the file when it is not written.
 fn at(src: &Source, keys: &[&str], message: String) -> Warning {
     let mut field = String::new();
     for k in keys {
@@ -363,9 +412,15 @@ fn realized_load(src: &Source, b: &super::generator::BackgroundInfo, out: &mut V
 /// Every switch's buffer against one MTU-sized frame plus its PFC headroom and reserve (the
 /// MMU's shared pool is what is left; with nothing left, packets go to reserve and headroom
 /// only, or are dropped).
-fn small_buffer(src: &Source, net: &Network, cfg: &SimConfig, frame: u64, out: &mut Vec<Warning>) {
+fn small_buffer(
+    src: &Source,
+    net: &Network,
+    cfg: &SimConfig,
+    frames: &Frames,
+    out: &mut Vec<Warning>,
+) {
     let sw = &cfg.switch;
-    let frame = u128::from(frame);
+    let frame = u128::from(frames.largest);
     let lossless = sw.pfc_enabled && sw.lossy_classes & 0xfe != 0xfe;
     let mut worst: Option<(NodeId, usize, u128, u128)> = None;
     for n in (0..net.node_count()).map(NodeId::from_idx).filter(|&n| !net.is_host(n)) {
@@ -394,7 +449,7 @@ fn small_buffer(src: &Source, net: &Network, cfg: &SimConfig, frame: u64, out: &
     // not fit, else the larger of the reserve and the headroom when it alone leaves no room
     // for a frame, else the buffer.
     let written = |k: &[&str]| src.span_of(k).is_some();
-    let keys: &[&str] = if frame > buffer && written(&["nic", "mtu"]) {
+    let keys: &[&str] = if frame > buffer && frames.roce_largest && written(&["nic", "mtu"]) {
         &["nic", "mtu"]
     } else if reserve >= headroom && reserve + frame > buffer && written(&["switch", "reserve"]) {
         &["switch", "reserve"]
@@ -407,7 +462,9 @@ fn small_buffer(src: &Source, net: &Network, cfg: &SimConfig, frame: u64, out: &
         &["switch", "buffer"]
     };
     let also = match keys {
-        ["switch", "buffer"] if frame > buffer => " or lower `nic.mtu`".to_string(),
+        ["switch", "buffer"] if frame > buffer && frames.roce_largest => {
+            " or lower `nic.mtu`".to_string()
+        }
         ["switch", "buffer"] => String::new(),
         k => format!(" or lower `{}`", k.join(".")),
     };
@@ -430,22 +487,27 @@ pub(super) fn small_queue_limits(
     src: &Source,
     cfg: &SimConfig,
     tables: &[dcsim_core::config::QdiscConfig],
-    largest: Option<u64>,
+    frames: &Frames,
     out: &mut Vec<Warning>,
 ) {
-    let Some(largest) = largest else { return };
-    if let Some(cap) = cfg.switch.egress_cap.filter(|c| c.get() < largest) {
-        out.push(at(
-            src,
-            &["switch", "egress_cap"],
-            format!(
-                "{} B is less than the largest data frame of this scenario ({largest} B): every \
-                 such frame of a lossy class is dropped at every switch, so flows that send \
-                 full frames never finish",
-                cap.get()
-            ),
-        ));
+    let cap = cfg.switch.egress_cap.map(|c| c.get());
+    if let (Some(cap), Some(lossy)) = (cap, frames.lossy) {
+        if cap < lossy {
+            out.push(at(
+                src,
+                &["switch", "egress_cap"],
+                format!(
+                    "{cap} B is less than the largest data frame in a lossy class ({lossy} B): \
+                     every such frame is dropped at every switch, so flows that send full \
+                     frames never finish"
+                ),
+            ));
+        }
     }
+    if !frames.any {
+        return;
+    }
+    let largest = frames.largest;
     for (i, q) in tables.iter().enumerate() {
         let Some((key, limit)) = q.byte_limit().filter(|&(_, b)| b < largest) else { continue };
         out.push(at(
