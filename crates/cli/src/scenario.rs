@@ -1244,8 +1244,10 @@ fn build_topology(src: &Source, raw: &RawTopology) -> Result<BuiltTopology, CliE
         }
         "fat-tree" => {
             let d = builders::FatTreeParams::default();
-            let kk = c.count(&raw.k, "k")?;
-            if kk % 2 != 0 || kk < 2 {
+            // 0 is read too, to be told what k must be (it said "must be at least 1").
+            let max = dcsim_topology::builders::MAX_NODES as i64;
+            let kk = src.int(c.required(&raw.k, "k")?, "topology.k", 0, max)? as usize;
+            if !kk.is_multiple_of(2) || kk < 2 {
                 let span = raw.k.as_ref().map(Spanned::span).unwrap_or_else(|| kind.span());
                 return Err(src.error(
                     span,

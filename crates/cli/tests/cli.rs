@@ -321,6 +321,22 @@ fn zero_count() {
     c.scenario(&[("spines = 1", "spines = 0")], "");
     let e = c.run_fails();
     assert_has(&e, &["scenario.toml:8:10: field `topology.spines`: 0 must be at least 1"]);
+    // A fat tree's k is told what it must be, 0 too (it said "must be at least 1").
+    for k in ["0", "1", "5"] {
+        c.write(
+            "ft.toml",
+            &format!(
+                "[simulation]\nstop_time = \"1ms\"\n[topology]\nkind = \"fat-tree\"\nk = {k}\n\
+                 [[flows.list]]\nsrc = 0\ndst = 1\nsize = 1000\n"
+            ),
+        );
+        let o = c.run(&["validate", "ft.toml"]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_has(
+            &e,
+            &[&format!("ft.toml:5:5: field `topology.k`: {k} must be even and at least 2")],
+        );
+    }
 }
 
 #[test]
