@@ -98,6 +98,18 @@ pub fn parse_fct_csv<R: Read>(reader: R, file: &str) -> Result<Vec<FctRow>, Anal
     let mut rdr = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(reader);
     let header = rdr.headers().map_err(csv_err)?.clone();
     let index: HashMap<&str, usize> = header.iter().enumerate().map(|(i, h)| (h, i)).collect();
+    // A column named twice would be read from its last place only (a second `fct_ns` of 1s
+    // made every slowdown 1).
+    if let Some((i, h)) = header.iter().enumerate().find(|&(i, h)| index[h] != i) {
+        return Err(AnalysisError::Csv {
+            file: file.to_string(),
+            message: format!(
+                "column `{h}` appears twice in the header (columns {} and {})",
+                i + 1,
+                index[h] + 1
+            ),
+        });
+    }
     let missing: Vec<String> = REQUIRED_COLUMNS
         .iter()
         .filter(|c| !index.contains_key(*c))
@@ -255,6 +267,14 @@ mod tests {
         assert_eq!(e.to_string(), "fct.csv: missing column(s) dst, fct_ns in the header");
         let e = parse_str("").unwrap_err();
         assert!(e.to_string().starts_with("fct.csv: missing column(s) flow_id, src"), "{e}");
+    }
+
+    #[test]
+    fn a_column_named_twice_is_refused() {
+        let text =
+            "flow_id,src,dst,size_bytes,start_ns,fct_ns,ideal_fct_ns,fct_ns\n0,1,2,1000,0,10,1,1\n";
+        let e = parse_str(text).unwrap_err().to_string();
+        assert!(e.contains("column `fct_ns` appears twice in the header (columns 6 and 8)"), "{e}");
     }
 
     #[test]

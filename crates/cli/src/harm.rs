@@ -795,12 +795,17 @@ pub fn harm_command(
         let _ = std::fs::remove_dir_all(&tmp);
     })?;
     let plots = dir.join("plots");
-    mkdir(&plots)?;
-    for f in &figures {
-        let to = plots.join(f.file_name().expect("a figure file"));
-        std::fs::rename(f, &to).map_err(|source| CliError::Write { path: to.clone(), source })?;
-    }
-    let _ = std::fs::remove_dir(&tmp);
+    // The figures go in place together; the hidden folder goes whatever happens (a failed
+    // rename left it behind).
+    let placed = mkdir(&plots).and_then(|()| {
+        let mut set = output::Staged::new(&plots);
+        for f in &figures {
+            set.adopt(f.clone(), plots.join(f.file_name().expect("a figure file")))?;
+        }
+        set.commit()
+    });
+    let _ = std::fs::remove_dir_all(&tmp);
+    placed?;
     let dports = vec![WORKLOAD_DPORT; plan.workload.flows];
     for (r, name) in results.runs.iter().zip(&results.names) {
         let d = dir.join("runs").join(name);

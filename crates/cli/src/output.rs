@@ -444,8 +444,8 @@ impl QctWriter {
         end: dcsim_core::units::Time,
     ) -> Result<QctWriter, CliError> {
         let tmp = dir.join(".qct.csv.tmp");
-        let file = std::fs::File::create(&tmp)
-            .map_err(|source| CliError::Write { path: tmp.clone(), source })?;
+        let file =
+            create_fresh(&tmp).map_err(|source| CliError::Write { path: tmp.clone(), source })?;
         let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
         let mut totals: Vec<AppTotals> = Vec::new();
         let mut app_name = Vec::new();
@@ -529,16 +529,30 @@ impl QctWriter {
     }
 }
 
-/// An existing output folder must be a folder: checked before a command runs, so that a
-/// long run does not end in a failed write.
+/// An existing output folder must be a folder this process can write in: checked before a
+/// command runs, so that a long run does not end in a failed write.
 ///
 /// # Errors
-/// [`CliError::Write`] if `dir`, or a folder above it, exists and is not a directory.
+/// [`CliError::Write`] if `dir`, or a folder above it, exists and is not a directory; if
+/// `dir` is a symbolic link to nothing; or if `dir` exists and a file cannot be created in it.
 pub fn check_out_dir(dir: &Path) -> Result<(), CliError> {
-    match file_in_the_way(dir) {
-        Some(b) => Err(not_a_directory(b)),
-        None => Ok(()),
+    if let Some(b) = file_in_the_way(dir) {
+        return Err(not_a_directory(b));
     }
+    let fail = |source| CliError::Write { path: dir.to_path_buf(), source };
+    if dir.is_symlink() && !dir.exists() {
+        return Err(fail(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "is a symbolic link to nothing",
+        )));
+    }
+    if dir.is_dir() {
+        // A file created and removed at once: a folder without write permission fails here.
+        let probe = dir.join(".dcsim-write-check.tmp");
+        create_fresh(&probe).map_err(fail)?;
+        std::fs::remove_file(&probe).map_err(fail)?;
+    }
+    Ok(())
 }
 
 /// The first of `dir` and the folders above it that exists and is not a directory.
@@ -686,6 +700,18 @@ fn write_into(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// Creates `tmp`, a hidden temporary file, afresh: whatever is left at that name (a file of an
+/// interrupted run, or a symbolic link or FIFO put there) is removed first, and the file is
+/// created only if nothing is there, so a link is never followed (a link left as
+/// `.fct.csv.tmp` had the outputs written into the file it named) and a FIFO never blocks.
+pub(crate) fn create_fresh(tmp: &Path) -> std::io::Result<std::fs::File> {
+    match std::fs::remove_file(tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::OpenOptions::new().write(true).create_new(true).open(tmp)
+}
+
 /// The hidden temporary file beside `dest`: `.NAME.tmp`.
 fn tmp_beside(dest: &Path) -> PathBuf {
     let name = dest.file_name().map_or_else(Default::default, |n| n.to_string_lossy());
@@ -709,7 +735,7 @@ impl Staged {
         let contents = contents.as_ref();
         self.stage(
             self.dir.join(name),
-            |tmp| std::fs::write(tmp, contents),
+            |tmp| std::io::Write::write_all(&mut create_fresh(tmp)?, contents),
             || Ok(contents.to_vec()),
         )
     }
@@ -722,7 +748,12 @@ impl Staged {
     pub fn adopt(&mut self, tmp: PathBuf, path: PathBuf) -> Result<(), CliError> {
         let staged = self.stage(
             path,
-            |to| if *to == tmp { Ok(()) } else { std::fs::copy(&tmp, to).map(|_| ()) },
+            |to| {
+                if *to == tmp {
+                    return Ok(());
+                }
+                std::io::copy(&mut std::fs::File::open(&tmp)?, &mut create_fresh(to)?).map(|_| ())
+            },
             || std::fs::read(&tmp),
         );
         // The file is kept only as the temporary file of its own rename.
@@ -744,6 +775,16 @@ impl Staged {
     ) -> Result<(), CliError> {
         let fail = |path: &Path, source| CliError::Write { path: path.to_path_buf(), source };
         match destination(&shown).map_err(|e| fail(&shown, e))? {
+            // Two outputs that are one file (links to it) would share a temporary file.
+            Dest::File(dest) if self.files.iter().any(|p| p.dest() == dest) => {
+                return Err(fail(
+                    &shown,
+                    std::io::Error::new(
+                        std::io::ErrorKind::AlreadyExists,
+                        "names the same file as another output of this command",
+                    ),
+                ));
+            }
             Dest::File(dest) => {
                 let tmp = tmp_beside(&dest);
                 to_tmp(&tmp).map_err(|e| {
@@ -1012,6 +1053,30 @@ mod tests {
         assert_eq!(fd("/proc/123/fd/1"), Some(0));
         assert_eq!(fd("/dev/shm/out.csv"), None, "a regular file under /dev is replaced");
         assert_eq!(fd("out/fct.csv"), None);
+    }
+
+    /// What an interrupted run, or anyone, left at a temporary file's name is replaced, never
+    /// followed: a link left as `.fct.csv.tmp` had the outputs written into the file it named,
+    /// and the output became that link.
+    #[test]
+    fn temporary_names_are_created_afresh() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("victim.txt"), "keep").unwrap();
+        symlink("victim.txt", d.join(".a.csv.tmp")).unwrap();
+        write_atomic(d, "a.csv", "new").unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("victim.txt")).unwrap(), "keep");
+        assert!(!d.join("a.csv").is_symlink());
+        assert_eq!(std::fs::read_to_string(d.join("a.csv")).unwrap(), "new");
+        assert_eq!(names(d), ["a.csv", "victim.txt"]);
+        // Two outputs that are one file are refused, not left sharing a temporary file.
+        symlink("victim.txt", d.join("b.csv")).unwrap();
+        symlink("victim.txt", d.join("c.csv")).unwrap();
+        let mut set = Staged::new(d);
+        set.write("b.csv", "b").unwrap();
+        let e = set.write("c.csv", "c").unwrap_err().to_string();
+        assert!(e.contains("c.csv") && e.contains("same file as another output"), "{e}");
     }
 
     /// Writing into a device comes before the renames: when it fails (a full device), the

@@ -892,23 +892,22 @@ fn write_outputs(
             let _ = std::fs::remove_file(tmp(ext));
         }
     };
+    // Whatever an interrupted run left at the temporary names goes first (the plotting
+    // library would write through a link left there).
+    clean();
     for ext in EXTS {
         if let Err(e) = plot_lines(chart, &tmp(ext)) {
             clean();
             return Err(e.into());
         }
     }
-    let csv = output::write_atomic(dir, &format!("{stem}.csv"), csv).inspect_err(|_| clean())?;
-    let mut written = vec![csv];
-    for ext in EXTS {
-        let to = dir.join(format!("{stem}.{ext}"));
-        std::fs::rename(tmp(ext), &to).map_err(|source| {
-            clean();
-            CliError::Write { path: to.clone(), source }
-        })?;
-        written.push(to);
-    }
-    Ok(written)
+    // The table and both figures go in place together.
+    let mut set = output::Staged::new(dir);
+    let staged = set.write(&format!("{stem}.csv"), csv).and_then(|()| {
+        EXTS.iter().try_for_each(|ext| set.adopt(tmp(ext), dir.join(format!("{stem}.{ext}"))))
+    });
+    staged.inspect_err(|_| clean())?;
+    set.commit()
 }
 
 fn report_written(out: &mut dyn Write, written: &[PathBuf], wall: f64, jobs: usize) {

@@ -939,6 +939,14 @@ impl Manifest {
             if a.labels.len() != a.parts.len() || a.labels.is_empty() {
                 return Err(format!("axis `{}`: as many labels as parts, at least one", a.key));
             }
+            // Parts name the figures' files, as cell names name folders.
+            if let Some(p) = a.parts.iter().find(|p| !is_cell_name(p)) {
+                return Err(format!("axis `{}`: part {p:?} is not a file name piece", a.key));
+            }
+        }
+        let mut names = std::collections::HashSet::new();
+        if let Some(c) = self.cells.iter().find(|c| !names.insert(c.name.as_str())) {
+            return Err(format!("cell name {:?} appears twice: each cell has its folder", c.name));
         }
         for (i, c) in self.cells.iter().enumerate() {
             if c.index != i {
@@ -1237,6 +1245,13 @@ fn load_cells(m: &Manifest, dirs: &[PathBuf]) -> Result<Vec<CellData>, CliError>
                     return Err(CliError::Input { file: path, message: format!("no `{key}` row") });
                 }
             }
+            // Counts that are not counts (an edited file) gave 0 flows done in cells.csv.
+            for key in ["flows_done", "flows_unfinished", "events"] {
+                if counters[key].parse::<u64>().is_err() {
+                    let message = format!("`{key}` is {:?}, not a count", counters[key]);
+                    return Err(CliError::Input { file: path, message });
+                }
+            }
             Ok(CellData { rows, counters, dir })
         })
         .collect()
@@ -1360,6 +1375,7 @@ fn write_combined(
     let mut rows = vec![header];
     for (c, d) in m.cells.iter().zip(data) {
         let get = |k: &str| d.counters.get(k).cloned().unwrap_or_default();
+        // Counts, checked when the cell was loaded (`load_cells`).
         let done: u64 = get("flows_done").parse().unwrap_or(0);
         let unfinished: u64 = get("flows_unfinished").parse().unwrap_or(0);
         let mut r = vec![c.index.to_string(), c.name.clone()];

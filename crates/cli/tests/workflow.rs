@@ -362,6 +362,11 @@ fn output_paths_through_a_file_name_the_file() {
         let e = c.fails(args, &[]);
         assert_has(&e, &["cannot write afile: exists and is not a directory"]);
     }
+    // A link to nothing as the folder: said before the run (it failed after it, "File
+    // exists").
+    std::os::unix::fs::symlink("nowhere", c.path("dangling")).unwrap();
+    let e = c.fails(&["run", "s.toml", "--out", "dangling"], &[]);
+    assert_has(&e, &["cannot write dangling: is a symbolic link to nothing"]);
 }
 
 /// A run's outputs go in place together: when one cannot (a folder where `counters.csv`
@@ -629,6 +634,14 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
         ("index = 1\n", "index = 99\n", "cell \"dctcp\" has index 99 at position 1"),
         ("shard = \"1/2\"", "shard = \"5/2\"", "shard \"5/2\": shard index 5 is out of range"),
         ("name = \"dctcp\"", "name = \"../..\"", "cell 1: \"../..\" is not a cell folder name"),
+        // Two cells of one name (the second reported the first's data), and an axis part
+        // that is no file name piece (figures were drawn outside the folder).
+        ("name = \"dctcp\"", "name = \"hpcc\"", "cell name \"hpcc\" appears twice"),
+        (
+            "parts = [\"hpcc\"",
+            "parts = [\"../x\"",
+            "axis `scheme`: part \"../x\" is not a file name piece",
+        ),
         // Checked before anything is written (the merged manifest and cells were written
         // before a bad bucket spec failed).
         (
@@ -666,6 +679,18 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
         assert_has(&e, &["s1/manifest.toml: ", expect]);
     }
     fs::write(c.path("s1/manifest.toml"), &manifest).unwrap();
+    // A cell's counters edited to something that is no count: an error naming the file (it
+    // gave 0 flows done in cells.csv).
+    let counters = read(&c.path("s1/cells/dctcp/counters.csv"));
+    let edited = counters
+        .lines()
+        .map(|l| if l.starts_with("flows_done,") { "flows_done,abc" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    fs::write(c.path("s1/cells/dctcp/counters.csv"), edited + "\n").unwrap();
+    let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
+    assert_has(&e, &["s1/cells/dctcp/counters.csv", "`flows_done` is \"abc\", not a count"]);
+    fs::write(c.path("s1/cells/dctcp/counters.csv"), &counters).unwrap();
 }
 
 #[test]
