@@ -895,14 +895,7 @@ fn gen_command(
     let valid = scenario::load(path, seed)?;
     print_warnings(notes, &valid.warnings);
     let text = flowfile::write(&valid.flows);
-    let dir = parent_dir(flows_path);
-    let name =
-        flows_path.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
-            CliError::Write {
-                path: flows_path.to_path_buf(),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
-            }
-        })?;
+    let (dir, name) = out_file(flows_path)?;
     output::create_out_dir(&dir)?;
     output::write_atomic(&dir, &name, &text)?;
     let _ = writeln!(
@@ -940,18 +933,11 @@ fn import_command(
     // `none` for the check, so that everything else is still checked.
     let available = schemes::SCHEMES.contains(&imported.scheme);
     let checked = if available { &imported.toml } else { &imported.toml_without_cc };
-    let dir = parent_dir(scenario_path);
+    let (dir, name) = out_file(scenario_path)?;
     // The folder first: the scenario's relative paths go through it.
     output::create_out_dir(&dir)?;
     let src = scenario::Source::new(scenario_path, checked.clone());
     let valid = scenario::validate(&src, None);
-    let name =
-        scenario_path.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
-            CliError::Write {
-                path: scenario_path.to_path_buf(),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
-            }
-        })?;
     // Written even if it does not validate, so that the error's line numbers point somewhere.
     output::write_atomic(&dir, &name, &imported.toml)?;
     let written = scenario_path;
@@ -1019,9 +1005,8 @@ fn compare_command(
     );
     let _ = write!(out, "{}", c.table());
     if let Some(path) = csv {
-        let dir = parent_dir(path);
+        let (dir, name) = out_file(path)?;
         output::create_out_dir(&dir)?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         output::write_atomic(&dir, &name, c.csv())?;
         let _ = writeln!(out, "wrote {}", path.display());
     }
@@ -1029,6 +1014,22 @@ fn compare_command(
 }
 
 /// The folder a file path is in (`.` for a bare file name).
+/// An output file's folder and name: a path that names a folder (`sub/`, `.`, `..`) is refused
+/// (`gen --out sub/` wrote a file named `sub`).
+fn out_file(file: &Path) -> Result<(PathBuf, String), CliError> {
+    let folder = file.as_os_str().as_encoded_bytes().ends_with(b"/");
+    match file.file_name() {
+        Some(n) if !folder => Ok((parent_dir(file), n.to_string_lossy().into_owned())),
+        _ => Err(CliError::Write {
+            path: file.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "names a folder; give the output file's name",
+            ),
+        }),
+    }
+}
+
 fn parent_dir(file: &Path) -> PathBuf {
     match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

@@ -367,6 +367,9 @@ fn output_paths_through_a_file_name_the_file() {
     std::os::unix::fs::symlink("nowhere", c.path("dangling")).unwrap();
     let e = c.fails(&["run", "s.toml", "--out", "dangling"], &[]);
     assert_has(&e, &["cannot write dangling: is a symbolic link to nothing"]);
+    // An output file given as a folder (it wrote a file named `sub`).
+    let e = c.fails(&["gen", "s.toml", "--out", "sub/"], &["sub"]);
+    assert_has(&e, &["cannot write sub/: names a folder; give the output file's name"]);
 }
 
 /// A run's outputs go in place together: when one cannot (a folder where `counters.csv`
