@@ -1013,13 +1013,15 @@ fn compare_command(
     Ok(())
 }
 
-/// The folder a file path is in (`.` for a bare file name).
-/// An output file's folder and name: a path that names a folder (`sub/`, `.`, `..`) is refused
-/// (`gen --out sub/` wrote a file named `sub`).
+/// An output file's folder (`.` for a bare file name) and name: a path that names a folder
+/// (`sub/`, `.`, `..`) is refused (`gen --out sub/` wrote a file named `sub`).
 fn out_file(file: &Path) -> Result<(PathBuf, String), CliError> {
     let folder = file.as_os_str().as_encoded_bytes().ends_with(b"/");
     match file.file_name() {
-        Some(n) if !folder => Ok((parent_dir(file), n.to_string_lossy().into_owned())),
+        Some(n) if !folder => {
+            let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Ok((dir.to_path_buf(), n.to_string_lossy().into_owned()))
+        }
         _ => Err(CliError::Write {
             path: file.to_path_buf(),
             source: std::io::Error::new(
@@ -1027,12 +1029,5 @@ fn out_file(file: &Path) -> Result<(PathBuf, String), CliError> {
                 "names a folder; give the output file's name",
             ),
         }),
-    }
-}
-
-fn parent_dir(file: &Path) -> PathBuf {
-    match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
     }
 }

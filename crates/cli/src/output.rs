@@ -704,7 +704,7 @@ fn write_into(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// interrupted run, or a symbolic link or FIFO put there) is removed first, and the file is
 /// created only if nothing is there, so a link is never followed (a link left as
 /// `.fct.csv.tmp` had the outputs written into the file it named) and a FIFO never blocks.
-pub(crate) fn create_fresh(tmp: &Path) -> std::io::Result<std::fs::File> {
+fn create_fresh(tmp: &Path) -> std::io::Result<std::fs::File> {
     match std::fs::remove_file(tmp) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
