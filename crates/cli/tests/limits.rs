@@ -353,6 +353,47 @@ fn flows_below_the_ack_interval() {
     }
 }
 
+/// A window that closes before the receiver's first ACK (ACKs below `ack_interval` only at
+/// chunk multiples): a flow stalls for certain, an `[[rpc]]` connection may. Both ran silently
+/// before; the run confirms the flow's stall and that the warning's "fine" side finishes.
+#[test]
+fn windows_that_close_before_the_first_ack() {
+    let nic = |chunk: &str, window: &str| {
+        format!("[nic]\nack_interval = \"2MB\"\nchunk = \"{chunk}\"\nwindow = \"{window}\"\n")
+    };
+    let flow = "[[flows.list]]\nsrc = 0\ndst = 5\nsize = \"3MB\"\n";
+    // 3333-byte chunks never fall on 1000-byte packet ends before 2 MB: the first ACK is at
+    // 2 MB, beyond a one-BDP window.
+    let stuck = scenario("", &format!("[cc]\nname = \"hpcc\"\n{}{flow}", nic("3333B", "fixed")));
+    let w = "field `nic.ack_interval`: 1 RoCE flow (of 1) will stall: the window (";
+    let tail = "lets out fewer bytes than the receiver takes to send its first ACK (2000000 B: \
+                ack_interval 2000000 B, chunk 3333 B, mtu 1000 B)";
+    assert_has(&accepted(&stuck).0, &[w, tail]);
+    let c = Case::new();
+    c.write("s.toml", &stuck);
+    let o = run_bounded(&c, &["run", "s.toml", "--out", "o"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_has(&String::from_utf8_lossy(&o.stdout), &["flows: 0 done, 1 unfinished"]);
+    // 4000-byte chunks are ACKed every four packets, inside the window: no warning, finished.
+    let fine = scenario("", &format!("[cc]\nname = \"hpcc\"\n{}{flow}", nic("4000B", "fixed")));
+    assert!(!accepted(&fine).0.contains("warning"), "{}", accepted(&fine).0);
+    c.write("s.toml", &fine);
+    let o = run_bounded(&c, &["run", "s.toml", "--out", "o"]);
+    assert_has(&String::from_utf8_lossy(&o.stdout), &["flows: 1 done, 0 unfinished"]);
+    // Without a window nothing waits for ACKs.
+    let none = scenario("", &format!("[cc]\nname = \"hpcc\"\n{}{flow}", nic("3333B", "none")));
+    assert!(!accepted(&none).0.contains("warning"), "{}", accepted(&none).0);
+    // An RPC connection: the stream's chunk ACKs depend on the message sizes.
+    let rpc = "[[rpc]]\nname = \"a\"\nclients = [0]\nservers = [5]\nconnections = 1\n\
+               outstanding = 1\nquery = \"1500B\"\nresponse = \"64B\"\n";
+    let s = scenario("", &format!("[cc]\nname = \"hpcc\"\n{}{rpc}", nic("3333B", "variable")));
+    let w = "field `nic.ack_interval`: 1 RoCE connection (of 1) may stall: a window (";
+    let tail = "is below ack_interval (2000000 B), and until a stream has carried that many bytes \
+                its receiver ACKs only where a message ends on a multiple of chunk (3333 B) (a \
+                variable window is smaller still once the rate falls)";
+    assert_has(&accepted(&s).0, &[w, tail]);
+}
+
 #[test]
 fn flows_after_the_stop_time() {
     let s = scenario("", &format!("{ONE_FLOW}start = \"20ms\"\n"));

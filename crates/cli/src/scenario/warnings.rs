@@ -5,6 +5,8 @@
 //!
 //! * flows that start at or after the stop time (they never run), and RoCE flows that the
 //!   receiver never ACKs in full (smaller than `nic.ack_interval`, not a `nic.chunk` multiple);
+//! * RoCE flows and `[[rpc]]` connections whose window closes before the receiver's first ACK
+//!   (`nic.ack_interval` above a packet, with a window);
 //! * a workload whose realized load is more than 10% below the requested load (with why:
 //!   `drop_last`, the window's length);
 //! * a switch buffer smaller than one MTU-sized frame plus the switch's PFC headroom and
@@ -136,6 +138,7 @@ pub(super) fn collect(
     let mut out = Vec::new();
     late_flows(src, cfg, flows, &mut out);
     unacked_flows(src, cfg, flows, &mut out);
+    stalled_windows(src, net, routes, cfg, flows, &mut out);
     if let Some(b) = workload.and_then(|w| w.background.as_ref()) {
         realized_load(src, b, &mut out);
     }
@@ -362,6 +365,117 @@ fn unacked_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Ve
             first.size,
         ),
     ));
+}
+
+/// RoCE senders whose window closes before the receiver's first ACK. Below
+/// `nic.ack_interval` bytes the receiver ACKs an in-order packet only where the byte count is a
+/// multiple of `nic.chunk` (spec §2.3); a sender may have its window (one BDP of the pair, or
+/// the network's largest with `global_t`) unacknowledged and no more, so when the window is
+/// smaller than the stretch to the first ACK, the flow waits for an ACK that is never sent.
+/// Checked only when `ack_interval` exceeds a packet and a window is on (the reference's
+/// defaults ACK every packet).
+///
+/// * A flow (full packets from byte 0) is stuck for certain when it is longer than the bytes
+///   its window lets out, `ceil(window / mtu) * mtu`, and those are fewer than both
+///   `ack_interval` and the first multiple of `chunk` that is a whole number of packets.
+/// * An `[[rpc]]` connection's stream ends a packet at each message end, so where its chunk
+///   ACKs fall depends on the message sizes: it may stall whenever its window is below
+///   `ack_interval` (the stream's bytes count from the run's start, once).
+fn stalled_windows(
+    src: &Source,
+    net: &Network,
+    routes: &RoutingTable,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+    out: &mut Vec<Warning>,
+) {
+    use dcsim_core::config::{Transport, WindowMode};
+    let nic = &cfg.nic;
+    let mtu = u64::from(nic.mtu);
+    if nic.window == WindowMode::None || nic.ack_interval <= mtu {
+        return;
+    }
+    let global = nic.global_t.then(|| dcsim_core::paths::max_pair_metrics(net, routes, mtu).1);
+    let mut bdps = std::collections::HashMap::new();
+    let mut window = |a: NodeId, b: NodeId| -> Option<u64> {
+        if let Some(w) = global {
+            return Some(w);
+        }
+        *bdps.entry((a, b)).or_insert_with(|| {
+            dcsim_core::paths::pair_metrics(net, routes, a, b, mtu).map(|m| m.bdp)
+        })
+    };
+    // The first ACK of a flow's full packets: at a chunk multiple that is a packet multiple,
+    // or at the first packet end at or beyond ack_interval.
+    let lcm = (mtu / gcd(mtu, nic.chunk)).saturating_mul(nic.chunk);
+    let first_ack = lcm.min(nic.ack_interval.div_ceil(mtu).saturating_mul(mtu));
+    let let_out = |w: u64| w.div_ceil(mtu).saturating_mul(mtu);
+    let mut stuck: Option<(usize, &FlowSpec, u64)> = None;
+    for (i, f) in flows.iter().enumerate() {
+        if cfg.transport_of(i) != Transport::Roce {
+            continue;
+        }
+        let Some(w) = window(f.src, f.dst).filter(|&w| w > 0) else { continue };
+        if let_out(w) < first_ack && f.size > let_out(w) {
+            let (n, first, fw) = stuck.unwrap_or((0, f, w));
+            stuck = Some((n + 1, first, fw));
+        }
+    }
+    if let Some((n, first, w)) = stuck {
+        out.push(at(
+            src,
+            &["nic", "ack_interval"],
+            format!(
+                "{n} RoCE flow{} (of {}) will stall: the window ({w} B, the first: flow {}) lets \
+                 out fewer bytes than the receiver takes to send its first ACK ({first_ack} B: \
+                 ack_interval {} B, chunk {} B, mtu {mtu} B); lower \
+                 `nic.ack_interval`",
+                if n == 1 { "" } else { "s" },
+                flows.len(),
+                first.id,
+                nic.ack_interval,
+                nic.chunk,
+            ),
+        ));
+    }
+    let conns = &cfg.apps.connections;
+    let variable = if nic.window == WindowMode::Variable {
+        " (a variable window is smaller still once the rate falls)"
+    } else {
+        ""
+    };
+    let mut risky = conns.iter().filter(|c| c.transport == Transport::Roce).filter_map(|c| {
+        let w = [window(c.client, c.server), window(c.server, c.client)]
+            .into_iter()
+            .flatten()
+            .filter(|&w| w > 0)
+            .min()?;
+        (w < nic.ack_interval).then_some(w)
+    });
+    if let Some(first) = risky.next() {
+        let n = 1 + risky.count();
+        out.push(at(
+            src,
+            &["nic", "ack_interval"],
+            format!(
+                "{n} RoCE connection{} (of {}) may stall: a window ({first} B, the first) is \
+                 below ack_interval ({} B), and until a stream has carried that many bytes its \
+                 receiver ACKs only where a message ends on a multiple of chunk ({} B){variable}; \
+                 lower `nic.ack_interval`",
+                if n == 1 { "" } else { "s" },
+                conns.len(),
+                nic.ack_interval,
+                nic.chunk,
+            ),
+        ));
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 fn realized_load(src: &Source, b: &super::generator::BackgroundInfo, out: &mut Vec<Warning>) {
