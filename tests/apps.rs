@@ -199,13 +199,16 @@ impl ProbeLaw for Recorder {
 #[derive(Debug)]
 struct RecorderFactory {
     seen: Arc<Mutex<Vec<(Time, u16)>>>,
+    /// The receiver holds the laws were given.
+    holds: Arc<Mutex<Vec<u64>>>,
 }
 
 impl ProbeLawFactory for RecorderFactory {
     fn name(&self) -> &str {
         "recorder"
     }
-    fn new_law(&self, init: &FlowInit) -> (Box<dyn ProbeLaw>, u64) {
+    fn new_law(&self, init: &FlowInit, ack_hold: u64) -> (Box<dyn ProbeLaw>, u64) {
+        self.holds.lock().unwrap().push(ack_hold);
         (Box::new(Recorder { seen: self.seen.clone() }), init.bdp)
     }
 }
@@ -215,7 +218,9 @@ impl ProbeLawFactory for RecorderFactory {
 #[test]
 fn hpcc_tcp_probes_once_per_rtt_and_collect_every_hop() {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let probe = ProbeControl(Arc::new(RecorderFactory { seen: seen.clone() }));
+    let holds = Arc::new(Mutex::new(Vec::new()));
+    let factory = RecorderFactory { seen: seen.clone(), holds: holds.clone() };
+    let probe = ProbeControl(Arc::new(factory));
     let mut cfg = tcp_cfg(CcaConfig::External, Some(probe));
     cfg.stop_time = ms(2);
     let closed = Arrivals::Closed { outstanding: 8 };
@@ -231,6 +236,11 @@ fn hpcc_tcp_probes_once_per_rtt_and_collect_every_hop() {
         seen.len()
     );
     assert!(seen.iter().all(|&(_, n)| n == 3), "every probe has 3 hop records");
+    // dc-newreno's receiver ACKs every fourth segment: it may hold three.
+    let tcp = TcpConfig::dc_newreno();
+    let hold = u64::from(tcp.delack_segments - 1) * u64::from(tcp.mss);
+    let holds = holds.lock().unwrap();
+    assert!(!holds.is_empty() && holds.iter().all(|&h| h == hold), "{holds:?}, not {hold}");
     // The busy request stream: echoes at least one base RTT apart (about 9 us here) and, over
     // 2 ms, about one per RTT.
     let srtt_floor = Duration::from_us(8);

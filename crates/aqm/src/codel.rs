@@ -38,7 +38,7 @@
 //!   `now > first_above_time`, `now ≥ drop_next`).
 //! - The control law scales the picosecond interval by the same 16-bit `rec_inv_sqrt`, so at
 //!   `count = 1` the next drop is `interval·(1 − 2⁻¹⁶)` later, as in Linux.
-//! - `ecn` defaults to **on** here (Linux `tc ... codel` defaults to `noecn`; fq_codel to `ecn`).
+//! - `ecn` defaults to off, as Linux `tc ... codel` (`noecn`); fq_codel turns it on, as Linux.
 //! - Linux resets `dropping` when `dequeue` finds the queue empty; so does this model, but only if
 //!   the engine calls `dequeue` on an empty queue (an engine that asks non-empty classes only, as
 //!   HTB does in Linux, keeps the state across idle periods, as HTB + CoDel does).
@@ -82,7 +82,7 @@ impl CeSelector {
     }
 }
 
-/// The parameters of [`CoDel`]. `Default` is Linux's, except `ecn` (on here).
+/// The parameters of [`CoDel`]. `Default` is Linux's (`ecn` off, as `tc ... codel`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct CoDelParams {
     /// Acceptable standing sojourn time (Linux 5 ms).

@@ -8,6 +8,14 @@
 //! ([`RateRule::next_rate`]) gives the new reference, committed on every probe (a probe *is*
 //! the per-RTT update), and the window is that rate times `T`. The first probe only stores
 //! records. The initial window is `B·T` (one BDP at line rate).
+//!
+//! The rate is bounded by the line rate plus the receiver's delayed-ACK hold: the window may
+//! reach `B·T` plus the bytes a delayed-ACK receiver holds unacknowledged (`(N − 1)·MSS` for an
+//! ACK every N segments), which the sender's window counts although they have left the
+//! network. With the bound at `B·T`, a lone connection could not fill its path: a window of
+//! one BDP waited for each ACK behind N − 1 held segments (72% of a 25 Gb/s link with N = 4;
+//! RoCE's HPCC, whose receiver ACKs every packet, reaches 91% there). Where the connections
+//! share a link, `U` keeps their windows below the bound, so it does not add to the queue.
 
 use dcsim_core::cc::{FlowInit, ProbeLaw, ProbeLawFactory};
 use dcsim_core::packet::{IntHop, IntStack, MAX_INT_HOPS};
@@ -64,8 +72,8 @@ impl ProbeLawFactory for HpccProbeFactory {
         "hpcc"
     }
 
-    fn new_law(&self, init: &FlowInit) -> (Box<dyn ProbeLaw>, u64) {
-        let law = HpccProbeLaw::new(&self.params, init);
+    fn new_law(&self, init: &FlowInit, ack_hold: u64) -> (Box<dyn ProbeLaw>, u64) {
+        let law = HpccProbeLaw::new(&self.params, init, ack_hold);
         let w0 = law.window_of(law.cur);
         (Box::new(law), w0)
     }
@@ -79,6 +87,8 @@ pub struct HpccProbeLaw {
     t_ps: u64,
     /// `B·T` in bytes (at least 1): the normaliser of queue lengths.
     bdp: u64,
+    /// The NIC line rate `B` (the rule's upper bound is above it by the receiver's hold).
+    line: BitsPerSec,
     /// The committed reference `W_c`, as a rate (`W_c / T`).
     cur: BitsPerSec,
     inc_stage: u32,
@@ -88,19 +98,24 @@ pub struct HpccProbeLaw {
 }
 
 impl HpccProbeLaw {
-    /// A connection's law: `W_c` = line rate × T, `u` = 1, no stored records.
-    pub fn new(params: &HpccParams, init: &FlowInit) -> HpccProbeLaw {
+    /// A connection's law: `W_c` = line rate × T, `u` = 1, no stored records; its rate at most
+    /// the line rate plus `ack_hold · 8 / T` (the window at most `B·T + ack_hold`, `ack_hold`
+    /// being what the receiver may hold unacknowledged: see the module documentation).
+    pub fn new(params: &HpccParams, init: &FlowInit, ack_hold: u64) -> HpccProbeLaw {
         let line = init.line_rate;
+        let t_ps = init.base_rtt.as_ps();
+        let mut rule =
+            RateRule::new(params.eta, params.max_stage, params.rate_ai, params.min_rate, line);
+        if t_ps > 0 {
+            let hold = u128::from(ack_hold) * 8 * u128::from(PS_PER_SEC) / u128::from(t_ps);
+            rule.line_rate =
+                BitsPerSec(line.0.saturating_add(hold.min(u128::from(u64::MAX)) as u64));
+        }
         HpccProbeLaw {
-            rule: RateRule::new(
-                params.eta,
-                params.max_stage,
-                params.rate_ai,
-                params.min_rate,
-                line,
-            ),
-            t_ps: init.base_rtt.as_ps(),
+            rule,
+            t_ps,
             bdp: init.bdp.max(1),
+            line,
             cur: line,
             inc_stage: 0,
             u: 1.0,
@@ -141,7 +156,7 @@ impl HpccProbeLaw {
         let mut any = false;
         for (i, hop) in hops.iter().enumerate() {
             let stored = std::mem::replace(&mut self.hops[i], *hop);
-            let Some(s) = sample(hop, &stored, self.rule.line_rate, self.bdp) else { continue };
+            let Some(s) = sample(hop, &stored, self.line, self.bdp) else { continue };
             any = true;
             if s.u > winner.as_ref().map_or(0.0, |w| w.u) {
                 winner = Some(s);
@@ -200,7 +215,7 @@ mod tests {
     #[test]
     fn utilisation_and_window_match_a_hand_computed_case() {
         let f = HpccProbeFactory { params: HpccParams::default() };
-        let (mut law, w0) = f.new_law(&init());
+        let (mut law, w0) = f.new_law(&init(), 0);
         assert_eq!(w0, 50_000, "W_init = 25 Gb/s × 16 µs");
         let t0 = Time::from_ns(100_000);
         let t1 = t0 + Duration::from_us(16);
@@ -227,6 +242,28 @@ mod tests {
         let w2 = law.on_probe(t1, &stack(&c2)).expect("a window");
         assert!(w2 > w, "{w2} > {w}");
         assert!(w2 <= 50_000);
+    }
+
+    /// Below target on every probe, the window grows to one BDP plus the receiver's hold and
+    /// stops there; without a hold, at one BDP.
+    #[test]
+    fn the_window_is_bounded_by_one_bdp_plus_the_receivers_hold() {
+        let f = HpccProbeFactory { params: HpccParams::default() };
+        for hold in [0, 4380] {
+            let (mut law, w0) = f.new_law(&init(), hold);
+            assert_eq!(w0, 50_000, "W_init = B·T whatever the hold");
+            let mut top = 0;
+            for k in 0..200u64 {
+                let t = Time::from_ns(100_000) + Duration::from_us(16 * k);
+                // An idle 25G hop: u' = 0 on every probe, so the rule raises the window.
+                let hop = IntHop { rate: BitsPerSec::gbps(25), time: t, tx_bytes: k, qlen: 0 };
+                if let Some(w) = law.on_probe(t, &stack(&[hop])) {
+                    assert!(w <= 50_000 + hold, "{w} with hold {hold}");
+                    top = top.max(w);
+                }
+            }
+            assert!(top + 2 >= 50_000 + hold, "reaches the bound: {top} with hold {hold}");
+        }
     }
 
     #[test]

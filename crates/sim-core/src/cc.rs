@@ -76,8 +76,10 @@ pub trait ProbeLawFactory: Send + Sync + std::fmt::Debug {
     /// The law's name (for summaries).
     fn name(&self) -> &str;
     /// The law of a new connection with facts `init`, and its initial congestion window in
-    /// bytes.
-    fn new_law(&self, init: &FlowInit) -> (Box<dyn ProbeLaw>, u64);
+    /// bytes. `ack_hold` is what the connection's receiver may hold delivered but not yet
+    /// acknowledged (its delayed ACK: `(delack_segments − 1) × MSS`): bytes the sender's
+    /// window counts that are no longer in the network.
+    fn new_law(&self, init: &FlowInit, ack_hold: u64) -> (Box<dyn ProbeLaw>, u64);
 }
 
 /// A TCP group's probe-driven window control (see [`ProbeLaw`]).

@@ -147,6 +147,11 @@ pub struct Sender {
     sb: VecDeque<SegRec>,
     sacked_bytes: u64,
     lost_bytes: u64,
+    /// Bytes ever marked lost (Linux `tp->lost`, which only grows): an ACK's newly lost bytes
+    /// are its rise, even when the same ACK also acknowledges bytes marked lost before.
+    lost_total: u64,
+    /// When the last data segment left (Linux `lsndtime`), for `CA_EVENT_TX_START`.
+    last_data_sent: Option<Time>,
     retrans_bytes: u64,
     /// No segment below this sequence number is lost and not yet retransmitted.
     rexmit_hint: u64,
@@ -216,6 +221,8 @@ impl Sender {
             sb: VecDeque::new(),
             sacked_bytes: 0,
             lost_bytes: 0,
+            lost_total: 0,
+            last_data_sent: None,
             retrans_bytes: 0,
             rexmit_hint: u64::MAX,
             dupacks: 0,
@@ -528,7 +535,18 @@ impl Sender {
         rec.app_limited = self.app_limited != 0;
     }
 
+    /// Linux `tcp_event_data_sent`, before a data segment (new or retransmitted) leaves: with
+    /// nothing in flight the controller learns how long the connection sent nothing
+    /// (`CA_EVENT_TX_START`); the segment's time is the new `lsndtime`.
+    fn data_sent(&mut self, now: Time) {
+        if let Some(last) = self.last_data_sent.filter(|_| self.pipe() == 0) {
+            self.cca.on_tx_start(&self.w, now.saturating_since(last), now);
+        }
+        self.last_data_sent = Some(now);
+    }
+
     fn send_new(&mut self, now: Time, probe: bool) -> Segment {
+        self.data_sent(now);
         let start = self.snd_nxt;
         let len = (self.total - start).min(self.w.mss);
         let was_empty = self.sb.is_empty();
@@ -564,6 +582,7 @@ impl Sender {
     }
 
     fn send_rexmit(&mut self, now: Time, i: usize, probe: bool) -> Segment {
+        self.data_sent(now);
         let mut rec = self.sb[i];
         let len = rec.len();
         if !rec.retrans {
@@ -712,6 +731,7 @@ impl Sender {
             if !r.sacked && !r.lost {
                 r.lost = true;
                 self.lost_bytes += r.len();
+                self.lost_total += r.len();
             }
         }
         self.rexmit_hint = self.snd_una;
@@ -762,6 +782,7 @@ impl Sender {
         if !r.lost {
             r.lost = true;
             self.lost_bytes += r.len();
+            self.lost_total += r.len();
         }
         self.rexmit_hint = self.rexmit_hint.min(r.start);
     }
@@ -987,7 +1008,7 @@ impl Sender {
         }
         let prior_una = self.snd_una;
         let prior_delivered = self.delivered;
-        let prior_lost = self.lost_bytes;
+        let prior_lost = self.lost_total;
         let old_ack = ack < self.snd_una;
 
         // ECN input.
@@ -1226,7 +1247,7 @@ impl Sender {
                 }
             }
         }
-        let newly_lost = self.lost_bytes > prior_lost;
+        let newly_lost = self.lost_total > prior_lost;
 
         // 7. State machine (tcp_fastretrans_alert).
         let flight = self.snd_nxt - self.snd_una;
@@ -1319,5 +1340,84 @@ impl Sender {
 fn rate_pick(best: &mut Option<SegRec>, r: &SegRec) {
     if best.is_none_or(|b| r.sent > b.sent || (r.sent == b.sent && r.end > b.end)) {
         *best = Some(*r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cca::cubic::{Cubic, CubicConfig};
+    use crate::cca::CcaConfig;
+    use crate::segment::SackBlocks;
+
+    fn epoch(s: &Sender) -> Option<Time> {
+        match s.cca() {
+            Cca::Cubic(c) => c.epoch_start(),
+            _ => unreachable!("a CUBIC sender"),
+        }
+    }
+
+    /// An ACK that both acknowledges a segment marked lost and marks another lost has newly
+    /// lost bytes (Linux counts `tp->lost`, which only grows), although the bytes marked lost
+    /// are as many as before: PRR then grants no extra segment for the advancing `snd_una`.
+    #[test]
+    fn an_ack_that_repairs_one_loss_and_finds_another_has_new_losses() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let seg = |k: u64| k * mss;
+        let mut s =
+            Sender::new(&cfg, CcaConfig::NewReno(Default::default()).build(), seg(20), Time::ZERO);
+        s.w.cwnd = seg(20);
+        while s.poll_transmit(Time::ZERO).is_some_and(|x| x.len > 0) {}
+        let ack = |a: u64, blocks: &[(u64, u64)]| Segment {
+            ack: seg(a),
+            flags: Flags::ACK,
+            sack: SackBlocks::from_slice(
+                &blocks.iter().map(|&(x, y)| (seg(x), seg(y))).collect::<Vec<_>>(),
+            ),
+            ..Segment::default()
+        };
+        // Segments 0 and 1 missing, 2..6 SACKed: both marked lost, recovery starts.
+        let t1 = Time::from_ns(1_000_000);
+        s.on_segment(t1, &ack(0, &[(2, 6)]));
+        assert_eq!(s.ca, CaState::Recovery);
+        assert_eq!(s.lost_bytes, seg(2));
+        // Segment 0's retransmission goes out.
+        assert!(s.poll_transmit(t1).is_some_and(|x| x.seq == 0 && x.len > 0));
+        // Segment 0 acknowledged, 6..10 and 11..15 SACKed: segment 10 is newly lost.
+        let (lost_before, total_before) = (s.lost_bytes, s.lost_total);
+        s.on_segment(t1 + Duration::from_us(10), &ack(1, &[(2, 10), (11, 15)]));
+        assert_eq!(s.lost_bytes, lost_before, "one lost segment repaired, one found");
+        assert_eq!(s.lost_total, total_before + seg(1), "segment 10's loss is counted");
+    }
+
+    /// `CA_EVENT_TX_START`: the first segment after an idle period (nothing in flight) shifts
+    /// CUBIC's epoch by the time since the last data segment, never past now; a segment sent
+    /// while others are in flight does not.
+    #[test]
+    fn an_idle_connection_shifts_cubics_epoch_when_it_sends_again() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let cubic = Cca::Cubic(Cubic::new(CubicConfig::default()));
+        let mut s = Sender::new(&cfg, cubic, 0, Time::ZERO);
+        s.extend(10 * mss);
+        while s.poll_transmit(Time::ZERO).is_some_and(|seg| seg.len > 0) {}
+        // Out of slow start, so that the ACK starts CUBIC's epoch.
+        s.w.ssthresh = 2 * mss;
+        let at = Time::from_ns(1_000_000);
+        let ack = Segment { ack: 10 * mss, flags: Flags::ACK, ..Segment::default() };
+        s.on_segment(at, &ack);
+        assert_eq!(s.in_flight(), 0);
+        assert_eq!(epoch(&s), Some(at));
+        // 50 ms later the application writes again: idle since the last send at 0.
+        let later = Time::from_ns(51_000_000);
+        s.extend(2 * mss);
+        assert!(s.poll_transmit(later).is_some_and(|seg| seg.len > 0));
+        // 1 ms + 51 ms, capped at now.
+        assert_eq!(epoch(&s), Some(later));
+        // The second segment leaves with the first in flight: no shift.
+        let e = epoch(&s);
+        assert!(s.poll_transmit(later + Duration::from_us(1)).is_some_and(|seg| seg.len > 0));
+        assert_eq!(epoch(&s), e);
     }
 }

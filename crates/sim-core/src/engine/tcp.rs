@@ -244,7 +244,9 @@ impl<F: CcFactory> Shard<F> {
                 size: if stream { u64::MAX } else { f.size },
                 seed: mix64(sh.cfg.seed ^ mix64(0x9b0b_0000_0000 | flow as u64)),
             };
-            let (law, w0) = pc.0.new_law(&init);
+            let tcp = Self::tcp_cfg(sh, t.group, flow);
+            let hold = u64::from(tcp.delack_segments.saturating_sub(1)) * u64::from(tcp.mss);
+            let (law, w0) = pc.0.new_law(&init, hold);
             ep.set_cwnd(w0);
             t.probe =
                 Some(Box::new(Probe { law, outstanding: None, last: None, base_rtt: m.base_rtt }));

@@ -462,6 +462,15 @@ impl CongestionControl for Cubic {
             self.reset();
         }
     }
+
+    /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: after an idle period the epoch starts
+    /// that much later (never after now), so that W(t) continues where it stopped instead of
+    /// jumping by the idle time (a persistent connection between messages).
+    fn on_tx_start(&mut self, _w: &Window, idle: Duration, now: Time) {
+        if let Some(e) = self.epoch_start.filter(|_| idle > Duration::ZERO) {
+            self.epoch_start = Some((e + idle).min(now));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -490,6 +499,25 @@ mod tests {
             pacing_rate: 0,
             paced: false,
         }
+    }
+
+    /// `CA_EVENT_TX_START` moves the epoch by the idle time, at most to now, and only once an
+    /// epoch has started.
+    #[test]
+    fn an_idle_period_moves_the_epoch_by_its_length() {
+        let mut c = Cubic::new(CubicConfig::default());
+        let w = Window { cwnd: 100 * 1000, ssthresh: 50 * 1000, mss: 1000, cwnd_cnt: 0 };
+        let ms = Duration::from_ms;
+        c.on_tx_start(&w, ms(5), Time::ZERO + ms(20));
+        assert_eq!(c.epoch_start(), None, "no epoch yet: nothing to move");
+        c.increase(&mut w.clone(), &ack(Time::ZERO + ms(10), 1000));
+        assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(10)));
+        c.on_tx_start(&w, ms(5), Time::ZERO + ms(40));
+        assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(15)));
+        c.on_tx_start(&w, ms(100), Time::ZERO + ms(60));
+        assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(60)), "never after now");
+        c.on_tx_start(&w, Duration::ZERO, Time::ZERO + ms(70));
+        assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(60)));
     }
 
     #[test]

@@ -207,6 +207,10 @@ pub trait CongestionControl {
     /// `to = Loss` after `ssthresh` and before setting cwnd to one segment.
     fn on_state(&mut self, _w: &mut Window, _from: CaState, _to: CaState, _now: Time) {}
 
+    /// A data segment leaves with nothing in flight, `idle` after the previous one (Linux
+    /// `CA_EVENT_TX_START`: the application sent nothing for a while).
+    fn on_tx_start(&mut self, _w: &Window, _idle: Duration, _now: Time) {}
+
     /// Whether the controller runs the whole window itself (Linux `cong_control`): the socket
     /// then calls [`CongestionControl::control`] on every ACK instead of PRR or `increase`, and
     /// does not set cwnd to ssthresh when a reduction ends.
@@ -366,6 +370,9 @@ impl CongestionControl for Cca {
     }
     fn on_state(&mut self, w: &mut Window, from: CaState, to: CaState, now: Time) {
         dispatch!(self, c => c.on_state(w, from, to, now))
+    }
+    fn on_tx_start(&mut self, w: &Window, idle: Duration, now: Time) {
+        dispatch!(self, c => c.on_tx_start(w, idle, now))
     }
     fn owns_window(&self) -> bool {
         dispatch!(self, c => c.owns_window())
