@@ -371,10 +371,15 @@ pub fn plot_command(
         .map(Path::to_path_buf)
         .collect();
     output::create_out_dir(dir)?;
+    // Every figure is drawn into a hidden folder first; all go in place together.
     let plotted = (|| {
-        let mut files =
-            if data.is_empty() { Vec::new() } else { plot_atomic(dir, prefix, title, &b, &r)? };
-        files.extend(queues::plot_qlen_cdf(dir, prefix, title, &loaded.queue_runs())?);
+        let drafts = output::Drafts::new(dir, &format!("{prefix}.plots"))?;
+        let mut files = if data.is_empty() {
+            Vec::new()
+        } else {
+            plot_all(&b, &r, drafts.path(), prefix, title)?
+        };
+        files.extend(queues::plot_qlen_cdf(drafts.path(), prefix, title, &loaded.queue_runs())?);
         if files.is_empty() {
             let message = if inputs.len() == 1 {
                 "nothing to plot: no queue-length bins in the input"
@@ -386,7 +391,9 @@ pub fn plot_command(
                 message: message.into(),
             });
         }
-        Ok(files)
+        let mut set = output::Staged::new(dir);
+        drafts.stage(&files, dir, &mut set)?;
+        set.commit()
     })();
     let files = match plotted {
         Ok(files) => files,
@@ -404,39 +411,6 @@ pub fn plot_command(
     let _ =
         writeln!(out, "wrote {} plots to {} ({prefix}_*.png, .svg)", files.len(), dir.display());
     Ok(())
-}
-
-/// [`plot_all`] into a hidden temporary folder of `dir`, then every file renamed into `dir`,
-/// so that a failure leaves no partial figure set. Returns the files written.
-pub(crate) fn plot_atomic(
-    dir: &Path,
-    prefix: &str,
-    title: &str,
-    buckets: &[(&str, &[Bucket])],
-    rows: &[(&str, &[FctRow])],
-) -> Result<Vec<PathBuf>, CliError> {
-    let tmp = dir.join(format!(".{prefix}.plots.tmp"));
-    let _ = std::fs::remove_dir_all(&tmp);
-    output::create_out_dir(&tmp)?;
-    let drawn = match plot_all(buckets, rows, &tmp, prefix, title) {
-        Ok(files) => files,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e.into());
-        }
-    };
-    let mut written = Vec::with_capacity(drawn.len());
-    for f in drawn {
-        let name = f.file_name().expect("plot files have names").to_owned();
-        let to = dir.join(&name);
-        std::fs::rename(&f, &to).map_err(|source| {
-            let _ = std::fs::remove_dir_all(&tmp);
-            CliError::Write { path: to.clone(), source }
-        })?;
-        written.push(to);
-    }
-    let _ = std::fs::remove_dir(&tmp);
-    Ok(written)
 }
 
 #[cfg(test)]

@@ -785,27 +785,18 @@ pub fn harm_command(
     let dir = &a.out;
     let mkdir = crate::output::create_out_dir;
     let summaries = aggregate_seeds(&results.rows);
-    // The figures are drawn into a hidden folder first and moved into plots/ once all of them
-    // are drawn, so that a failed figure leaves no partial output.
-    let tmp = dir.join(".plots.tmp");
-    mkdir(&tmp)?;
+    // The figures are drawn into a hidden folder first and go in place together once all of
+    // them are drawn, so that a failed figure leaves no partial output.
+    let plots = dir.join("plots");
+    mkdir(&plots)?;
     let title =
         format!("ccafct, {} at {} Mb/s", plan.aqm.describe(), plan.bandwidth.0 as f64 / 1e6);
-    let figures = plot_harm_all(&summaries, &tmp, "rtt", &title).inspect_err(|_| {
-        let _ = std::fs::remove_dir_all(&tmp);
-    })?;
-    let plots = dir.join("plots");
-    // The figures go in place together; the hidden folder goes whatever happens (a failed
-    // rename left it behind).
-    let placed = mkdir(&plots).and_then(|()| {
-        let mut set = output::Staged::new(&plots);
-        for f in &figures {
-            set.adopt(f.clone(), plots.join(f.file_name().expect("a figure file")))?;
-        }
-        set.commit()
-    });
-    let _ = std::fs::remove_dir_all(&tmp);
-    placed?;
+    let drafts = output::Drafts::new(&plots, "plots")?;
+    let figures = plot_harm_all(&summaries, drafts.path(), "rtt", &title)?;
+    let mut set = output::Staged::new(&plots);
+    drafts.stage(&figures, &plots, &mut set)?;
+    set.commit()?;
+    drop(drafts);
     let dports = vec![WORKLOAD_DPORT; plan.workload.flows];
     for (r, name) in results.runs.iter().zip(&results.names) {
         let d = dir.join("runs").join(name);

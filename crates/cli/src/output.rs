@@ -870,6 +870,60 @@ impl Drop for Staged {
     }
 }
 
+/// A hidden folder (`.NAME.tmp`) in which a command draws its figures before they go in place
+/// with its tables: [`Drafts::stage`] hands each drawn file to a [`Staged`] set, whose commit
+/// puts figures and tables in place together. The folder, and whatever is left in it, is
+/// removed when the `Drafts` is dropped, so a failed drawing leaves no partial figure set and
+/// nothing hidden behind.
+#[derive(Debug)]
+pub struct Drafts {
+    path: PathBuf,
+}
+
+impl Drafts {
+    /// A fresh hidden folder `dir/.name.tmp` (`dir` must exist); anything an interrupted run
+    /// left there is removed first (a link at that name is removed, not followed).
+    ///
+    /// # Errors
+    /// The folder cannot be made.
+    pub fn new(dir: &Path, name: &str) -> Result<Drafts, CliError> {
+        let path = dir.join(format!(".{name}.tmp"));
+        let fail = |source| CliError::Write { path: path.clone(), source };
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path).map_err(fail)?,
+            Ok(_) => std::fs::remove_file(&path).map_err(fail)?,
+            Err(_) => {}
+        }
+        std::fs::create_dir(&path).map_err(fail)?;
+        Ok(Drafts { path })
+    }
+
+    /// The folder to draw into.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stages each drawn file (in [`Drafts::path`]) to go in place under the same name in
+    /// `to`, in `set`.
+    ///
+    /// # Errors
+    /// As [`Staged::adopt`].
+    pub fn stage(&self, files: &[PathBuf], to: &Path, set: &mut Staged) -> Result<(), CliError> {
+        for f in files {
+            let name = f.file_name().expect("a drawn figure has a file name");
+            set.adopt(f.clone(), to.join(name))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Drafts {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
 /// Writes `contents` to `dir/name` atomically: a hidden temporary file (`.name.tmp`), then a
 /// rename; through a symbolic link, and into a device or FIFO directly ([`Staged`]).
 ///
@@ -1000,6 +1054,53 @@ mod tests {
 
     /// Outputs are written through symbolic links, and into devices and FIFOs without
     /// replacing them (`gen --out /dev/full` replaced the device with a regular file).
+    /// Figures drawn in a `Drafts` folder go in place with the set's tables, or none of them
+    /// does; the hidden folder is gone either way, and a leftover one (or a link at its name)
+    /// is replaced, not followed.
+    #[test]
+    fn drafted_figures_go_in_place_with_the_tables() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let hidden = d.join(".plots.tmp");
+        std::fs::create_dir(&hidden).unwrap();
+        std::fs::write(hidden.join("stale.png"), "old").unwrap();
+        let drafts = Drafts::new(d, "plots").unwrap();
+        assert!(!drafts.path().join("stale.png").exists(), "a leftover folder is emptied");
+        let fig = drafts.path().join("a.png");
+        std::fs::write(&fig, "figure").unwrap();
+        let mut set = Staged::new(d);
+        set.write("t.csv", "table").unwrap();
+        drafts.stage(std::slice::from_ref(&fig), d, &mut set).unwrap();
+        assert!(!d.join("a.png").exists() && !d.join("t.csv").exists(), "nothing before commit");
+        set.commit().unwrap();
+        drop(drafts);
+        assert_eq!(std::fs::read_to_string(d.join("a.png")).unwrap(), "figure");
+        assert_eq!(std::fs::read_to_string(d.join("t.csv")).unwrap(), "table");
+        assert!(!hidden.exists(), "the hidden folder is removed");
+
+        // A figure that cannot go in place (a folder at its name): neither it nor the table.
+        let drafts = Drafts::new(d, "plots").unwrap();
+        let fig = drafts.path().join("b.png");
+        std::fs::write(&fig, "figure").unwrap();
+        std::fs::create_dir(d.join("b.png")).unwrap();
+        let mut set = Staged::new(d);
+        set.write("u.csv", "table").unwrap();
+        assert!(drafts.stage(std::slice::from_ref(&fig), d, &mut set).is_err());
+        drop(set);
+        drop(drafts);
+        assert!(!d.join("u.csv").exists() && !hidden.exists());
+
+        // A link at the hidden name is removed, not followed.
+        let elsewhere = tempfile::tempdir().unwrap();
+        symlink(elsewhere.path(), &hidden).unwrap();
+        let drafts = Drafts::new(d, "plots").unwrap();
+        std::fs::write(drafts.path().join("c.png"), "x").unwrap();
+        drop(drafts);
+        assert!(!hidden.exists());
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    }
+
     #[test]
     fn links_and_devices_are_written_through_not_replaced() {
         use std::os::unix::fs::{symlink, FileTypeExt};

@@ -875,38 +875,27 @@ fn latency_command(
 // Files
 // ---------------------------------------------------------------------------------------------
 
-/// Writes `dir/{stem}.csv`, `.png` and `.svg`: the figures are drawn into hidden temporary
-/// files first, then the CSV is written atomically and the figures renamed into place, so a
-/// failure leaves no partial set. Returns the files written.
+/// Writes `dir/{stem}.csv`, `.png` and `.svg`: the figures are drawn into a hidden folder
+/// ([`output::Drafts`]) first, then all three go in place together, so a failure leaves no
+/// partial set. Returns the files written.
 fn write_outputs(
     dir: &Path,
     stem: &str,
     csv: &str,
     chart: &LineChart,
 ) -> Result<Vec<PathBuf>, CliError> {
-    const EXTS: [&str; 2] = ["png", "svg"];
     create_out_dir(dir)?;
-    let tmp = |ext: &str| dir.join(format!(".{stem}.tmp.{ext}"));
-    let clean = || {
-        for ext in EXTS {
-            let _ = std::fs::remove_file(tmp(ext));
-        }
-    };
-    // Whatever an interrupted run left at the temporary names goes first (the plotting
-    // library would write through a link left there).
-    clean();
-    for ext in EXTS {
-        if let Err(e) = plot_lines(chart, &tmp(ext)) {
-            clean();
-            return Err(e.into());
-        }
+    let drafts = output::Drafts::new(dir, &format!("{stem}.plots"))?;
+    let mut figures = Vec::new();
+    for ext in ["png", "svg"] {
+        let path = drafts.path().join(format!("{stem}.{ext}"));
+        plot_lines(chart, &path)?;
+        figures.push(path);
     }
     // The table and both figures go in place together.
     let mut set = output::Staged::new(dir);
-    let staged = set.write(&format!("{stem}.csv"), csv).and_then(|()| {
-        EXTS.iter().try_for_each(|ext| set.adopt(tmp(ext), dir.join(format!("{stem}.{ext}"))))
-    });
-    staged.inspect_err(|_| clean())?;
+    set.write(&format!("{stem}.csv"), csv)?;
+    drafts.stage(&figures, dir, &mut set)?;
     set.commit()
 }
 

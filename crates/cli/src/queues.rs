@@ -102,9 +102,9 @@ pub fn read_backlog(
     Ok(PooledBacklog::pool(rows))
 }
 
-/// Draws the CDF figure of `runs` as `dir/PREFIX_qlen_cdf.png` and `.svg` (each written to a
-/// hidden temporary file first, then renamed). Returns the files written, none if no run has
-/// a histogram.
+/// Draws the CDF figure of `runs` as `dir/PREFIX_qlen_cdf.png` and `.svg`, `dir` being a
+/// command's [`crate::output::Drafts`] folder. Returns the files drawn, none if no run has a
+/// histogram.
 pub fn plot_qlen_cdf(
     dir: &Path,
     prefix: &str,
@@ -122,17 +122,9 @@ pub fn plot_qlen_cdf(
     }
     let mut out = Vec::new();
     for ext in ["png", "svg"] {
-        let tmp = dir.join(format!(".{prefix}_qlen_cdf.tmp.{ext}"));
-        let to = dir.join(format!("{prefix}_qlen_cdf.{ext}"));
-        if let Err(e) = plot_lines(&chart, &tmp) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e.into());
-        }
-        std::fs::rename(&tmp, &to).map_err(|source| {
-            let _ = std::fs::remove_file(&tmp);
-            CliError::Write { path: to.clone(), source }
-        })?;
-        out.push(to);
+        let path = dir.join(format!("{prefix}_qlen_cdf.{ext}"));
+        plot_lines(&chart, &path)?;
+        out.push(path);
     }
     Ok(out)
 }

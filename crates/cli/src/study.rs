@@ -543,8 +543,18 @@ pub fn write_report(
     } else {
         set.remove("slowdown_by_size.csv");
     }
-    let mut written = set.commit()?;
-    written.extend(figures(dir, &rows, spec, notes)?);
+    // The figures are drawn into a hidden folder of plots/ and go in place with the tables.
+    let plots = dir.join("plots");
+    let made = !plots.exists();
+    output::create_out_dir(&plots)?;
+    let drafts = output::Drafts::new(&plots, "plots")?;
+    let drawn = figures(drafts.path(), &rows, spec, notes)?;
+    drafts.stage(&drawn, &plots, &mut set)?;
+    let written = set.commit()?;
+    drop(drafts);
+    if made && drawn.is_empty() {
+        let _ = std::fs::remove_dir(&plots);
+    }
     Ok(written)
 }
 
@@ -559,20 +569,13 @@ fn csv_text(rows: &[Vec<String>]) -> String {
 /// The points of one scheme's line from its index and victim statistics.
 type PointsOf = dyn Fn(usize, &VictimStats) -> Vec<(f64, f64)>;
 
-/// Draws `chart` as `dir/plots/name.{png,svg}`, atomically.
+/// Draws `chart` as `dir/name.png` and `.svg` (`dir`: the study's [`output::Drafts`] folder).
 fn draw(dir: &Path, name: &str, chart: &LineChart) -> Result<Vec<PathBuf>, CliError> {
-    let plots = dir.join("plots");
-    output::create_out_dir(&plots)?;
     let mut out = Vec::new();
     for ext in ["png", "svg"] {
-        let tmp = plots.join(format!(".{name}.tmp.{ext}"));
-        let to = plots.join(format!("{name}.{ext}"));
-        plot_lines(chart, &tmp)?;
-        std::fs::rename(&tmp, &to).map_err(|source| {
-            let _ = std::fs::remove_file(&tmp);
-            CliError::Write { path: to.clone(), source }
-        })?;
-        out.push(to);
+        let path = dir.join(format!("{name}.{ext}"));
+        plot_lines(chart, &path)?;
+        out.push(path);
     }
     Ok(out)
 }

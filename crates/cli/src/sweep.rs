@@ -28,14 +28,16 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Instant;
 
-use dcsim_analysis::{read_fct_csv, AnalysisError, Bucket, FctRow, PooledBacklog, Summary};
+use dcsim_analysis::{
+    plot_all, read_fct_csv, AnalysisError, Bucket, FctRow, PooledBacklog, Summary,
+};
 use dcsim_workload::Cdf;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use toml::{Spanned, Table, Value};
 
-use crate::analyze::{plot_atomic, summary, BucketSpec, DEFAULT_BUCKETS};
+use crate::analyze::{summary, BucketSpec, DEFAULT_BUCKETS};
 use crate::error::CliError;
 use crate::output;
 use crate::output::create_out_dir;
@@ -1417,9 +1419,9 @@ fn write_combined(
     } else {
         set.remove("qlen_summary.csv");
     }
-    let mut written = set.commit()?;
 
-    // Figures: one per combination of the non-line axes, one line per cell in it.
+    // Figures: one per combination of the non-line axes, one line per cell in it; drawn into a
+    // hidden folder, then put in place with the tables.
     let mut figures: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     for (i, c) in m.cells.iter().enumerate() {
         let key = figure_of(m, c);
@@ -1430,6 +1432,8 @@ fn write_combined(
     }
     let plots = dir.join("plots");
     create_out_dir(&plots)?;
+    let drafts = output::Drafts::new(&plots, "plots")?;
+    let mut drawn = Vec::new();
     let other: Vec<&ManifestAxis> = m.axes.iter().filter(|a| !m.lines.contains(&a.key)).collect();
     for (key, members) in &figures {
         let prefix = if other.is_empty() {
@@ -1466,12 +1470,12 @@ fn write_combined(
             .zip(&names)
             .map(|(&i, n)| (n.as_str(), data[i].rows.as_slice()))
             .collect();
-        match plot_atomic(&plots, &prefix, &title, &b, &r) {
-            Ok(files) => written.extend(files),
-            Err(CliError::Analysis(AnalysisError::NothingToPlot(_))) => {
+        match plot_all(&b, &r, drafts.path(), &prefix, &title) {
+            Ok(files) => drawn.extend(files),
+            Err(AnalysisError::NothingToPlot(_)) => {
                 let _ = writeln!(notes, "note: no completed flows to plot for {prefix}; skipped");
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         // The queue-length CDF of the cells that monitored queues, one line per cell.
         let q: Vec<(&str, &PooledBacklog)> = members
@@ -1479,9 +1483,10 @@ fn write_combined(
             .zip(&names)
             .filter_map(|(&i, n)| Some((n.as_str(), backlogs[i].as_ref()?)))
             .collect();
-        written.extend(crate::queues::plot_qlen_cdf(&plots, &prefix, &title, &q)?);
+        drawn.extend(crate::queues::plot_qlen_cdf(drafts.path(), &prefix, &title, &q)?);
     }
-    Ok(written)
+    drafts.stage(&drawn, &plots, &mut set)?;
+    set.commit()
 }
 
 // ---------------------------------------------------------------------------------------------
