@@ -273,7 +273,7 @@ pub struct RunArgs {
     /// window; the run summary's `parallel:` line tells how well N
     /// threads would share the work: `--shards 16 --threads 1` measures 16 threads' balance on
     /// any machine. The results are identical for every value.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=schemes::MAX_SHARDS as i64))]
     pub shards: Option<u32>,
     /// How nodes are split into shards: `cut` (the default: racks and switches balanced by
     /// the frames the flows will make them handle, then units moved to cut as little of that
@@ -728,12 +728,16 @@ pub fn describe(v: &ValidScenario) -> String {
         .rpc
         .iter()
         .map(|r| {
+            // A machine never queries itself: say so where the lists overlap (the default
+            // server list is every server).
+            let selves = r.clients.iter().any(|c| r.servers.contains(c));
             format!(
-                " Application {}: clients {:?} to servers {:?}, {} connections ({}), {}, mean \
+                " Application {}: clients {:?} to servers {:?}{}, {} connections ({}), {}, mean \
                  query {:.0} B, measured from {} to {}.",
                 r.name,
                 r.clients,
                 r.servers,
+                if selves { " (each client to the others)" } else { "" },
                 r.connections,
                 r.transport,
                 r.arrivals,
@@ -771,40 +775,38 @@ fn describe_transports(v: &ValidScenario) -> String {
     use dcsim_core::config::Transport;
     let cfg = &v.cfg;
     let mut out = String::new();
-    if !cfg.flow_transport.is_empty() {
-        let count = |t: Transport| cfg.flow_transport.iter().filter(|&&x| x == t).count();
-        let roce = count(Transport::Roce);
-        if roce > 0 {
-            out += &format!(
-                " {roce} RoCE flow{} ({}).",
-                if roce == 1 { "" } else { "s" },
-                v.cc.name()
-            );
+    // Without TCP flows (`flow_transport` empty) every flow is RoCE and goes undescribed here;
+    // a group that only `[[rpc]]` connections use is still described.
+    let count = |t: Transport| cfg.flow_transport.iter().filter(|&&x| x == t).count();
+    let roce = count(Transport::Roce);
+    if roce > 0 {
+        out += &format!(" {roce} RoCE flow{} ({}).", if roce == 1 { "" } else { "s" }, v.cc.name());
+    }
+    for (i, g) in cfg.tcp_groups.iter().enumerate() {
+        let n = count(Transport::Tcp(i as u16));
+        // The classes of the group's flows and of the `[[rpc]]` connections over it.
+        let group = Transport::Tcp(i as u16);
+        let flows = v.flows.iter().zip(&cfg.flow_transport).filter(|(_, t)| **t == group);
+        let conns = cfg.apps.connections.iter().filter(|c| c.transport == group);
+        let classes: std::collections::BTreeSet<u8> =
+            flows.map(|(f, _)| f.pg).chain(conns.map(|c| c.pg)).collect();
+        let mut classes: Vec<String> = classes.iter().map(u8::to_string).collect();
+        if classes.is_empty() {
+            classes.push("none (unused)".into());
         }
-        for (i, g) in cfg.tcp_groups.iter().enumerate() {
-            let n = count(Transport::Tcp(i as u16));
-            let classes: std::collections::BTreeSet<u8> = v
-                .flows
-                .iter()
-                .zip(&cfg.flow_transport)
-                .filter(|(_, t)| **t == Transport::Tcp(i as u16))
-                .map(|(f, _)| f.pg)
-                .collect();
-            let classes: Vec<String> = classes.iter().map(u8::to_string).collect();
-            out += &format!(
-                " TCP group \"{}\": {n} flow{} with {}, MSS {} B, ECN {:?}, SACK {}, handshake {}, \
-                 min RTO {}, lossy class {}.",
-                g.name,
-                if n == 1 { "" } else { "s" },
-                g.cca.name(),
-                g.tcp.mss,
-                g.tcp.ecn,
-                if g.tcp.sack { "on" } else { "off" },
-                if g.tcp.handshake { "on" } else { "off" },
-                HumanDuration(Duration::from_ps(g.tcp.min_rto.as_ps())),
-                classes.join(", "),
-            );
-        }
+        out += &format!(
+            " TCP group \"{}\": {n} flow{} with {}, MSS {} B, ECN {:?}, SACK {}, handshake {}, \
+             min RTO {}, lossy class {}.",
+            g.name,
+            if n == 1 { "" } else { "s" },
+            g.cca.name(),
+            g.tcp.mss,
+            g.tcp.ecn,
+            if g.tcp.sack { "on" } else { "off" },
+            if g.tcp.handshake { "on" } else { "off" },
+            HumanDuration(Duration::from_ps(g.tcp.min_rto.as_ps())),
+            classes.join(", "),
+        );
     }
     let rules = &cfg.switch.qdiscs;
     if !rules.is_empty() {

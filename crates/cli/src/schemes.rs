@@ -318,11 +318,15 @@ pub struct SimInput {
 /// claimed) for 5% more packets crossing shards.
 pub const SHARDS_PER_THREAD: usize = 2;
 
-/// The default shard count for `threads` threads: [`SHARDS_PER_THREAD`] each, or one shard
-/// (the sequential engine) on one thread.
+/// The most shards a run asks for (`--shards`' bound; a network has at most one per switch).
+pub const MAX_SHARDS: usize = 4096;
+
+/// The default shard count for `threads` threads: [`SHARDS_PER_THREAD`] each, at most
+/// [`MAX_SHARDS`], or one shard (the sequential engine) on one thread. (`--threads 4294967295`
+/// asked the partitioner for 8.6 billion shards and aborted on the allocation.)
 pub fn default_shards(threads: usize) -> usize {
     if threads > 1 {
-        threads.saturating_mul(SHARDS_PER_THREAD)
+        threads.saturating_mul(SHARDS_PER_THREAD).min(MAX_SHARDS)
     } else {
         1
     }

@@ -394,6 +394,21 @@ fn windows_that_close_before_the_first_ack() {
     assert_has(&accepted(&s).0, &[w, tail]);
 }
 
+/// The largest `--threads` runs with a bounded shard count (two per thread, at most 4096,
+/// then one per switch at most) and gives the one-thread results: it asked the partitioner for
+/// 8.6 billion shards and aborted on the allocation.
+#[test]
+fn the_largest_thread_count_is_bounded() {
+    let c = Case::new();
+    c.write("s.toml", &scenario("", ONE_FLOW));
+    for (out, threads) in [("one", "1"), ("many", "4294967295")] {
+        let o = run_bounded(&c, &["run", "s.toml", "--out", out, "--threads", threads]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let read = |p: &str| std::fs::read(c.path(p)).unwrap();
+    assert_eq!(read("one/fct.csv"), read("many/fct.csv"));
+}
+
 #[test]
 fn flows_after_the_stop_time() {
     let s = scenario("", &format!("{ONE_FLOW}start = \"20ms\"\n"));
