@@ -723,16 +723,14 @@ impl Sender {
             self.w.ssthresh = self.cca.ssthresh(&self.w, Congestion::Timeout, flight);
         }
         self.cca.on_state(&mut self.w, from, CaState::Loss, now);
-        for r in self.sb.iter_mut() {
-            if r.retrans {
-                r.retrans = false;
-                self.retrans_bytes -= r.len();
+        // Linux `tcp_timeout_mark_lost`: every segment is marked lost, except, with RACK, those
+        // (after the first) sent less than RACK's RTT ago, which may still arrive.
+        let rack = self.cfg.loss_detection == LossDetection::Rack;
+        for i in 0..self.sb.len() {
+            if rack && i > 0 && now.saturating_since(self.sb[i].sent) < self.rack.rtt {
+                continue;
             }
-            if !r.sacked && !r.lost {
-                r.lost = true;
-                self.lost_bytes += r.len();
-                self.lost_total += r.len();
-            }
+            self.mark_lost(i);
         }
         self.rexmit_hint = self.snd_una;
         self.w.cwnd = self.pipe() + self.w.mss;
@@ -754,9 +752,10 @@ impl Sender {
     /// Linux `tcp_rack_reo_timeout`.
     fn on_reo_timeout(&mut self, now: Time) {
         self.stats.reo_timeouts += 1;
-        let before = self.lost_bytes;
+        // Linux: losses found (a lost retransmission too) change what is in flight.
+        let before = self.pipe();
         self.rack_detect_loss(now);
-        if self.lost_bytes != before && self.ca < CaState::Recovery {
+        if self.pipe() != before && self.ca < CaState::Recovery {
             let flight = self.snd_nxt - self.snd_una;
             self.enter_recovery(now, flight);
             if !self.cca.owns_window() && self.cfg.prr {
@@ -770,18 +769,22 @@ impl Sender {
 
     // ----- loss detection -----
 
+    /// Linux `tcp_mark_skb_lost`: a segment not yet lost becomes lost (a retransmission of it
+    /// not marked lost before, a tail-loss probe's, stays in flight as a retransmission); a
+    /// lost segment's retransmission is lost again and the segment may be sent once more. Both
+    /// count as new losses (`tp->lost`).
     fn mark_lost(&mut self, i: usize) {
         let r = &mut self.sb[i];
         if r.sacked {
             return;
         }
-        if r.retrans {
-            r.retrans = false;
-            self.retrans_bytes -= r.len();
-        }
         if !r.lost {
             r.lost = true;
             self.lost_bytes += r.len();
+            self.lost_total += r.len();
+        } else if r.retrans {
+            r.retrans = false;
+            self.retrans_bytes -= r.len();
             self.lost_total += r.len();
         }
         self.rexmit_hint = self.rexmit_hint.min(r.start);
@@ -1389,6 +1392,42 @@ mod tests {
         s.on_segment(t1 + Duration::from_us(10), &ack(1, &[(2, 10), (11, 15)]));
         assert_eq!(s.lost_bytes, lost_before, "one lost segment repaired, one found");
         assert_eq!(s.lost_total, total_before + seg(1), "segment 10's loss is counted");
+    }
+
+    /// Linux `tcp_timeout_mark_lost`: on a timeout RACK leaves segments sent less than its RTT
+    /// ago unmarked (they may still arrive), the first excepted; without RACK every segment
+    /// is marked lost.
+    #[test]
+    fn a_timeout_with_rack_spares_recently_sent_segments() {
+        for (cfg, rack) in [(TcpConfig::default(), true), (TcpConfig::dc_newreno(), false)] {
+            let mss = u64::from(cfg.mss);
+            let seg = |k: u64| k * mss;
+            let mut s = Sender::new(
+                &cfg,
+                CcaConfig::NewReno(Default::default()).build(),
+                seg(40),
+                Time::ZERO,
+            );
+            while s.poll_transmit(Time::ZERO).is_some_and(|x| x.len > 0) {}
+            let sent = s.snd_nxt;
+            // Half the window acknowledged after 1 ms (RACK's RTT: 1 ms); new segments leave.
+            let t1 = Time::from_ns(1_000_000);
+            let half = sent / mss / 2;
+            s.on_segment(t1, &Segment { ack: seg(half), flags: Flags::ACK, ..Segment::default() });
+            while s.poll_transmit(t1).is_some_and(|x| x.len > 0) {}
+            let recent = s.snd_nxt - sent;
+            assert!(recent > 0);
+            // The timeout 0.5 ms later: the segments of t = 0 are older than RACK's RTT.
+            s.on_rto(t1 + Duration::from_us(500));
+            let old = sent - seg(half);
+            if rack {
+                assert_eq!(s.lost_bytes, old, "the first and the other segments sent at 0");
+                assert_eq!(s.pipe(), recent, "those sent at 1 ms stay in flight");
+            } else {
+                assert_eq!(s.lost_bytes, old + recent);
+                assert_eq!(s.pipe(), 0);
+            }
+        }
     }
 
     /// `CA_EVENT_TX_START`: the first segment after an idle period (nothing in flight) shifts
