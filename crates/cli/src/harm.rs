@@ -788,15 +788,22 @@ pub fn harm_command(
     // The figures are drawn into a hidden folder first and go in place together once all of
     // them are drawn, so that a failed figure leaves no partial output.
     let plots = dir.join("plots");
+    let made = !plots.exists();
     mkdir(&plots)?;
     let title =
         format!("ccafct, {} at {} Mb/s", plan.aqm.describe(), plan.bandwidth.0 as f64 / 1e6);
-    let drafts = output::Drafts::new(&plots, "plots")?;
-    let figures = plot_harm_all(&summaries, drafts.path(), "rtt", &title)?;
-    let mut set = output::Staged::new(&plots);
-    drafts.stage(&figures, &plots, &mut set)?;
-    set.commit()?;
-    drop(drafts);
+    let placed = (|| {
+        let drafts = output::Drafts::new(&plots, "plots")?;
+        let figures = plot_harm_all(&summaries, drafts.path(), "rtt", &title)?;
+        let mut set = output::Staged::new(&plots);
+        drafts.stage(&figures, &plots, &mut set)?;
+        set.commit()
+    })();
+    if placed.is_err() && made {
+        // Leave no empty folder behind (`remove_dir` removes only an empty one).
+        let _ = std::fs::remove_dir(&plots);
+    }
+    placed?;
     let dports = vec![WORKLOAD_DPORT; plan.workload.flows];
     for (r, name) in results.runs.iter().zip(&results.names) {
         let d = dir.join("runs").join(name);

@@ -1052,8 +1052,6 @@ mod tests {
         assert_eq!(std::fs::read_to_string(d.join("a.csv")).unwrap(), "a");
     }
 
-    /// Outputs are written through symbolic links, and into devices and FIFOs without
-    /// replacing them (`gen --out /dev/full` replaced the device with a regular file).
     /// Figures drawn in a `Drafts` folder go in place with the set's tables, or none of them
     /// does; the hidden folder is gone either way, and a leftover one (or a link at its name)
     /// is replaced, not followed.
@@ -1101,6 +1099,8 @@ mod tests {
         assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
     }
 
+    /// Outputs are written through symbolic links, and into devices and FIFOs without
+    /// replacing them (`gen --out /dev/full` replaced the device with a regular file).
     #[test]
     fn links_and_devices_are_written_through_not_replaced() {
         use std::os::unix::fs::{symlink, FileTypeExt};

@@ -547,15 +547,18 @@ pub fn write_report(
     let plots = dir.join("plots");
     let made = !plots.exists();
     output::create_out_dir(&plots)?;
-    let drafts = output::Drafts::new(&plots, "plots")?;
-    let drawn = figures(drafts.path(), &rows, spec, notes)?;
-    drafts.stage(&drawn, &plots, &mut set)?;
-    let written = set.commit()?;
-    drop(drafts);
-    if made && drawn.is_empty() {
+    let placed = (|| {
+        let drafts = output::Drafts::new(&plots, "plots")?;
+        let drawn = figures(drafts.path(), &rows, spec, notes)?;
+        drafts.stage(&drawn, &plots, &mut set)?;
+        set.commit()
+    })();
+    if made {
+        // Leave no empty folder behind: no figure, or a failure (`remove_dir` removes only an
+        // empty one).
         let _ = std::fs::remove_dir(&plots);
     }
-    Ok(written)
+    placed
 }
 
 fn csv_text(rows: &[Vec<String>]) -> String {

@@ -392,6 +392,15 @@ fn windows_that_close_before_the_first_ack() {
                 its receiver ACKs only where a message ends on a multiple of chunk (3333 B) (a \
                 variable window is smaller still once the rate falls)";
     assert_has(&accepted(&s).0, &[w, tail]);
+    // With 1-byte chunks every packet is ACKed: no warning.
+    let s = scenario("", &format!("[cc]\nname = \"hpcc\"\n{}{rpc}", nic("1B", "variable")));
+    assert!(!accepted(&s).0.contains("warning"), "{}", accepted(&s).0);
+    // With a retransmission timeout the flow moves on one window per timeout.
+    let slow = stuck.replace("[nic]\n", "[nic]\nrto = \"1ms\"\n");
+    assert_has(
+        &accepted(&slow).0,
+        &["1 RoCE flow (of 1) will advance one window per retransmission timeout"],
+    );
 }
 
 /// The largest `--threads` runs with a bounded shard count (two per thread, at most 4096,

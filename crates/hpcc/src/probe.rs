@@ -14,8 +14,9 @@
 //! ACK every N segments), which the sender's window counts although they have left the
 //! network. With the bound at `B·T`, a lone connection could not fill its path: a window of
 //! one BDP waited for each ACK behind N − 1 held segments (72% of a 25 Gb/s link with N = 4;
-//! RoCE's HPCC, whose receiver ACKs every packet, reaches 91% there). Where the connections
-//! share a link, `U` keeps their windows below the bound, so it does not add to the queue.
+//! RoCE's HPCC, whose receiver ACKs every packet, reaches 91% there). Where many connections
+//! share a link, `U` keeps their windows below the bound (the buffer study's flooding run did
+//! not change; its storage run, with 2 MB queries, did: docs/buffer-sizing.md).
 
 use dcsim_core::cc::{FlowInit, ProbeLaw, ProbeLawFactory};
 use dcsim_core::packet::{IntHop, IntStack, MAX_INT_HOPS};

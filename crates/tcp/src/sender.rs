@@ -585,10 +585,15 @@ impl Sender {
         self.data_sent(now);
         let mut rec = self.sb[i];
         let len = rec.len();
-        if !rec.retrans {
-            self.retrans_bytes += len;
+        // A tail-loss probe's copy is not a retransmission in flight (Linux sends it with
+        // `__tcp_retransmit_skb`, which leaves `SACKED_RETRANS` and `retrans_out` alone): the
+        // segment stays in flight once, and is resent if it is then marked lost.
+        if !probe {
+            if !rec.retrans {
+                self.retrans_bytes += len;
+            }
+            rec.retrans = true;
         }
-        rec.retrans = true;
         rec.ever_retrans = true;
         self.stamp(now, &mut rec);
         self.sb[i] = rec;
@@ -724,8 +729,10 @@ impl Sender {
         }
         self.cca.on_state(&mut self.w, from, CaState::Loss, now);
         // Linux `tcp_timeout_mark_lost`: every segment is marked lost, except, with RACK, those
-        // (after the first) sent less than RACK's RTT ago, which may still arrive.
-        let rack = self.cfg.loss_detection == LossDetection::Rack;
+        // (after the first) sent less than RACK's RTT ago, which may still arrive. Only where
+        // RACK runs here (with SACK recovery), or nothing would mark them lost later.
+        let rack =
+            self.cfg.recovery == Recovery::Sack && self.cfg.loss_detection == LossDetection::Rack;
         for i in 0..self.sb.len() {
             if rack && i > 0 && now.saturating_since(self.sb[i].sent) < self.rack.rtt {
                 continue;
@@ -752,7 +759,8 @@ impl Sender {
     /// Linux `tcp_rack_reo_timeout`.
     fn on_reo_timeout(&mut self, now: Time) {
         self.stats.reo_timeouts += 1;
-        // Linux: losses found (a lost retransmission too) change what is in flight.
+        // As Linux, losses found (a lost retransmission too) change what is in flight; unlike
+        // Linux (any state but Recovery), recovery is entered only from below it.
         let before = self.pipe();
         self.rack_detect_loss(now);
         if self.pipe() != before && self.ca < CaState::Recovery {
@@ -769,10 +777,9 @@ impl Sender {
 
     // ----- loss detection -----
 
-    /// Linux `tcp_mark_skb_lost`: a segment not yet lost becomes lost (a retransmission of it
-    /// not marked lost before, a tail-loss probe's, stays in flight as a retransmission); a
-    /// lost segment's retransmission is lost again and the segment may be sent once more. Both
-    /// count as new losses (`tp->lost`).
+    /// Linux `tcp_mark_skb_lost`: a segment not yet lost becomes lost; a lost segment's
+    /// retransmission is lost again and the segment may be sent once more. Both count as new
+    /// losses (`tp->lost`).
     fn mark_lost(&mut self, i: usize) {
         let r = &mut self.sb[i];
         if r.sacked {
@@ -1428,6 +1435,26 @@ mod tests {
                 assert_eq!(s.pipe(), 0);
             }
         }
+    }
+
+    /// A tail-loss probe's copy is not a retransmission in flight (Linux sends it without
+    /// `SACKED_RETRANS`): the segment counts once in flight, and a timeout that then marks it
+    /// lost resends it at once (with the copy counted as a retransmission it waited for the
+    /// next, doubled timeout).
+    #[test]
+    fn a_probed_segment_is_resent_at_the_timeout() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let mut s =
+            Sender::new(&cfg, CcaConfig::NewReno(Default::default()).build(), mss, Time::ZERO);
+        assert!(s.poll_transmit(Time::ZERO).is_some_and(|x| x.len > 0));
+        s.tlp_fire = true;
+        let t1 = Time::from_ns(2_000_000);
+        assert!(s.poll_transmit(t1).is_some_and(|x| x.seq == 0 && x.len > 0), "the probe");
+        assert_eq!(s.pipe(), mss, "the segment is in flight once");
+        s.on_rto(Time::from_ns(300_000_000));
+        let again = s.poll_transmit(Time::from_ns(300_000_000));
+        assert!(again.is_some_and(|x| x.seq == 0 && x.len > 0), "resent at the timeout");
     }
 
     /// `CA_EVENT_TX_START`: the first segment after an idle period (nothing in flight) shifts
