@@ -1402,11 +1402,24 @@ mod tests {
     }
 
     /// Linux `tcp_timeout_mark_lost`: on a timeout RACK leaves segments sent less than its RTT
-    /// ago unmarked (they may still arrive), the first excepted; without RACK every segment
-    /// is marked lost.
+    /// ago unmarked (they may still arrive), the first excepted; without RACK (or where it does
+    /// not run: no SACK recovery) every segment is marked lost.
     #[test]
     fn a_timeout_with_rack_spares_recently_sent_segments() {
-        for (cfg, rack) in [(TcpConfig::default(), true), (TcpConfig::dc_newreno(), false)] {
+        // RACK's loss detection, SACK off: RACK never runs, so nothing is spared (nothing would
+        // mark the spared segments lost later).
+        let rack_without_sack = TcpConfig {
+            recovery: Recovery::NewReno,
+            sack: false,
+            tlp: false,
+            ..TcpConfig::default()
+        };
+        assert_eq!(rack_without_sack.loss_detection, LossDetection::Rack);
+        for (cfg, rack) in [
+            (TcpConfig::default(), true),
+            (TcpConfig::dc_newreno(), false),
+            (rack_without_sack, false),
+        ] {
             let mss = u64::from(cfg.mss);
             let seg = |k: u64| k * mss;
             let mut s = Sender::new(
