@@ -1401,6 +1401,44 @@ mod tests {
         assert_eq!(s.lost_total, total_before + seg(1), "segment 10's loss is counted");
     }
 
+    /// PRR's extra segment for an advancing `snd_una` (Linux `tcp_cwnd_reduction`: only with no
+    /// new loss) is withheld when the ACK marks new losses, even when it also acknowledges as
+    /// many bytes marked lost before (the net change of the bytes marked lost is then zero).
+    #[test]
+    fn prr_grants_no_extra_segment_on_an_ack_with_new_losses() {
+        let cfg = TcpConfig { loss_detection: LossDetection::DupThresh, ..TcpConfig::default() };
+        let mss = u64::from(cfg.mss);
+        let seg = |k: u64| k * mss;
+        let mut s =
+            Sender::new(&cfg, CcaConfig::NewReno(Default::default()).build(), seg(20), Time::ZERO);
+        s.w.cwnd = seg(20);
+        while s.poll_transmit(Time::ZERO).is_some_and(|x| x.len > 0) {}
+        let ack = |a: u64, blocks: &[(u64, u64)]| Segment {
+            ack: seg(a),
+            flags: Flags::ACK,
+            sack: SackBlocks::from_slice(
+                &blocks.iter().map(|&(x, y)| (seg(x), seg(y))).collect::<Vec<_>>(),
+            ),
+            ..Segment::default()
+        };
+        // 10..13 SACKed: 0..10 lost (three segments SACKed above), recovery with ssthresh 10.
+        let t1 = Time::from_ns(1_000_000);
+        s.on_segment(t1, &ack(0, &[(10, 13)]));
+        assert_eq!((s.ca, s.w.ssthresh, s.lost_bytes), (CaState::Recovery, seg(10), seg(10)));
+        for k in 0..3 {
+            assert!(s.poll_transmit(t1).is_some_and(|x| x.seq == seg(k) && x.len > 0));
+        }
+        assert!(s.poll_transmit(t1).is_none_or(|x| x.len == 0), "PRR allows three");
+        // 0..3 acknowledged (three lost segments), 16..19 SACKed: 13..16 newly lost.
+        let (lost, total) = (s.lost_bytes, s.lost_total);
+        s.on_segment(t1 + Duration::from_us(10), &ack(3, &[(10, 13), (16, 19)]));
+        assert_eq!(s.lost_bytes, lost, "as many bytes marked lost as before");
+        assert_eq!(s.lost_total, total + seg(3));
+        // pipe 1; delivered 6 (prr_delivered 9, prr_out 3): sndcnt = min(9, max(6, 6)) = 6, not 7.
+        assert_eq!(s.pipe(), seg(1));
+        assert_eq!(s.w.cwnd, seg(1) + seg(6));
+    }
+
     /// Linux `tcp_timeout_mark_lost`: on a timeout RACK leaves segments sent less than its RTT
     /// ago unmarked (they may still arrive), the first excepted; without RACK (or where it does
     /// not run: no SACK recovery) every segment is marked lost.
