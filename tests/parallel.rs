@@ -93,6 +93,8 @@ fn check_threads<F: CcFactory + Clone>(
             for &every in rebalance {
                 let mut par = build(&t, &flows, &cfg, &f, split, threads);
                 par.set_rebalance(every);
+                // Two threads also pinned to CPUs (where the machine has two for the process).
+                par.set_pin_threads(threads == 2);
                 par.run();
                 let what =
                     format!("{name}/{pname}/{threads} threads, {shards} shards, rebalance {every}");
@@ -105,6 +107,14 @@ fn check_threads<F: CcFactory + Clone>(
                 let p = par.parallel_stats();
                 check_stats(&what, p, &par, threads);
                 assert!(p.moves >= p.redeals, "{what}: a deal moves a shard or is not made");
+                let mut cpus = p.pinned.clone();
+                cpus.sort_unstable();
+                cpus.dedup();
+                assert!(
+                    (threads == 2 || p.pinned.is_empty()) && [0, threads].contains(&cpus.len()),
+                    "{what}: pinned to {:?}",
+                    p.pinned
+                );
                 if every == 0 {
                     assert_eq!((p.redeals, p.moves), (0, 0), "{what}: no rebalancing");
                 } else if threads > 1 {

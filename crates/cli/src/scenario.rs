@@ -689,6 +689,7 @@ impl ValidScenario {
             partitioner: parallel.partitioner,
             trace_windows: parallel.trace_windows,
             rebalance: parallel.rebalance,
+            pin_threads: parallel.pin_threads,
             trace,
             query_sink,
             progress,

@@ -297,6 +297,9 @@ pub struct SimInput {
     /// Every this many windows, deal the shards out to the threads again by their measured
     /// time (`Simulation::set_rebalance`); 0 never. Results never depend on it.
     pub rebalance: u64,
+    /// Bind each thread to a CPU of its own (`Simulation::set_pin_threads`). Results never
+    /// depend on it.
+    pub pin_threads: bool,
     /// Flows whose data packets are recorded at every switch ([`RunOutput::hop_trace`]).
     pub trace: Vec<FlowId>,
     /// Where completed queries go as the run proceeds (in steps of [`QUERY_STEP`] of simulated
@@ -349,6 +352,8 @@ pub struct Parallelism {
     /// Deal the shards out to the threads by measured time every this many windows; 0 never
     /// ([`SimInput::rebalance`]).
     pub rebalance: u64,
+    /// Bind each thread to a CPU of its own ([`SimInput::pin_threads`]).
+    pub pin_threads: bool,
 }
 
 impl Parallelism {
@@ -360,6 +365,7 @@ impl Parallelism {
             partitioner: Partitioner::default(),
             trace_windows: false,
             rebalance: 0,
+            pin_threads: false,
         }
     }
 
@@ -404,6 +410,7 @@ impl std::fmt::Debug for SimInput {
             .field("partitioner", &self.partitioner)
             .field("trace_windows", &self.trace_windows)
             .field("rebalance", &self.rebalance)
+            .field("pin_threads", &self.pin_threads)
             .field("trace", &self.trace)
             .field("query_sink", &self.query_sink.is_some())
             .field("progress", &self.progress.is_some())
@@ -477,12 +484,14 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         partitioner,
         trace_windows,
         rebalance,
+        pin_threads,
         trace,
         mut query_sink,
         mut progress,
     } = input;
     let shards =
-        Parallelism { threads, shards, partitioner, trace_windows, rebalance }.shard_count();
+        Parallelism { threads, shards, partitioner, trace_windows, rebalance, pin_threads }
+            .shard_count();
     let monitor = cfg.monitor.clone();
     let (faults, rto) = (!cfg.faults.events.is_empty(), cfg.nic.rto.is_some());
     let stepped = !cfg.apps.is_empty() && query_sink.is_some();
@@ -498,6 +507,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         sim.trace_windows();
     }
     sim.set_rebalance(rebalance);
+    sim.set_pin_threads(pin_threads);
     sim.trace_hop_latency(&trace)?;
     let t0 = Instant::now();
     let summary = if stepped || progress.is_some() {

@@ -911,6 +911,7 @@ proptest! {
         threads in 1usize..=2,
         shards in 2usize..=4,
         rebalance in prop_oneof![Just(0u64), Just(1), Just(3)],
+        pin_threads in any::<bool>(),
     ) {
         reset_peak_memory();
         match validate(&Source::new("p.toml", text.clone()), None) {
@@ -927,9 +928,13 @@ proptest! {
                     partitioner: Default::default(),
                     trace_windows: false,
                     rebalance,
+                    pin_threads,
                 };
                 let par = v.run_parallel(parallel, Vec::new(), None, None).expect("runs");
-                let what = format!("{shards} shards on {threads} threads, rebalance {rebalance}:\n{text}");
+                let what = format!(
+                    "{shards} shards on {threads} threads, rebalance {rebalance}, pinned \
+                     {pin_threads}:\n{text}"
+                );
                 prop_assert_eq!(&par.results, &out.results, "flow results, {}", what);
                 prop_assert_eq!(&par.counters, &out.counters, "counters, {}", what);
                 prop_assert_eq!(&par.summary, &out.summary, "summary, {}", what);

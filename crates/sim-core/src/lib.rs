@@ -37,6 +37,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod affinity;
 pub mod apps;
 pub mod cc;
 pub mod config;

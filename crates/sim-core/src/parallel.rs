@@ -270,7 +270,8 @@ fn busiest(owner: &[usize], load: &[u64], threads: usize) -> u64 {
 /// (see the module's comment), adding the windows' events and the threads' barrier waits to
 /// `stats`. `rebalance` > 0 deals the owners out by measured time every that many windows,
 /// carrying on from `owners` (the previous run's, if it was of these shards, threads and
-/// `rebalance`) and leaving them there for the next.
+/// `rebalance`) and leaving them there for the next. `pin` binds each thread to a CPU of its
+/// own for the run ([`crate::affinity`]), the calling thread's CPUs given back after it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run<F: CcFactory>(
     shards: &mut [Shard<F>],
@@ -279,10 +280,13 @@ pub(crate) fn run<F: CcFactory>(
     lookahead: Duration,
     stop: Time,
     rebalance: u64,
+    pin: bool,
     owners: &mut Option<Owners>,
     stats: &mut ParallelStats,
 ) {
     let threads = threads.min(shards.len()).max(1);
+    let cpus = if pin { crate::affinity::plan(threads) } else { None };
+    let saved = cpus.as_ref().and_then(|_| crate::affinity::save());
     let n = shards.len();
     if rebalance == 0 {
         *owners = None; // a record of an earlier setting is not carried past a run without
@@ -302,11 +306,14 @@ pub(crate) fn run<F: CcFactory>(
     let cells: Vec<Mutex<&mut Shard<F>>> = shards.iter_mut().map(Mutex::new).collect();
     let barrier = Barrier::new(threads);
     std::thread::scope(|scope| {
-        let (ex, cells, barrier, start) = (&ex, &cells, &barrier, &start);
+        let (ex, cells, barrier, start, cpus) = (&ex, &cells, &barrier, &start, &cpus);
         let mut handles = Vec::new();
         for t in 0..threads {
             let work = move || {
                 let _poison = PoisonOnPanic(barrier);
+                if let Some(cpus) = cpus {
+                    crate::affinity::pin(cpus[t]);
+                }
                 // What this thread counts (thread 0 also the windows), and its time at the
                 // barrier.
                 let mut acc = ParallelStats::default();
@@ -392,6 +399,10 @@ pub(crate) fn run<F: CcFactory>(
             }
         }
     });
+    if let Some(saved) = saved {
+        crate::affinity::restore(&saved);
+    }
+    stats.pinned = cpus.unwrap_or_default();
     // The last step's packets (due after `stop`, or the run is over) wait in the mailboxes of
     // one parity: hand them to their shards, as the next step would have.
     let mut shards: Vec<&mut Shard<F>> =

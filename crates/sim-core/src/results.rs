@@ -217,6 +217,9 @@ pub struct ParallelStats {
     pub redeals: u64,
     /// Shards that changed owner in those deals.
     pub moves: u64,
+    /// The CPUs the threads were bound to, thread `t` to `pinned[t]`
+    /// ([`crate::Simulation::set_pin_threads`]; the last run's); empty if they were not.
+    pub pinned: Vec<usize>,
     /// The previous window's events by shard (the order in which shards are shared out).
     prev: Vec<u64>,
     /// Scratch: shard indices in the order they are shared out.
