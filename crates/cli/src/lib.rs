@@ -300,12 +300,13 @@ pub struct RunArgs {
     /// With several threads, deal the shards out to the threads again every N windows by the
     /// wall-clock time each took recently (longest first, each to the least-loaded thread),
     /// keeping the new owners only if they lower the busiest thread's load by 10% or more; a
-    /// thread still runs its own shards first, then any not yet taken. 0 (the default): shard
-    /// i stays thread i mod T's. The summary's `parallel:` line counts the deals and the shards
-    /// moved. The results are identical for every value.
-    #[arg(long, value_name = "N", default_value_t = 0,
+    /// thread still runs its own shards first, then any not yet taken. 0: shard i stays thread
+    /// i mod T's. The summary's `parallel:` line counts the deals and the shards moved. The
+    /// results are identical for every value.
+    #[arg(long, value_name = "N",
+          help = "Deal shards out to threads every N windows by measured time; 0 never [default: 16]",
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub rebalance: u64,
+    pub rebalance: Option<u64>,
     /// With several threads, bind each thread to a CPU of its own for the run (Linux; distinct
     /// cores before second hardware threads of one core), so that the system neither moves a
     /// thread away from its caches nor puts two threads on one CPU. Nothing is pinned where
@@ -385,7 +386,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
         shards: args.shards.map_or(0, |n| n as usize),
         partitioner: args.partition,
         trace_windows: args.window_trace,
-        rebalance: args.rebalance,
+        rebalance: args.rebalance.unwrap_or(schemes::DEFAULT_REBALANCE),
         pin_threads: args.pin_threads,
     };
     print_warnings(

@@ -321,6 +321,14 @@ pub struct SimInput {
 /// claimed) for 5% more packets crossing shards.
 pub const SHARDS_PER_THREAD: usize = 2;
 
+/// Windows between deals of the shards to the threads by their measured time when a run does
+/// not say ([`SimInput::rebalance`], `dcsim run --rebalance`). Measured on a 16-core Xeon guest
+/// (docs/performance.md, "Twenty-seventh session"): the 12 ms fat tree on 16 threads took
+/// 3.01–3.38 s dealt every 16 windows (threads pinned) against 3.21–3.48 s without, and two
+/// threads on the 2 ms fat tree 1.78–2.12 s against 1.94–2.13 s; no change on the 2-vCPU VM.
+/// Results never depend on it.
+pub const DEFAULT_REBALANCE: u64 = 16;
+
 /// The most shards a run asks for (`--shards`' bound; a network has at most one per switch).
 pub const MAX_SHARDS: usize = 4096;
 
@@ -357,14 +365,15 @@ pub struct Parallelism {
 }
 
 impl Parallelism {
-    /// `threads` threads, the default shards, split by the default partitioner, untraced.
+    /// `threads` threads, the default shards, split by the default partitioner, dealt to the
+    /// threads every [`DEFAULT_REBALANCE`] windows, untraced, unpinned.
     pub fn threads(threads: usize) -> Parallelism {
         Parallelism {
             threads,
             shards: 0,
             partitioner: Partitioner::default(),
             trace_windows: false,
-            rebalance: 0,
+            rebalance: DEFAULT_REBALANCE,
             pin_threads: false,
         }
     }

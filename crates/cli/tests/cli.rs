@@ -822,9 +822,11 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
     for (i, args) in [
         &["--shards", "2"][..],
         &["--shards", "2", "--threads", "2", "--partition", "rack"],
-        &["--threads", "2", "--partition", "round-robin"],
+        &["--threads", "2", "--partition", "round-robin", "--rebalance", "0"],
         // Shards dealt to the threads by their measured time before every window.
         &["--threads", "2", "--shards", "5", "--partition", "round-robin", "--rebalance", "1"],
+        // Threads bound to CPUs of their own (and shards dealt every 16 windows, the default).
+        &["--threads", "2", "--partition", "round-robin", "--pin-threads"],
     ]
     .into_iter()
     .enumerate()
@@ -842,7 +844,8 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
             1 => ("2", "rack on 2 threads,"),
             // Two shards per thread by default.
             2 => ("4", "round-robin on 2 threads,"),
-            _ => ("5", "round-robin on 2 threads,"),
+            3 => ("5", "round-robin on 2 threads,"),
+            _ => ("4", "round-robin on 2 threads,"),
         };
         assert!(line.starts_with(&format!("parallel: {shards} shards by {by}")), "{line}");
         assert!(line.contains("busiest shard of each window: "), "{line}");
@@ -856,7 +859,24 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
             "{line}"
         );
         // Deals are counted only where they happened (how many depends on the wall clock).
-        assert!(i == 3 || !line.contains("dealt to threads by time"), "{line}");
+        assert!(i >= 3 || !line.contains("dealt to threads by time"), "{line}");
+        // Threads pinned only when asked, each to a CPU of its own; where the process may use
+        // two CPUs (Linux), they are.
+        let pinned = line.split("; threads pinned to CPUs ").nth(1).map(|rest| {
+            let list = rest.split(';').next().unwrap_or("");
+            list.split(',').map(|c| c.parse::<usize>().expect("a CPU")).collect::<Vec<_>>()
+        });
+        match pinned {
+            Some(cpus) => {
+                assert!(i == 4 && cpus.len() == 2 && cpus[0] != cpus[1], "{line}");
+            }
+            None => assert!(
+                i != 4
+                    || !cfg!(target_os = "linux")
+                    || std::thread::available_parallelism().map_or(true, |n| n.get() < 2),
+                "{line}"
+            ),
+        }
     }
     let plain = run_ok(&c, &["run", "scenario.toml", "--out", "b", "--seed", "3"]);
     assert!(!plain.contains("parallel: "), "one shard: {plain}");
