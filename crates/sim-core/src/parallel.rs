@@ -287,6 +287,8 @@ pub(crate) fn run<F: CcFactory>(
     let threads = threads.min(shards.len()).max(1);
     let cpus = if pin { crate::affinity::plan(threads) } else { None };
     let saved = cpus.as_ref().and_then(|_| crate::affinity::save());
+    // The threads the system let bind themselves (all of them, or the CPUs go unreported).
+    let bound = AtomicUsize::new(0);
     let n = shards.len();
     if rebalance == 0 {
         *owners = None; // a record of an earlier setting is not carried past a run without
@@ -306,13 +308,14 @@ pub(crate) fn run<F: CcFactory>(
     let cells: Vec<Mutex<&mut Shard<F>>> = shards.iter_mut().map(Mutex::new).collect();
     let barrier = Barrier::new(threads);
     std::thread::scope(|scope| {
-        let (ex, cells, barrier, start, cpus) = (&ex, &cells, &barrier, &start, &cpus);
+        let (ex, cells, barrier, start, cpus, bound) =
+            (&ex, &cells, &barrier, &start, &cpus, &bound);
         let mut handles = Vec::new();
         for t in 0..threads {
             let work = move || {
                 let _poison = PoisonOnPanic(barrier);
-                if let Some(cpus) = cpus {
-                    crate::affinity::pin(cpus[t]);
+                if cpus.as_ref().is_some_and(|cpus| crate::affinity::pin(cpus[t])) {
+                    bound.fetch_add(1, Ordering::Relaxed);
                 }
                 // What this thread counts (thread 0 also the windows), and its time at the
                 // barrier.
@@ -402,7 +405,7 @@ pub(crate) fn run<F: CcFactory>(
     if let Some(saved) = saved {
         crate::affinity::restore(&saved);
     }
-    stats.pinned = cpus.unwrap_or_default();
+    stats.pinned = cpus.filter(|_| bound.into_inner() == threads).unwrap_or_default();
     // The last step's packets (due after `stop`, or the run is over) wait in the mailboxes of
     // one parity: hand them to their shards, as the next step would have.
     let mut shards: Vec<&mut Shard<F>> =

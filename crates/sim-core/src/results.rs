@@ -218,7 +218,8 @@ pub struct ParallelStats {
     /// Shards that changed owner in those deals.
     pub moves: u64,
     /// The CPUs the threads were bound to, thread `t` to `pinned[t]`
-    /// ([`crate::Simulation::set_pin_threads`]; the last run's); empty if they were not.
+    /// ([`crate::Simulation::set_pin_threads`]; the last run's); empty if they were not, or
+    /// if the system refused any of them.
     pub pinned: Vec<usize>,
     /// The previous window's events by shard (the order in which shards are shared out).
     prev: Vec<u64>,
