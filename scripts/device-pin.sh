@@ -19,6 +19,9 @@
 set -uo pipefail
 kit=$1 out=$2 r16=${3:-3} r2=${4:-3}
 b=$kit/dcsim-pin w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
+mkdir -p "$out"
+: > "$out/pin-lines.txt"
 wall() { sed -n 's/.*wall time: \([0-9.]*\) s.*/\1/p' "$w/log" | head -1; }
 sum() { cat "$w/o/fct.csv" "$w/o/counters.csv" | md5sum | cut -c1-12; }
 echo "round,case,wall_s,outputs" > "$out/pin.csv"
@@ -26,7 +29,7 @@ echo "round,case,wall_s,outputs" > "$out/pin.csv"
 go() {
     local r=$1 label=$2 cpus=$3 sc=$4; shift 4
     local pre=(); [ "$cpus" = - ] || pre=(taskset -c "$cpus")
-    rm -rf "$w/o"; "${pre[@]}" "$b" run "$kit/$sc" --out "$w/o" "$@" > "$w/log" 2>&1
+    rm -rf "$w/o"; ${pre[@]+"${pre[@]}"} "$b" run "$kit/$sc" --out "$w/o" "$@" > "$w/log" 2>&1
     echo "$r,$label,$(wall),$(sum)" | tee -a "$out/pin.csv"
     { echo "$r $label:"; grep -o "threads pinned to CPUs [0-9,]*\|barrier waits.*" "$w/log"; } >> "$out/pin-lines.txt"
 }
@@ -45,4 +48,3 @@ for r in $(seq 1 "$r2"); do
     go $r two-cpus2+10 2,10 fattree-2ms.toml --threads 2 --rebalance 0
     go $r two-cpus2+9 2,9 fattree-2ms.toml --threads 2 --rebalance 0
 done
-rm -rf "$w"

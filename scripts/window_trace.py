@@ -23,6 +23,11 @@ import sys
 from pathlib import Path
 
 
+
+# The engine's claiming replayed with fixed owners, as with `--rebalance 0` (the default
+# deals the owners out every 16 windows: see the `--rebalance` rules).
+FIXED = "engine's claiming with fixed owners (--rebalance 0: own first, shard i on thread i % threads)"
+
 def load(directory):
     """The trace's shard windows, grouped by window, and its barrier waits."""
     windows = collections.defaultdict(dict)
@@ -133,7 +138,8 @@ def main():
     print(f"{threads} threads, {n} shards, {len(windows)} windows, {events} events, "
           f"{sum(r[6] for r in runs)} crossings taken in")
     print(f"time in shards: {busy / 1e9:.3f} thread-s, {busy / max(events, 1):.1f} ns per event; "
-          f"shards run by another thread than i % threads: {100 * steals / len(runs):.1f}%")
+          f"shards run by another thread than i % threads (their first owner; with rebalancing, "
+          f"the default, also by their dealt owner): {100 * steals / len(runs):.1f}%")
     if barriers:
         waits = sum(left - arr for b in barriers.values() for arr, left in b.values())
         latency = sorted(max(l for _, l in b.values()) - max(a for a, _ in b.values())
@@ -178,7 +184,7 @@ def main():
     ordered = [windows[k] for k in sorted(windows, key=float) if len(windows[k]) == n]
     rules = collections.OrderedDict((name, 0) for name in [
         "engine's claiming, by events",
-        "engine's claiming (own first, shard i on thread i % threads)",
+        FIXED,
         "shard i on thread i % threads only",
         "owners dealt by time every 16 windows, then own first",
         "--rebalance 16",
@@ -200,7 +206,7 @@ def main():
             per_thread[w[s][2]] += ev[s]
         rules["engine's claiming, by events"] += max(per_thread.values())
         actual += max(per_thread_time(w, n).values())
-        rules["engine's claiming (own first, shard i on thread i % threads)"] += own_first(static, took, threads, n)
+        rules[FIXED] += own_first(static, took, threads, n)
         rules["shard i on thread i % threads only"] += max(sum(took[s] for s in range(t, n, threads)) for t in range(threads))
         rules["owners dealt by time every 16 windows, then own first"] += own_first(owner, took, threads, n)
         for every, rb in rebalance.items():

@@ -303,15 +303,15 @@ pub struct RunArgs {
     /// thread still runs its own shards first, then any not yet taken. 0: shard i stays thread
     /// i mod T's. The summary's `parallel:` line counts the deals and the shards moved. The
     /// results are identical for every value.
-    #[arg(long, value_name = "N",
-          help = "Deal shards out to threads every N windows by measured time; 0 never [default: 16]",
+    #[arg(long, value_name = "N", default_value_t = schemes::DEFAULT_REBALANCE,
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub rebalance: Option<u64>,
+    pub rebalance: u64,
     /// With several threads, bind each thread to a CPU of its own for the run (Linux; distinct
     /// cores before second hardware threads of one core), so that the system neither moves a
     /// thread away from its caches nor puts two threads on one CPU. Nothing is pinned where
-    /// the process may use fewer CPUs than --threads (`taskset` narrows them). The summary's
-    /// `parallel:` line lists the CPUs. The results are identical either way.
+    /// the process's CPU affinity (`taskset`, a cpuset) allows fewer CPUs than the run's
+    /// threads; a CPU quota does not narrow it. The summary's `parallel:` line lists the CPUs.
+    /// The results are identical either way.
     #[arg(long)]
     pub pin_threads: bool,
     /// Print no progress: by default a progress bar on a terminal (simulated time, events/s,
@@ -386,7 +386,7 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
         shards: args.shards.map_or(0, |n| n as usize),
         partitioner: args.partition,
         trace_windows: args.window_trace,
-        rebalance: args.rebalance.unwrap_or(schemes::DEFAULT_REBALANCE),
+        rebalance: args.rebalance,
         pin_threads: args.pin_threads,
     };
     print_warnings(

@@ -45,29 +45,60 @@ pub(crate) fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
     Some(cpus)
 }
 
-/// The CPUs to pin `threads` threads to, one each, distinct cores first ([`spread`]); `None`
-/// where pinning is not possible here (not Linux, the calling thread's CPUs unknown) or the
-/// calling thread may use fewer CPUs than `threads` (two spinning workers on one CPU would
-/// wait on each other).
-pub(crate) fn plan(threads: usize) -> Option<Vec<usize>> {
-    let allowed = imp::allowed()?;
-    if allowed.len() < threads {
-        return None;
-    }
-    let siblings = |cpu: usize| {
-        std::fs::read_to_string(format!(
-            "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
-        ))
-        .ok()
-    };
-    let mut order = spread(&allowed, siblings);
-    order.truncate(threads);
-    Some(order)
+/// Whether to pin a simulation's threads, and the CPU order worked out for the CPUs the
+/// process may use (kept from run to run: a run stepped with `run_until` plans once).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Pins {
+    /// Pin the threads ([`crate::Simulation::set_pin_threads`]).
+    pub(crate) on: bool,
+    /// The calling thread's CPUs when last planned, and those CPUs in [`spread`]'s order.
+    order: Option<(Vec<usize>, Vec<usize>)>,
 }
 
-/// The calling thread's CPUs, to give back to it after the run ([`restore`]).
-pub(crate) fn save() -> Option<Vec<usize>> {
-    imp::allowed()
+impl Pins {
+    /// For a run of `threads` threads, if pinned: the calling thread's CPUs (given back when
+    /// the [`Saved`] is dropped, after the run or as a panic unwinds it) and thread `t`'s CPU
+    /// at `t`, distinct cores first. `None` where pinning is off, not possible here (not
+    /// Linux, the calling thread's CPUs unknown), or the calling thread may use fewer CPUs
+    /// than `threads` (two spinning workers on one CPU would wait on each other).
+    pub(crate) fn plan(&mut self, threads: usize) -> Option<(Saved, Vec<usize>)> {
+        if !self.on {
+            return None;
+        }
+        let saved = Saved::take()?;
+        if saved.0.len() < threads {
+            return None;
+        }
+        let fresh = !matches!(&self.order, Some((allowed, _)) if *allowed == saved.0);
+        if fresh {
+            let siblings = |cpu: usize| {
+                std::fs::read_to_string(format!(
+                    "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+                ))
+                .ok()
+            };
+            self.order = Some((saved.0.clone(), spread(&saved.0, siblings)));
+        }
+        let (_, order) = self.order.as_ref()?;
+        Some((saved, order[..threads].to_vec()))
+    }
+}
+
+/// The CPUs a thread may run on, given back to it when dropped.
+#[derive(Debug)]
+pub(crate) struct Saved(Vec<usize>);
+
+impl Saved {
+    /// The calling thread's CPUs; `None` where they cannot be read (or off Linux).
+    pub(crate) fn take() -> Option<Saved> {
+        imp::allowed().map(Saved)
+    }
+}
+
+impl Drop for Saved {
+    fn drop(&mut self) {
+        imp::set(&self.0);
+    }
 }
 
 /// Binds the calling thread to `cpu`; false if the system refused.
@@ -75,14 +106,13 @@ pub(crate) fn pin(cpu: usize) -> bool {
     imp::set(&[cpu])
 }
 
-/// Lets the calling thread run on `cpus` again (what [`save`] returned).
-pub(crate) fn restore(cpus: &[usize]) {
-    imp::set(cpus);
-}
-
 #[cfg(target_os = "linux")]
 mod imp {
     use std::mem::{size_of, zeroed};
+
+    /// The CPUs a `cpu_set_t` can name: its size in bits (`CPU_SETSIZE` is smaller than the
+    /// set on some C libraries).
+    const SET_BITS: usize = 8 * size_of::<libc::cpu_set_t>();
 
     /// The CPUs the calling thread may run on.
     pub(super) fn allowed() -> Option<Vec<usize>> {
@@ -95,22 +125,21 @@ mod imp {
             }
             set
         };
-        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `cpu` is below CPU_SETSIZE, the set's size in CPUs.
+        let cpus: Vec<usize> = (0..SET_BITS)
+            // SAFETY: `cpu` is below the set's size in bits.
             .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
             .collect();
         (!cpus.is_empty()).then_some(cpus)
     }
 
-    /// Lets the calling thread run on `cpus` only (those below CPU_SETSIZE); false if the
+    /// Lets the calling thread run on `cpus` only (those the set can name); false if the
     /// kernel refused (or none was given).
     pub(super) fn set(cpus: &[usize]) -> bool {
-        let cpus: Vec<usize> =
-            cpus.iter().copied().filter(|&c| c < libc::CPU_SETSIZE as usize).collect();
+        let cpus: Vec<usize> = cpus.iter().copied().filter(|&c| c < SET_BITS).collect();
         if cpus.is_empty() {
             return false;
         }
-        // SAFETY: as in `allowed`; every CPU set is below CPU_SETSIZE.
+        // SAFETY: as in `allowed`; every CPU set is below the set's size in bits.
         unsafe {
             let mut set: libc::cpu_set_t = zeroed();
             for &cpu in &cpus {
@@ -162,22 +191,36 @@ mod tests {
 
     #[test]
     fn a_pinned_thread_runs_where_it_was_put_and_gets_its_cpus_back() {
-        let Some(before) = save() else {
+        let Some(before) = imp::allowed() else {
             return; // not Linux: nothing is pinned (the run goes on unpinned)
         };
         let cpu = *before.last().expect("a CPU");
-        let after = std::thread::spawn(move || {
+        let expect = before.clone();
+        let (pinned, after, unwound) = std::thread::spawn(move || {
+            let saved = Saved::take().expect("the thread's CPUs");
             assert!(pin(cpu));
-            let pinned = save();
-            restore(&before);
-            (pinned, save(), before)
+            let pinned = imp::allowed();
+            drop(saved);
+            let after = imp::allowed();
+            // Given back as a panic unwinds too.
+            let unwound = std::panic::catch_unwind(|| {
+                let _saved = Saved::take().expect("the thread's CPUs");
+                assert!(pin(cpu));
+                panic!("a worker failed");
+            });
+            assert!(unwound.is_err());
+            (pinned, after, imp::allowed())
         })
         .join()
         .expect("thread");
-        assert_eq!(after.0, Some(vec![cpu]));
-        assert_eq!(after.1, Some(after.2));
-        // More threads than CPUs: no plan.
-        assert!(plan(usize::MAX).is_none());
-        assert_eq!(plan(1).map(|p| p.len()), Some(1));
+        assert_eq!(pinned, Some(vec![cpu]));
+        assert_eq!(after.as_ref(), Some(&expect));
+        assert_eq!(unwound, Some(expect.clone()));
+        // More threads than CPUs: no plan; off: no plan; one thread: one CPU, planned once.
+        let mut pins = Pins { on: true, order: None };
+        assert!(pins.plan(expect.len() + 1).is_none());
+        assert_eq!(pins.plan(1).map(|(_, p)| p.len()), Some(1));
+        assert!(pins.order.as_ref().is_some_and(|(allowed, _)| *allowed == expect));
+        assert!(Pins::default().plan(1).is_none());
     }
 }

@@ -36,6 +36,7 @@ use std::sync::Mutex;
 
 use std::time::Instant;
 
+use crate::affinity::{self, Pins};
 use crate::cc::CcFactory;
 use crate::engine::{Crossing, Shard, Shared};
 use crate::partition::longest_first;
@@ -270,8 +271,9 @@ fn busiest(owner: &[usize], load: &[u64], threads: usize) -> u64 {
 /// (see the module's comment), adding the windows' events and the threads' barrier waits to
 /// `stats`. `rebalance` > 0 deals the owners out by measured time every that many windows,
 /// carrying on from `owners` (the previous run's, if it was of these shards, threads and
-/// `rebalance`) and leaving them there for the next. `pin` binds each thread to a CPU of its
-/// own for the run ([`crate::affinity`]), the calling thread's CPUs given back after it.
+/// `rebalance`) and leaving them there for the next. `pins`, if on, binds each thread to a
+/// CPU of its own for the run ([`crate::affinity`]), the calling thread's CPUs given back
+/// after it (also if a thread panics).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run<F: CcFactory>(
     shards: &mut [Shard<F>],
@@ -280,13 +282,14 @@ pub(crate) fn run<F: CcFactory>(
     lookahead: Duration,
     stop: Time,
     rebalance: u64,
-    pin: bool,
+    pins: &mut Pins,
     owners: &mut Option<Owners>,
     stats: &mut ParallelStats,
 ) {
     let threads = threads.min(shards.len()).max(1);
-    let cpus = if pin { crate::affinity::plan(threads) } else { None };
-    let saved = cpus.as_ref().and_then(|_| crate::affinity::save());
+    // The calling thread's CPUs, given back when `saved` drops (at the end, or as a panic
+    // unwinds this frame), and each thread's CPU.
+    let (saved, cpus) = pins.plan(threads).unzip();
     // The threads the system let bind themselves (all of them, or the CPUs go unreported).
     let bound = AtomicUsize::new(0);
     let n = shards.len();
@@ -314,7 +317,7 @@ pub(crate) fn run<F: CcFactory>(
         for t in 0..threads {
             let work = move || {
                 let _poison = PoisonOnPanic(barrier);
-                if cpus.as_ref().is_some_and(|cpus| crate::affinity::pin(cpus[t])) {
+                if cpus.as_ref().is_some_and(|cpus| affinity::pin(cpus[t])) {
                     bound.fetch_add(1, Ordering::Relaxed);
                 }
                 // What this thread counts (thread 0 also the windows), and its time at the
@@ -402,9 +405,7 @@ pub(crate) fn run<F: CcFactory>(
             }
         }
     });
-    if let Some(saved) = saved {
-        crate::affinity::restore(&saved);
-    }
+    drop(saved);
     stats.pinned = cpus.filter(|_| bound.into_inner() == threads).unwrap_or_default();
     // The last step's packets (due after `stop`, or the run is over) wait in the mailboxes of
     // one parity: hand them to their shards, as the next step would have.

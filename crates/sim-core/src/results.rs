@@ -187,9 +187,10 @@ pub struct RunSummary {
 }
 
 /// How a run with several shards went, window by window ([`crate::Simulation::parallel_stats`]).
-/// Everything but `wait` is a count fixed by the scenario and the partition: it does not depend
-/// on the threads' timing, so it can be measured on a small machine for a large thread count
-/// (`dcsim run --shards 16 --threads 1`).
+/// The windows, events, critical paths and crossings are counts fixed by the scenario, the
+/// partition and the steps the run was taken in: they do not depend on the threads' timing,
+/// so they can be measured on a small machine for a large thread count (`dcsim run --shards
+/// 16 --threads 1`). `wait`, `redeals`, `moves`, `pinned` and `trace` depend on the machine.
 #[derive(Clone, Debug, Default)]
 pub struct ParallelStats {
     /// Windows run (each at most one lookahead of simulated time).

@@ -294,8 +294,9 @@ pub struct Simulation<F: CcFactory> {
     fallback: Option<String>,
     threads: usize,
     rebalance: u64,
-    /// Bind each thread to a CPU of its own ([`Simulation::set_pin_threads`]).
-    pin_threads: bool,
+    /// Whether to bind each thread to a CPU of its own ([`Simulation::set_pin_threads`]), and
+    /// the CPUs' order, worked out once.
+    pins: crate::affinity::Pins,
     /// The shards' owners when rebalancing, carried from one `run_until` to the next.
     owners: Option<crate::parallel::Owners>,
     now: Time,
@@ -1000,7 +1001,7 @@ impl<F: CcFactory> Simulation<F> {
             fallback,
             threads: 1,
             rebalance: 0,
-            pin_threads: false,
+            pins: Default::default(),
             owners: None,
             now: Time::ZERO,
             results,
@@ -1033,12 +1034,13 @@ impl<F: CcFactory> Simulation<F> {
     /// With several threads, binds each thread to a CPU of its own for the run (on Linux; the
     /// CPUs the process may use, distinct cores before second hardware threads), so that the
     /// operating system neither moves a thread away from the caches that hold its shards'
-    /// state nor puts two on one CPU. Nothing is pinned where the process may use fewer CPUs
-    /// than there are threads, or off Linux; [`ParallelStats::pinned`] lists the CPUs used.
-    /// The calling thread, which runs one of the workers, gets its CPUs back after each run.
+    /// state nor puts two on one CPU. Nothing is pinned where the calling thread's CPU
+    /// affinity allows fewer CPUs than the run's threads (a CPU quota does not narrow it), or
+    /// off Linux; [`ParallelStats::pinned`] lists the CPUs used. The calling thread, which
+    /// runs one of the workers, gets its CPUs back after each run.
     /// Results do not depend on it.
     pub fn set_pin_threads(&mut self, pin: bool) {
-        self.pin_threads = pin;
+        self.pins.on = pin;
     }
 
     /// Records every shard's window and every thread's barrier wait in
@@ -1252,7 +1254,7 @@ impl<F: CcFactory> Simulation<F> {
                 self.lookahead,
                 stop,
                 self.rebalance,
-                self.pin_threads,
+                &mut self.pins,
                 &mut self.owners,
                 &mut self.stats,
             );
