@@ -16,6 +16,9 @@ use dcsim::hpcc::HpccFactory;
 use dcsim::topology::{self, Topology};
 use dcsim::workload::{Cdf, Interpolation, PoissonWorkload};
 
+#[path = "../crates/cli/tests/common/cpus.rs"]
+mod cpus;
+
 /// A run of `flows` partitioned by `part` on `threads` threads, the first 8 flows traced, not
 /// yet started.
 fn build<F: CcFactory + Clone>(
@@ -112,7 +115,7 @@ fn check_threads<F: CcFactory + Clone>(
                 let mut cpus = p.pinned.clone();
                 cpus.sort_unstable();
                 cpus.dedup();
-                let two = threads == 2 && allowed_cpus().is_some_and(|n| n >= 2);
+                let two = threads == 2 && cpus::allowed_cpus().is_some_and(|n| n >= 2);
                 assert_eq!(cpus.len(), if two { 2 } else { 0 }, "{what}: pinned to {:?}", p.pinned);
                 if every == 0 {
                     assert_eq!((p.redeals, p.moves), (0, 0), "{what}: no rebalancing");
@@ -124,21 +127,6 @@ fn check_threads<F: CcFactory + Clone>(
         }
     }
     assert!(rebalanced == 0 || redeals > 0, "{name}: {rebalanced} rebalanced runs, none dealt");
-}
-
-/// How many CPUs this process's affinity allows (`Cpus_allowed_list` in /proc/self/status);
-/// `None` off Linux or where it cannot be read.
-fn allowed_cpus() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-    let mut n = 0;
-    for part in list.trim().split(',') {
-        n += match part.split_once('-') {
-            Some((a, b)) => b.parse::<usize>().ok()? + 1 - a.parse::<usize>().ok()?,
-            None => 1,
-        };
-    }
-    Some(n)
 }
 
 /// What the window statistics of a run with several shards must satisfy: every event counted

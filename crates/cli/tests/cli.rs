@@ -870,7 +870,7 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
             Some(cpus) => {
                 assert!(i == 4 && cpus.len() == 2 && cpus[0] != cpus[1], "{line}");
             }
-            None => assert!(i != 4 || allowed_cpus().is_none_or(|n| n < 2), "{line}"),
+            None => assert!(i != 4 || common::cpus::allowed_cpus().is_none_or(|n| n < 2), "{line}"),
         }
     }
     let plain = run_ok(&c, &["run", "scenario.toml", "--out", "b", "--seed", "3"]);
@@ -879,21 +879,6 @@ fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
     c.write("idle.toml", "[simulation]\nstop_time = \"1ms\"\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\n[flows]\nlist = []\n");
     let idle = run_ok(&c, &["run", "idle.toml", "--out", "idle", "--shards", "3"]);
     assert!(idle.contains("busiest shard overall: +0.0% on the mean"), "{idle}");
-}
-
-/// How many CPUs this process's affinity allows (`Cpus_allowed_list` in /proc/self/status);
-/// `None` off Linux or where it cannot be read.
-fn allowed_cpus() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-    let mut n = 0;
-    for part in list.trim().split(',') {
-        n += match part.split_once('-') {
-            Some((a, b)) => b.parse::<usize>().ok()? + 1 - a.parse::<usize>().ok()?,
-            None => 1,
-        };
-    }
-    Some(n)
 }
 
 #[test]

@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
+pub mod cpus;
+
 /// A temporary directory to run `dcsim` in.
 pub struct Case {
     dir: TempDir,
