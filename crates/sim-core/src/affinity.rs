@@ -11,7 +11,7 @@
 /// The order in which to hand CPUs to threads: `cpus` (the CPUs the thread may run on)
 /// sorted by each one's rank among the hardware threads of its core (its position in its
 /// sibling list, as `siblings` returns it; 0 where unknown), then by number.
-pub(crate) fn spread(cpus: &[usize], siblings: impl Fn(usize) -> Option<String>) -> Vec<usize> {
+fn spread(cpus: &[usize], siblings: impl Fn(usize) -> Option<String>) -> Vec<usize> {
     let mut ranked: Vec<(usize, usize)> = cpus
         .iter()
         .map(|&cpu| {
@@ -27,7 +27,7 @@ pub(crate) fn spread(cpus: &[usize], siblings: impl Fn(usize) -> Option<String>)
 }
 
 /// A kernel CPU list (`0-3,8,10-11`) as the CPUs it names, in its order; `None` if malformed.
-pub(crate) fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
+fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in text.trim().split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {

@@ -1367,6 +1367,28 @@ mod tests {
         }
     }
 
+    /// A NewReno sender under `cfg` with a window of 20 segments, all sent at time 0.
+    fn twenty_in_flight(cfg: &TcpConfig) -> Sender {
+        let mss = u64::from(cfg.mss);
+        let mut s =
+            Sender::new(cfg, CcaConfig::NewReno(Default::default()).build(), 20 * mss, Time::ZERO);
+        s.w.cwnd = 20 * mss;
+        while s.poll_transmit(Time::ZERO).is_some_and(|x| x.len > 0) {}
+        s
+    }
+
+    /// An ACK of everything below segment `a` that SACKs segments `[x, y)` of each block
+    /// (segments of `mss` bytes).
+    fn sack_ack(mss: u64, a: u64, blocks: &[(u64, u64)]) -> Segment {
+        let blocks: Vec<(u64, u64)> = blocks.iter().map(|&(x, y)| (x * mss, y * mss)).collect();
+        Segment {
+            ack: a * mss,
+            flags: Flags::ACK,
+            sack: SackBlocks::from_slice(&blocks),
+            ..Segment::default()
+        }
+    }
+
     /// An ACK that both acknowledges a segment marked lost and marks another lost has newly
     /// lost bytes (Linux counts `tp->lost`, which only grows), although the bytes marked lost
     /// are as many as before: PRR then grants no extra segment for the advancing `snd_una`.
@@ -1375,18 +1397,8 @@ mod tests {
         let cfg = TcpConfig::default();
         let mss = u64::from(cfg.mss);
         let seg = |k: u64| k * mss;
-        let mut s =
-            Sender::new(&cfg, CcaConfig::NewReno(Default::default()).build(), seg(20), Time::ZERO);
-        s.w.cwnd = seg(20);
-        while s.poll_transmit(Time::ZERO).is_some_and(|x| x.len > 0) {}
-        let ack = |a: u64, blocks: &[(u64, u64)]| Segment {
-            ack: seg(a),
-            flags: Flags::ACK,
-            sack: SackBlocks::from_slice(
-                &blocks.iter().map(|&(x, y)| (seg(x), seg(y))).collect::<Vec<_>>(),
-            ),
-            ..Segment::default()
-        };
+        let mut s = twenty_in_flight(&cfg);
+        let ack = |a: u64, blocks: &[(u64, u64)]| sack_ack(mss, a, blocks);
         // Segments 0 and 1 missing, 2..6 SACKed: both marked lost, recovery starts.
         let t1 = Time::from_ns(1_000_000);
         s.on_segment(t1, &ack(0, &[(2, 6)]));
@@ -1409,18 +1421,8 @@ mod tests {
         let cfg = TcpConfig { loss_detection: LossDetection::DupThresh, ..TcpConfig::default() };
         let mss = u64::from(cfg.mss);
         let seg = |k: u64| k * mss;
-        let mut s =
-            Sender::new(&cfg, CcaConfig::NewReno(Default::default()).build(), seg(20), Time::ZERO);
-        s.w.cwnd = seg(20);
-        while s.poll_transmit(Time::ZERO).is_some_and(|x| x.len > 0) {}
-        let ack = |a: u64, blocks: &[(u64, u64)]| Segment {
-            ack: seg(a),
-            flags: Flags::ACK,
-            sack: SackBlocks::from_slice(
-                &blocks.iter().map(|&(x, y)| (seg(x), seg(y))).collect::<Vec<_>>(),
-            ),
-            ..Segment::default()
-        };
+        let mut s = twenty_in_flight(&cfg);
+        let ack = |a: u64, blocks: &[(u64, u64)]| sack_ack(mss, a, blocks);
         // 10..13 SACKed: 0..10 lost (three segments SACKed above), recovery with ssthresh 10.
         let t1 = Time::from_ns(1_000_000);
         s.on_segment(t1, &ack(0, &[(10, 13)]));
