@@ -581,6 +581,7 @@ impl<F: CcFactory> Simulation<F> {
                         link: link_of(i, 0),
                         ack_fifo: VecDeque::new(),
                         active: Vec::new(),
+                        candidates: Default::default(),
                         rr_last: 0,
                         wake: None,
                         wake_version: 0,

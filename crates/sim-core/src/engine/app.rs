@@ -211,12 +211,14 @@ impl<F: CcFactory> Shard<F> {
                     };
                     qp.cc = Some(sh.factory.new_flow(&init));
                     qp.next_avail = self.now;
-                    self.hosts[h].active.push(flow as u32);
+                    self.nic_join(h, flow);
                 }
+                let qp = super::transport::qp_mut(&mut self.tx, flow);
                 qp.size = qp.size.saturating_add(bytes);
                 // A paced stream that was idle may now be due before the NIC's pending wake-up
                 // (armed for another queue pair): pull the wake-up earlier.
                 let at = qp.next_avail;
+                self.nic_touch(h, flow); // bytes are left again
                 self.pull_wake(h, at);
                 self.host_send(sh, h);
             }

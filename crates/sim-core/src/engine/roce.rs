@@ -40,6 +40,8 @@ pub(crate) struct Qp<C> {
     pub(crate) rto_from: Time,
     /// Consecutive timeouts without progress.
     pub(crate) rto_expiries: u32,
+    /// Its position in its host's round robin ([`super::transport::nic_pos`]).
+    pub(crate) nic_pos: u32,
 }
 
 impl<C> Qp<C> {
@@ -64,6 +66,7 @@ impl<C> Qp<C> {
             rto_version: 0,
             rto_from: Time::ZERO,
             rto_expiries: 0,
+            nic_pos: super::transport::NOT_LISTED,
         }
     }
 }
@@ -277,6 +280,8 @@ impl<F: CcFactory> Shard<F> {
             };
             cc.on_feedback(ctx, &Feedback { ack, nack, ecn, int, ts_echo, pint })
         });
+        // Finished, rewound by a NACK, or acknowledged: the scheduler looks at it again.
+        self.nic_touch(h, flow);
         self.host_send(sh, h);
     }
 
@@ -296,6 +301,8 @@ impl<F: CcFactory> Shard<F> {
             return; // nothing unacknowledged: the next packet sent arms the timer
         }
         let src = sh.flows[flow].src;
+        let Slot::Host(h) = sh.place[src.idx()].slot else { unreachable!("a host") };
+        let h = h as usize;
         let deadline = qp.rto_from + rto.after(qp.rto_expiries);
         if deadline > now {
             self.arm_rto(flow, src.0, deadline);
@@ -311,6 +318,8 @@ impl<F: CcFactory> Shard<F> {
             }
             self.counters.flows_failed += 1;
             self.gave_up.push((flow as u32, now));
+            // Finished: the scheduler compacts it out when it next passes.
+            self.nic_touch(h, flow);
             return;
         }
         qp.rto_expiries = qp.rto_expiries.saturating_add(1);
@@ -318,8 +327,9 @@ impl<F: CcFactory> Shard<F> {
         qp.rto_from = now;
         let next = now + rto.after(qp.rto_expiries);
         self.arm_rto(flow, src.0, next);
-        let Slot::Host(h) = sh.place[src.idx()].slot else { unreachable!("a host") };
-        self.host_send(sh, h as usize);
+        // Rewound: bytes are left again.
+        self.nic_touch(h, flow);
+        self.host_send(sh, h);
     }
 
     /// Arms queue pair `flow`'s retransmission timer for `at` (a new version: a pending

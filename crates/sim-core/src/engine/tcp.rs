@@ -16,8 +16,7 @@
 
 use dcsim_tcp::{Readiness, Receiver, Segment, Sender};
 
-use super::link::Paused;
-use super::transport::{FlowTable, FlowTx};
+use super::transport::{FlowTable, FlowTx, TxState};
 use super::{Event, FlowRx, Host, Shard, Shared, Slot};
 use crate::cc::{CcFactory, FlowInit, ProbeLaw, MAX_TIMERS};
 use crate::config::{TcpConfig, TcpGroup};
@@ -54,6 +53,8 @@ pub(crate) struct TcpTx {
     pub(crate) stream: bool,
     /// The probe-driven window law of the group, once the sender exists.
     pub(crate) probe: Option<Box<Probe>>,
+    /// Its position in its host's round robin ([`super::transport::nic_pos`]).
+    pub(crate) nic_pos: u32,
 }
 
 /// Per-connection state of a probe-driven window ([`crate::cc::ProbeLaw`]).
@@ -91,6 +92,7 @@ impl TcpTx {
             high: 0,
             stream: false,
             probe: None,
+            nic_pos: super::transport::NOT_LISTED,
         }
     }
 }
@@ -130,13 +132,6 @@ fn rx_mut(rx: &mut FlowTable<FlowRx>, flow: usize) -> &mut TcpRx {
 }
 
 impl TcpTx {
-    /// Whether the sender may put a segment on the wire now.
-    #[inline]
-    pub(crate) fn ready(&self, now: Time, paused: Paused) -> bool {
-        !paused.get(self.pg as usize)
-            && self.ep.as_ref().is_some_and(|e| e.readiness(now) == Readiness::Now)
-    }
-
     /// When pacing releases the next segment, if it holds one back.
     #[inline]
     pub(crate) fn wake(&self, now: Time) -> Option<Time> {
@@ -253,7 +248,7 @@ impl<F: CcFactory> Shard<F> {
         }
         t.stream = stream;
         t.ep = Some(ep);
-        self.hosts[h].active.push(flow as u32);
+        self.nic_join(h, flow);
     }
 
     /// Appends `bytes` to TCP stream flow `flow` at its sender on host slot `h`.
@@ -264,6 +259,7 @@ impl<F: CcFactory> Shard<F> {
         let t = tx_mut(&mut self.tx, flow);
         t.ep.as_mut().expect("opened").extend(bytes);
         self.tcp_tx_timer(sh, flow);
+        self.nic_touch(h, flow);
         self.host_send(sh, h);
         self.tcp_pull_wake(h, flow);
     }
@@ -372,6 +368,7 @@ impl<F: CcFactory> Shard<F> {
             ep.set_cwnd(w.max(2 * mss));
         }
         self.tcp_tx_timer(sh, flow);
+        self.nic_touch(h, flow);
         self.host_send(sh, h);
         self.tcp_pull_wake(h, flow);
     }
@@ -402,6 +399,7 @@ impl<F: CcFactory> Shard<F> {
                 t.done = true;
             }
             self.tcp_tx_timer(sh, flow);
+            self.nic_touch(h, flow);
             self.host_send(sh, h);
             self.tcp_pull_wake(h, flow);
         } else {
@@ -509,6 +507,7 @@ impl<F: CcFactory> Shard<F> {
             }
             let h = Self::host_slot(sh, f.src);
             self.tcp_tx_timer(sh, flow);
+            self.nic_touch(h, flow);
             self.host_send(sh, h);
             self.tcp_pull_wake(h, flow);
         } else {
@@ -535,8 +534,17 @@ impl<F: CcFactory> Shard<F> {
     }
 }
 
-/// Whether `host`'s link has paused the class of the sender (for the NIC scheduler).
+/// Where TCP sender `t` at `host` stands, for the NIC scheduler ([`Shard::tx_state`]): ready
+/// when its endpoint has something for the wire now and the link has not paused its class;
+/// idle when the endpoint has nothing to send whatever the time (`Blocked`, or not opened).
 #[inline]
-pub(crate) fn tcp_ready<C>(t: &TcpTx, now: Time, host: &Host<C>) -> bool {
-    t.ready(now, host.link.paused)
+pub(crate) fn tcp_state<C>(t: &TcpTx, now: Time, host: &Host<C>) -> TxState {
+    let r = t.ep.as_ref().map(|e| e.readiness(now));
+    match r {
+        Some(Readiness::Now) if !host.link.paused.get(t.pg as usize) => TxState::Ready,
+        _ if t.done => TxState::Finished,
+        Some(Readiness::Now) => TxState::Waiting(None),
+        Some(Readiness::At(at)) => TxState::Waiting(Some(at)),
+        Some(Readiness::Blocked) | None => TxState::Idle,
+    }
 }

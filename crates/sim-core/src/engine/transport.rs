@@ -2,15 +2,15 @@
 //!
 //! Each flow has a sender state at its source host ([`FlowTx`]) and a receiver state at its
 //! destination host ([`FlowRx`]), one enum variant per transport, so that dispatch is a `match`
-//! (no `dyn` per packet). The host's NIC scheduler (`host.rs`) asks a flow's sender only four
-//! things — is a packet ready now ([`Shard::tx_ready`]), has the flow finished
-//! ([`tx_finished`]), when might it become ready ([`tx_wake`]), and send one packet
-//! ([`Shard::tx_send`]) — and hands every arriving packet of a flow to the side it is for.
-//! A new transport adds a variant here and a module beside `roce.rs` with those four answers,
-//! its packet handlers and its timers.
+//! (no `dyn` per packet). The host's NIC scheduler (`host.rs`) asks a flow's sender only two
+//! things — where it stands now ([`Shard::tx_state`]: ready to send, finished, idle, or
+//! waiting, perhaps until a pacing time) and send one packet ([`Shard::tx_send`]) — and hands
+//! every arriving packet of a flow to the side it is for. A new transport adds a variant here
+//! and a module beside `roce.rs` with those two answers, its packet handlers and its timers;
+//! every handler that may end its sender's idleness calls [`Shard::nic_touch`].
 
 use super::roce::{Qp, Rx};
-use super::tcp::{tcp_ready, TcpRx, TcpTx};
+use super::tcp::{tcp_state, TcpRx, TcpTx};
 use super::{Host, Shard, Shared};
 use crate::cc::CcFactory;
 use crate::units::Time;
@@ -213,24 +213,62 @@ pub(crate) fn tx_finished<C>(tx: &FlowTx<C>) -> bool {
     }
 }
 
-/// When the sender may next become ready by itself (pacing), if it has anything left to send.
-/// RoCE answers with its next pacing time whenever bytes are left, blocked or not, as the
-/// reference does (spec quirk 8).
+/// [`nic_pos`] of a sender in no host's round robin (not started, or finished and compacted).
+pub(crate) const NOT_LISTED: u32 = u32::MAX;
+
+/// The sender's position in its host's round robin ([`super::Host::active`]), or
+/// [`NOT_LISTED`].
 #[inline]
-pub(crate) fn tx_wake<C>(tx: &FlowTx<C>, now: Time) -> Option<Time> {
+pub(crate) fn nic_pos<C>(tx: &FlowTx<C>) -> u32 {
     match tx {
-        FlowTx::Roce(q) => (q.snd_nxt < q.size).then_some(q.next_avail),
-        FlowTx::Tcp(t) => t.wake(now),
+        FlowTx::Roce(q) => q.nic_pos,
+        FlowTx::Tcp(t) => t.nic_pos,
     }
 }
 
+/// [`nic_pos`], to be moved.
+#[inline]
+pub(crate) fn nic_pos_mut<C>(tx: &mut FlowTx<C>) -> &mut u32 {
+    match tx {
+        FlowTx::Roce(q) => &mut q.nic_pos,
+        FlowTx::Tcp(t) => &mut t.nic_pos,
+    }
+}
+
+/// Where a sender stands, for its host's NIC scheduler ([`Shard::tx_state`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TxState {
+    /// It may put a packet on the wire now.
+    Ready,
+    /// It has finished (the scheduler drops it from its list).
+    Finished,
+    /// Nothing to send and nothing due, whatever the time, until an event of its own (an
+    /// ACK, a timer, more data): the scheduler may skip it until then (`host::Candidates`).
+    Idle,
+    /// Something to send, held back: by pacing until the time given (it then becomes ready
+    /// by itself, and the NIC's wake-up is armed for it), or by a window or a pause (none).
+    /// A RoCE queue pair gives its pacing time whenever bytes are left, blocked or not, as
+    /// the reference does (spec quirk 8).
+    Waiting(Option<Time>),
+}
+
 impl<F: CcFactory> Shard<F> {
-    /// Whether flow `flow`'s sender at `host` may put a packet on the wire now.
+    /// Where flow `flow`'s sender at `host` stands now.
     #[inline]
-    pub(crate) fn tx_ready(&self, sh: &Shared<F>, host: &Host<F::Cc>, flow: u32) -> bool {
+    pub(crate) fn tx_state(&self, sh: &Shared<F>, host: &Host<F::Cc>, flow: u32) -> TxState {
         match &self.tx[flow as usize] {
-            FlowTx::Roce(q) => self.roce_ready(sh, host, q),
-            FlowTx::Tcp(t) => tcp_ready(t, self.now, host),
+            FlowTx::Roce(q) => {
+                if self.roce_ready(sh, host, q) {
+                    TxState::Ready
+                } else if q.done {
+                    TxState::Finished
+                } else if q.snd_nxt >= q.size {
+                    TxState::Idle
+                } else {
+                    TxState::Waiting(Some(q.next_avail))
+                }
+            }
+            FlowTx::Tcp(t) => tcp_state(t, self.now, host),
         }
     }
 
