@@ -287,8 +287,9 @@ fn a_flow_behind_a_dead_link_backs_off_then_gives_up_at_the_closed_form_time() {
 /// leaves its host's round robin with the others still served: debug builds check, at every
 /// pass of the NIC scheduler, that each sender it skips is idle, so a finished sender that the
 /// scheduler was not told about fails here. Host 0 — switch 1 — hosts 2 and 3; the link to
-/// host 2 is down for good; a 10 KB flow to it gives up at the closed-form time while a long
-/// flow to host 3 keeps the NIC busy past it and completes.
+/// host 2 is down for good; a 10 KB flow to it gives up at the closed-form time while ten
+/// long flows to host 3 (more senders than the scheduler reads one by one) keep the NIC busy
+/// past it and complete.
 #[test]
 fn a_sender_that_gives_up_while_idle_leaves_the_round_robin() {
     let link = |a, b| LinkSpec {
@@ -307,22 +308,30 @@ fn a_sender_that_gives_up_while_idle_leaves_the_round_robin() {
     cfg.nic.rto = Some(RoceRto { timeout: Duration::from_us(100), retries: 3, backoff: 2 });
     cfg.faults.events = vec![LinkEvent { at: Time::ZERO, link: LinkId(1), up: false }];
     let doomed = host0_to_host2(10_000);
-    let long = FlowSpec { id: FlowId(1), dst: NodeId(3), size: 25_000_000, ..doomed };
-    let mut sim = Simulation::new(net, routes, cfg, vec![doomed, long], NoCcFactory).unwrap();
+    let mut flows = vec![doomed];
+    flows.extend((1..=10).map(|i| FlowSpec {
+        id: FlowId(i),
+        dst: NodeId(3),
+        size: 2_500_000,
+        ..doomed
+    }));
+    let mut sim = Simulation::new(net, routes, cfg, flows, NoCcFactory).unwrap();
     sim.run();
-    let (a, b) = (sim.flow_results()[0], sim.flow_results()[1]);
+    let a = sim.flow_results()[0];
     assert_eq!(a.fct, None);
-    // Its first packet leaves within a frame of the start (the NIC alternates the two flows):
+    // Its first packet leaves within a frame of the start (the NIC takes the flows in turn):
     // expiries 100, 200 and 400 µs apart, then the fourth, 800 µs after the third, gives up.
     let gave_up = a.gave_up.expect("gave up");
     assert!(
         gave_up >= Time::from_ns(1_500_000) && gave_up < Time::from_ns(1_500_100),
         "{gave_up:?}"
     );
-    // 25 MB at 100 Gb/s take 2 ms: the long flow was still sending when the first gave up.
-    let fct = b.fct.expect("the long flow completes");
-    assert!(fct > Duration::from_us(2_000), "{fct:?}");
-    assert_eq!(sim.flow_received(FlowId(1)), 25_000_000);
+    // 25 MB at 100 Gb/s take 2 ms: the long flows were still sending when the first gave up.
+    for i in 1..=10 {
+        let fct = sim.flow_results()[i].fct.expect("the long flows complete");
+        assert!(fct > Duration::from_us(1_900), "{fct:?}");
+        assert_eq!(sim.flow_received(FlowId(i as u32)), 2_500_000);
+    }
     let c = sim.counters();
     assert_eq!((c.timeouts, c.flows_failed), (4, 1));
 }

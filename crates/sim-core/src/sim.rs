@@ -923,6 +923,7 @@ impl<F: CcFactory> Simulation<F> {
             .enumerate()
             .map(|(id, ((hosts, switches), (tx, rx)))| Shard {
                 id: id as u32,
+                dense_scan: crate::engine::DENSE_SCAN,
                 now: Time::ZERO,
                 cur_seq: 0,
                 queue: CalendarQueue::covering_share(span, nshards),
@@ -1042,6 +1043,18 @@ impl<F: CcFactory> Simulation<F> {
     /// Results do not depend on it.
     pub fn set_pin_threads(&mut self, pin: bool) {
         self.pins.on = pin;
+    }
+
+    /// For tests: hosts with up to `senders` senders have the NIC scheduler read each of them
+    /// in turn (the default is 8); above that it reads only its candidates, skipping senders
+    /// it has found idle. `usize::MAX` reads every sender on every pass, as the scheduler did
+    /// before it kept candidates; `0` reads only candidates everywhere. Results do not depend
+    /// on it.
+    #[doc(hidden)]
+    pub fn set_nic_dense_scan(&mut self, senders: usize) {
+        for s in &mut self.shards {
+            s.dense_scan = senders;
+        }
     }
 
     /// Records every shard's window and every thread's barrier wait in

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::transport::{nic_pos, nic_pos_mut, tx_finished, FlowTx, TxState, NOT_LISTED};
+use super::transport::{nic_pos, nic_pos_mut, tx_finished, tx_state, FlowTx, TxState, NOT_LISTED};
 use super::{at, at_mut, Event, Link, Shard, Shared, Slot};
 use crate::cc::{CcFactory, FlowInit};
 use crate::packet::PacketKind;
@@ -27,6 +27,10 @@ pub(crate) struct Host<C> {
     pub(crate) lazy_txdone: Option<(Time, u64)>,
     pub(crate) _cc: std::marker::PhantomData<C>,
 }
+
+/// Up to this many senders, the NIC scheduler reads each in turn rather than its candidates
+/// (the default of `Shard::dense_scan`).
+pub(crate) const DENSE_SCAN: usize = 8;
 
 /// The senders of a host's round robin that the NIC scheduler must look at: a bit per
 /// position in [`Host::active`], set unless that sender is known to be *idle*.
@@ -189,34 +193,48 @@ impl<F: CcFactory> Shard<F> {
         // (So a host whose senders are all blocked, e.g. by a PFC pause, walks its queue pairs
         // once per call; one whose connections are mostly between messages, only the busy.)
         let want_wake = host.wake.is_none();
-        let mut cand = std::mem::take(&mut unsafe { at_mut(&mut self.hosts, h) }.candidates);
-        let host = unsafe { at(&self.hosts, h) };
         #[cfg(debug_assertions)]
-        self.check_candidates(sh, host, &cand);
+        self.check_candidates(sh, h);
+        // A few senders are read one after another (cheaper than the bits, and their bits,
+        // left set, stay a safe superset); more, only the candidates.
+        let dense = n <= self.dense_scan;
+        let now = self.now;
+        let tx = &self.tx;
+        let host = unsafe { at_mut(&mut self.hosts, h) };
+        let (paused, active, cand) = (host.link.paused, &host.active, &mut host.candidates);
         let (mut chosen_idx, mut m, mut wake) = (None, None, Time::MAX);
-        let (mut from, mut to, mut wrapped) = (start, n, false);
+        let (mut k, mut from, mut to, mut wrapped) = (0, start, n, false);
         loop {
-            let Some(i) = cand.next_in(from, to) else {
-                if wrapped {
+            let i = if dense {
+                if k == n {
                     break;
                 }
-                (from, to, wrapped) = (0, start, true);
-                continue;
+                // `(start + k) % n` without a division.
+                let i = if start + k < n { start + k } else { start + k - n };
+                k += 1;
+                i
+            } else {
+                let Some(i) = cand.next_in(from, to) else {
+                    if wrapped {
+                        break;
+                    }
+                    (from, to, wrapped) = (0, start, true);
+                    continue;
+                };
+                from = i + 1;
+                i
             };
-            from = i + 1;
-            match self.tx_state(sh, host, host.active[i]) {
+            match tx_state(sh, &tx[active[i] as usize], now, paused) {
                 TxState::Ready => {
                     chosen_idx = Some(i);
                     break;
                 }
                 TxState::Finished => m = Some(m.map_or(i, |x: usize| x.min(i))),
-                TxState::Idle => cand.clear(i),
+                TxState::Idle if !dense => cand.clear(i),
                 TxState::Waiting(Some(at)) if want_wake => wake = wake.min(at),
-                TxState::Waiting(_) => {}
+                TxState::Idle | TxState::Waiting(_) => {}
             }
         }
-        let host = unsafe { at_mut(&mut self.hosts, h) };
-        host.candidates = cand;
         if let Some(m) = m {
             let tx = &mut self.tx;
             let mut removed_before = 0;
@@ -268,18 +286,19 @@ impl<F: CcFactory> Shard<F> {
         unsafe { at_mut(&mut self.hosts, h) }.candidates.set(i as usize);
     }
 
-    /// Debug builds: every sender whose candidate bit is clear is idle, and every listed
-    /// sender knows its position.
+    /// Debug builds: every sender whose candidate bit is clear at host slot `h` is idle, and
+    /// every listed sender knows its position.
     #[cfg(debug_assertions)]
-    fn check_candidates(&self, sh: &Shared<F>, host: &Host<F::Cc>, cand: &Candidates) {
+    fn check_candidates(&self, sh: &Shared<F>, h: usize) {
+        let host = &self.hosts[h];
         for (i, &f) in host.active.iter().enumerate() {
             let tx = &self.tx[f as usize];
             assert_eq!(nic_pos(tx) as usize, i, "flow {f}'s position in the round robin");
-            if cand.get(i) {
+            if host.candidates.get(i) {
                 continue;
             }
             assert!(
-                self.tx_state(sh, host, f) == TxState::Idle,
+                tx_state(sh, tx, self.now, host.link.paused) == TxState::Idle,
                 "flow {f} was skipped by the NIC scheduler but is not idle"
             );
         }

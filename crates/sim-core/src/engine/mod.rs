@@ -18,7 +18,7 @@ mod transport;
 
 pub(crate) use app::{initial_state, AppState, ConnState};
 pub(crate) use fault::FaultPlan;
-pub(crate) use host::Host;
+pub(crate) use host::{Host, DENSE_SCAN};
 pub(crate) use link::Link;
 pub(crate) use link::{Flight, SerMemo, Tail};
 pub(crate) use roce::{Qp, Rx};
@@ -429,6 +429,9 @@ pub(crate) unsafe fn copy_packet(src: *const Packet, dst: *mut Packet) {
 #[repr(align(128))]
 pub(crate) struct Shard<F: CcFactory> {
     pub(crate) id: u32,
+    /// Hosts with up to this many senders have the NIC scheduler read each in turn; more, only
+    /// its candidates (`host::Candidates`; [`crate::Simulation::set_nic_dense_scan`]).
+    pub(crate) dense_scan: usize,
     pub(crate) now: Time,
     /// The sequence number of the event now running.
     pub(crate) cur_seq: u64,

@@ -1,8 +1,9 @@
 //! The RoCE transport: go-back-N queue pairs paced at the congestion-control rate, with
 //! an optional window, and receivers that ACK in order and NACK gaps (spec §2).
 
+use super::link::Paused;
 use super::transport::{qp_mut, rx_mut};
-use super::{Event, Host, Shard, Shared, Slot};
+use super::{Event, Shard, Shared, Slot};
 use crate::cc::{CcCtx, CcFactory, CongestionControl, Feedback, TimerOp, MAX_TIMERS};
 use crate::config::WindowMode;
 use crate::ids::{FlowId, PortNo};
@@ -79,36 +80,39 @@ pub(crate) struct Rx {
     pub(crate) last_nack: u64,
 }
 
+/// Queue pair `qp`'s window in bytes now (0: none): fixed, or scaled by its rate.
+fn window_of<F: CcFactory>(sh: &Shared<F>, qp: &Qp<F::Cc>) -> u64 {
+    if qp.win == 0 {
+        return 0;
+    }
+    match sh.cfg.nic.window {
+        WindowMode::Variable => {
+            let w = (qp.win as u128 * qp.rate.0 as u128 / qp.max_rate.0 as u128) as u64;
+            w.max(1)
+        }
+        _ => qp.win,
+    }
+}
+
+/// Whether queue pair `qp` may send at `now`: its priority is not `paused`, bytes are left,
+/// its pacing time has come and its window is open.
+#[inline]
+pub(crate) fn roce_ready<F: CcFactory>(
+    sh: &Shared<F>,
+    now: Time,
+    paused: Paused,
+    qp: &Qp<F::Cc>,
+) -> bool {
+    // One branch for the three tests (`|`, not `||`): which of its senders is ready follows
+    // the ACKs, in no order a predictor can learn.
+    if paused.get(qp.pg as usize) | (qp.snd_nxt >= qp.size) | (qp.next_avail > now) {
+        return false;
+    }
+    let w = window_of(sh, qp);
+    (w == 0) | (qp.snd_nxt - qp.snd_una < w)
+}
+
 impl<F: CcFactory> Shard<F> {
-    pub(crate) fn window_of(&self, sh: &Shared<F>, qp: &Qp<F::Cc>) -> u64 {
-        if qp.win == 0 {
-            return 0;
-        }
-        match sh.cfg.nic.window {
-            WindowMode::Variable => {
-                let w = (qp.win as u128 * qp.rate.0 as u128 / qp.max_rate.0 as u128) as u64;
-                w.max(1)
-            }
-            _ => qp.win,
-        }
-    }
-
-    /// Whether queue pair `qp` may send now: its priority is not paused, bytes are left, its
-    /// pacing time has come and its window is open.
-    #[inline]
-    pub(crate) fn roce_ready(&self, sh: &Shared<F>, host: &Host<F::Cc>, qp: &Qp<F::Cc>) -> bool {
-        // One branch for the three tests (`|`, not `||`): which of its senders is ready follows
-        // the ACKs, in no order a predictor can learn.
-        if host.link.paused.get(qp.pg as usize)
-            | (qp.snd_nxt >= qp.size)
-            | (qp.next_avail > self.now)
-        {
-            return false;
-        }
-        let w = self.window_of(sh, qp);
-        (w == 0) | (qp.snd_nxt - qp.snd_una < w)
-    }
-
     /// Sends the queue pair's next data packet (spec §2.2).
     pub(crate) fn roce_send(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
         let mtu = sh.cfg.nic.mtu as u64;
@@ -259,7 +263,8 @@ impl<F: CcFactory> Shard<F> {
             qp.snd_nxt = qp.snd_una;
         }
         // A connection's stream never completes: more messages may come.
-        if qp.snd_una >= qp.size && flow < sh.nlisted {
+        let finished = qp.snd_una >= qp.size && flow < sh.nlisted;
+        if finished {
             qp.done = true;
             for v in qp.timer_version.iter_mut() {
                 *v = v.wrapping_add(1);
@@ -280,8 +285,11 @@ impl<F: CcFactory> Shard<F> {
             };
             cc.on_feedback(ctx, &Feedback { ack, nack, ecn, int, ts_echo, pint })
         });
-        // Finished, rewound by a NACK, or acknowledged: the scheduler looks at it again.
-        self.nic_touch(h, flow);
+        if finished || nack {
+            // Finished, or rewound (bytes are left again): the scheduler looks at it again. A
+            // plain ACK only moves `snd_una`, which idleness does not depend on.
+            self.nic_touch(h, flow);
+        }
         self.host_send(sh, h);
     }
 

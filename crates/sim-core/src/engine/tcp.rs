@@ -16,8 +16,9 @@
 
 use dcsim_tcp::{Readiness, Receiver, Segment, Sender};
 
+use super::link::Paused;
 use super::transport::{FlowTable, FlowTx, TxState};
-use super::{Event, FlowRx, Host, Shard, Shared, Slot};
+use super::{Event, FlowRx, Shard, Shared, Slot};
 use crate::cc::{CcFactory, FlowInit, ProbeLaw, MAX_TIMERS};
 use crate::config::{TcpConfig, TcpGroup};
 use crate::ids::{FlowId, PortNo};
@@ -534,14 +535,15 @@ impl<F: CcFactory> Shard<F> {
     }
 }
 
-/// Where TCP sender `t` at `host` stands, for the NIC scheduler ([`Shard::tx_state`]): ready
-/// when its endpoint has something for the wire now and the link has not paused its class;
-/// idle when the endpoint has nothing to send whatever the time (`Blocked`, or not opened).
+/// Where TCP sender `t` stands at `now`, on a host link that has `paused` these classes, for
+/// the NIC scheduler ([`super::transport::tx_state`]): ready when its endpoint has something
+/// for the wire now and its class is not paused; idle when the endpoint has nothing to send
+/// whatever the time (`Blocked`, or not opened).
 #[inline]
-pub(crate) fn tcp_state<C>(t: &TcpTx, now: Time, host: &Host<C>) -> TxState {
+pub(crate) fn tcp_state(t: &TcpTx, now: Time, paused: Paused) -> TxState {
     let r = t.ep.as_ref().map(|e| e.readiness(now));
     match r {
-        Some(Readiness::Now) if !host.link.paused.get(t.pg as usize) => TxState::Ready,
+        Some(Readiness::Now) if !paused.get(t.pg as usize) => TxState::Ready,
         _ if t.done => TxState::Finished,
         Some(Readiness::Now) => TxState::Waiting(None),
         Some(Readiness::At(at)) => TxState::Waiting(Some(at)),

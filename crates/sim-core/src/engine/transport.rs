@@ -3,15 +3,16 @@
 //! Each flow has a sender state at its source host ([`FlowTx`]) and a receiver state at its
 //! destination host ([`FlowRx`]), one enum variant per transport, so that dispatch is a `match`
 //! (no `dyn` per packet). The host's NIC scheduler (`host.rs`) asks a flow's sender only two
-//! things — where it stands now ([`Shard::tx_state`]: ready to send, finished, idle, or
+//! things — where it stands now ([`tx_state`]: ready to send, finished, idle, or
 //! waiting, perhaps until a pacing time) and send one packet ([`Shard::tx_send`]) — and hands
 //! every arriving packet of a flow to the side it is for. A new transport adds a variant here
 //! and a module beside `roce.rs` with those two answers, its packet handlers and its timers;
 //! every handler that may end its sender's idleness calls [`Shard::nic_touch`].
 
-use super::roce::{Qp, Rx};
+use super::link::Paused;
+use super::roce::{roce_ready, Qp, Rx};
 use super::tcp::{tcp_state, TcpRx, TcpTx};
-use super::{Host, Shard, Shared};
+use super::{Shard, Shared};
 use crate::cc::CcFactory;
 use crate::units::Time;
 
@@ -252,26 +253,31 @@ pub(crate) enum TxState {
     Waiting(Option<Time>),
 }
 
-impl<F: CcFactory> Shard<F> {
-    /// Where flow `flow`'s sender at `host` stands now.
-    #[inline]
-    pub(crate) fn tx_state(&self, sh: &Shared<F>, host: &Host<F::Cc>, flow: u32) -> TxState {
-        match &self.tx[flow as usize] {
-            FlowTx::Roce(q) => {
-                if self.roce_ready(sh, host, q) {
-                    TxState::Ready
-                } else if q.done {
-                    TxState::Finished
-                } else if q.snd_nxt >= q.size {
-                    TxState::Idle
-                } else {
-                    TxState::Waiting(Some(q.next_avail))
-                }
+/// Where sender `tx` stands at `now`, on a host link that has `paused` these classes.
+#[inline]
+pub(crate) fn tx_state<F: CcFactory>(
+    sh: &Shared<F>,
+    tx: &FlowTx<F::Cc>,
+    now: Time,
+    paused: Paused,
+) -> TxState {
+    match tx {
+        FlowTx::Roce(q) => {
+            if roce_ready(sh, now, paused, q) {
+                TxState::Ready
+            } else if q.done {
+                TxState::Finished
+            } else if q.snd_nxt >= q.size {
+                TxState::Idle
+            } else {
+                TxState::Waiting(Some(q.next_avail))
             }
-            FlowTx::Tcp(t) => tcp_state(t, self.now, host),
         }
+        FlowTx::Tcp(t) => tcp_state(t, now, paused),
     }
+}
 
+impl<F: CcFactory> Shard<F> {
     /// Builds flow `flow`'s next packet and transmits it from host slot `h`.
     #[inline]
     pub(crate) fn tx_send(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
