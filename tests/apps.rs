@@ -291,14 +291,15 @@ fn queries_are_identical_on_one_and_several_threads() {
 
 /// The NIC scheduler skips the senders it has found idle (connections between messages):
 /// reading every sender on every pass (as it did before it kept candidates), or only its
-/// candidates even on hosts with a few senders, gives the same run. Sixty-four connections
-/// into one server, sixteen from each client, through a small lossy buffer: TCP's timers and
-/// fast retransmits, and RoCE's NACKs, rewinds and timeouts, all end a sender's idleness.
+/// candidates even on hosts with a few senders, gives the same run, on one thread or two.
+/// Sixty-four connections into one server, sixteen from each client, through a small lossy
+/// buffer: TCP's timers and fast retransmits, and RoCE's NACKs, rewinds and timeouts, all end
+/// a sender's idleness.
 #[test]
 fn skipping_idle_senders_changes_nothing() {
     use dcsim::core::config::RoceRto;
     for transport in [Transport::Tcp(0), Transport::Roce] {
-        let go = |dense: usize| {
+        let go = |dense: usize, threads: usize| {
             // One query at a time per RoCE client, so that a NACK often finds its queue pair
             // with every byte sent (idle) and its rewind has to end that.
             let outstanding = if transport == Transport::Roce { 1 } else { 4 };
@@ -311,21 +312,29 @@ fn skipping_idle_senders_changes_nothing() {
             let clients = [(4, closed, "a"), (5, closed, "b"), (6, closed, "c"), (7, closed, "d")];
             cfg.apps = apps(&clients, 0, 16, transport, 30_000, ms(6), Time::ZERO);
             let (net, routes) = fabric();
-            let mut sim = Simulation::new(net, routes, cfg, Vec::new(), NoCcFactory).unwrap();
+            let part = if threads > 1 {
+                Partition::by_rack(&net, threads)
+            } else {
+                Partition::single(net.node_count())
+            };
+            let mut sim =
+                Simulation::with_partition(net, routes, cfg, Vec::new(), NoCcFactory, part)
+                    .unwrap();
+            sim.set_threads(threads);
             sim.set_nic_dense_scan(dense);
             sim.run();
             (sim.take_queries(), *sim.counters())
         };
-        let (q, c) = go(8); // the default
+        let (q, c) = go(8, 1); // the default
         assert!(c.queries_completed > 100 && c.mmu_drops > 0, "{transport:?}: {c:?}");
         match transport {
             Transport::Tcp(_) => assert!(c.tcp_retransmits > 0 && c.timeouts > 0, "{c:?}"),
             Transport::Roce => assert!(c.nacks_sent > 0, "{c:?}"),
         }
-        for dense in [0, usize::MAX] {
-            let (q2, c2) = go(dense);
-            assert_eq!(q, q2, "{transport:?}, dense scan up to {dense}");
-            assert_eq!(c, c2, "{transport:?}, dense scan up to {dense}");
+        for (dense, threads) in [(0, 1), (usize::MAX, 1), (8, 2), (0, 2)] {
+            let (q2, c2) = go(dense, threads);
+            assert_eq!(q, q2, "{transport:?}, dense scan up to {dense}, {threads} threads");
+            assert_eq!(c, c2, "{transport:?}, dense scan up to {dense}, {threads} threads");
         }
     }
 }

@@ -1047,9 +1047,9 @@ impl<F: CcFactory> Simulation<F> {
 
     /// For tests: hosts with up to `senders` senders have the NIC scheduler read each of them
     /// in turn (the default is 8); above that it reads only its candidates, skipping senders
-    /// it has found idle. `usize::MAX` reads every sender on every pass, as the scheduler did
-    /// before it kept candidates; `0` reads only candidates everywhere. Results do not depend
-    /// on it.
+    /// it has found idle. `usize::MAX` reads every sender on every pass (the reads of the
+    /// scheduler before it kept candidates); `0` reads only candidates everywhere. Results do
+    /// not depend on it.
     #[doc(hidden)]
     pub fn set_nic_dense_scan(&mut self, senders: usize) {
         for s in &mut self.shards {

@@ -235,13 +235,17 @@ impl<F: CcFactory> Shard<F> {
                 TxState::Idle | TxState::Waiting(_) => {}
             }
         }
+        #[cfg(debug_assertions)]
+        let chosen_flow = chosen_idx.map(|c| host.active[c]);
         if let Some(m) = m {
             let tx = &mut self.tx;
             let mut removed_before = 0;
             let mut w = m;
             for j in m..host.active.len() {
                 let f = host.active[j];
-                if tx_finished(&tx[f as usize]) {
+                // The chosen sender stays even if finished (a TCP sender whose every byte is
+                // acknowledged may still owe an ACK): it sends now, and goes at a later pass.
+                if tx_finished(&tx[f as usize]) && chosen_idx != Some(j) {
                     *nic_pos_mut(&mut tx[f as usize]) = NOT_LISTED;
                     if chosen_idx.is_some_and(|c| j < c) {
                         removed_before += 1;
@@ -257,6 +261,8 @@ impl<F: CcFactory> Shard<F> {
             host.candidates.truncate(w);
             chosen_idx = chosen_idx.map(|c| c - removed_before);
         }
+        #[cfg(debug_assertions)]
+        assert_eq!(chosen_idx.map(|c| host.active[c]), chosen_flow, "compaction kept the chosen");
         match chosen_idx {
             Some(c) => {
                 host.rr_last = c;
