@@ -226,15 +226,19 @@ fn traffic_leaves_a_failed_link_and_returns_when_it_is_restored() {
     assert!(sim.counters().drops_link_down > 0);
 }
 
-/// Host 0 — switch 1 — host 2, 100 Gb/s, 1 µs.
-fn line() -> (Network, dcsim::core::network::RoutingTable) {
-    let link = |a, b| LinkSpec {
+/// A 100 Gb/s, 1 µs, lossless link between nodes `a` and `b`.
+fn link(a: u32, b: u32) -> LinkSpec {
+    LinkSpec {
         a: NodeId(a),
         b: NodeId(b),
         rate: BitsPerSec::gbps(100),
         delay: Duration::from_us(1),
         loss: 0.0,
-    };
+    }
+}
+
+/// Host 0 — switch 1 — host 2, 100 Gb/s, 1 µs.
+fn line() -> (Network, dcsim::core::network::RoutingTable) {
     let net = Network::new(
         vec![
             dcsim::core::network::NodeKind::Host,
@@ -292,13 +296,6 @@ fn a_flow_behind_a_dead_link_backs_off_then_gives_up_at_the_closed_form_time() {
 /// past it and complete.
 #[test]
 fn a_sender_that_gives_up_while_idle_leaves_the_round_robin() {
-    let link = |a, b| LinkSpec {
-        a: NodeId(a),
-        b: NodeId(b),
-        rate: BitsPerSec::gbps(100),
-        delay: Duration::from_us(1),
-        loss: 0.0,
-    };
     use dcsim::core::network::NodeKind::{Host, Switch};
     let net =
         Network::new(vec![Host, Switch, Host, Host], vec![link(0, 1), link(1, 2), link(1, 3)])
