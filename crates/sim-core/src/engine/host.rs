@@ -80,25 +80,14 @@ impl Candidates {
         self.set(i);
     }
 
-    /// The first set position in `from..to`.
+    /// A walk over the set positions in `from..to`, in order ([`Walk::next`]).
     #[inline]
-    fn next_in(&self, from: usize, to: usize) -> Option<usize> {
+    fn walk(&self, from: usize, to: usize) -> Walk {
         if from >= to {
-            return None;
+            return Walk { w: 0, bits: 0, to: 0 };
         }
-        let mut w = from >> 6;
-        let mut bits = self.words[w] & (!0u64 << (from & 63));
-        loop {
-            if bits != 0 {
-                let i = (w << 6) + bits.trailing_zeros() as usize;
-                return (i < to).then_some(i);
-            }
-            w += 1;
-            if w << 6 >= to {
-                return None;
-            }
-            bits = self.words[w];
-        }
+        let w = from >> 6;
+        Walk { w, bits: self.words[w] & (!0u64 << (from & 63)), to }
     }
 
     /// Gives position `w` the bit of position `j` (compaction moves entries down: `w <= j`).
@@ -115,6 +104,41 @@ impl Candidates {
         if len & 63 != 0 {
             let last = self.words.len() - 1;
             self.words[last] &= (1u64 << (len & 63)) - 1;
+        }
+    }
+}
+
+/// A walk over the set positions of a range of [`Candidates`] that loads each word once: a
+/// position taken is removed from its copy of the word, so clearing it in the candidates
+/// meanwhile (the scheduler does, for an idle sender) does not disturb the walk.
+struct Walk {
+    /// The word now walked, and what is left of it.
+    w: usize,
+    bits: u64,
+    /// The end of the range.
+    to: usize,
+}
+
+impl Walk {
+    /// The next set position of the range in `c`, or `None` at its end (and after).
+    #[inline]
+    fn next(&mut self, c: &Candidates) -> Option<usize> {
+        loop {
+            if self.bits != 0 {
+                let i = (self.w << 6) + self.bits.trailing_zeros() as usize;
+                self.bits &= self.bits - 1;
+                if i >= self.to {
+                    self.bits = 0;
+                    self.to = 0; // every later position is past the end too
+                    return None;
+                }
+                return Some(i);
+            }
+            self.w += 1;
+            if self.w << 6 >= self.to {
+                return None;
+            }
+            self.bits = c.words[self.w];
         }
     }
 }
@@ -203,7 +227,7 @@ impl<F: CcFactory> Shard<F> {
         let host = unsafe { at_mut(&mut self.hosts, h) };
         let (paused, active, cand) = (host.link.paused, &host.active, &mut host.candidates);
         let (mut chosen_idx, mut m, mut wake) = (None, None, Time::MAX);
-        let (mut k, mut from, mut to, mut wrapped) = (0, start, n, false);
+        let (mut k, mut walk, mut wrapped) = (0, cand.walk(start, n), false);
         loop {
             let i = if dense {
                 if k == n {
@@ -214,14 +238,13 @@ impl<F: CcFactory> Shard<F> {
                 k += 1;
                 i
             } else {
-                let Some(i) = cand.next_in(from, to) else {
+                let Some(i) = walk.next(cand) else {
                     if wrapped {
                         break;
                     }
-                    (from, to, wrapped) = (0, start, true);
+                    (walk, wrapped) = (cand.walk(0, start), true);
                     continue;
                 };
-                from = i + 1;
                 i
             };
             match tx_state(sh, &tx[active[i] as usize], now, paused) {
@@ -446,14 +469,15 @@ mod tests {
     use super::Candidates;
     use proptest::prelude::*;
 
-    /// The set positions of `c` in `from..to`, one `next_in` after another.
+    /// The set positions of `c` in `from..to`, by a [`super::Walk`].
     fn walk(c: &Candidates, from: usize, to: usize) -> Vec<usize> {
         let mut out = Vec::new();
-        let mut at = from;
-        while let Some(i) = c.next_in(at, to) {
+        let mut w = c.walk(from, to);
+        while let Some(i) = w.next(c) {
             out.push(i);
-            at = i + 1;
         }
+        // The end is sticky.
+        assert_eq!(w.next(c), None);
         out
     }
 
