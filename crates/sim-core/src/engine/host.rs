@@ -84,7 +84,7 @@ impl Candidates {
     #[inline]
     fn walk(&self, from: usize, to: usize) -> Walk {
         if from >= to {
-            return Walk { w: 0, bits: 0, to: 0 };
+            return Walk::EMPTY;
         }
         let w = from >> 6;
         Walk { w, bits: self.words[w] & (!0u64 << (from & 63)), to }
@@ -120,6 +120,9 @@ struct Walk {
 }
 
 impl Walk {
+    /// A walk over nothing.
+    const EMPTY: Walk = Walk { w: 0, bits: 0, to: 0 };
+
     /// The next set position of the range in `c`, or `None` at its end (and after).
     #[inline]
     fn next(&mut self, c: &Candidates) -> Option<usize> {
@@ -227,35 +230,49 @@ impl<F: CcFactory> Shard<F> {
         let host = unsafe { at_mut(&mut self.hosts, h) };
         let (paused, active, cand) = (host.link.paused, &host.active, &mut host.candidates);
         let (mut chosen_idx, mut m, mut wake) = (None, None, Time::MAX);
-        let (mut k, mut walk, mut wrapped) = (0, cand.walk(start, n), false);
-        loop {
-            let i = if dense {
-                if k == n {
-                    break;
-                }
-                // `(start + k) % n` without a division.
-                let i = if start + k < n { start + k } else { start + k - n };
-                k += 1;
-                i
-            } else {
-                let Some(i) = walk.next(cand) else {
-                    if wrapped {
-                        break;
+        // Reads sender `i`, clearing its bit if it is idle and the bits are used (`$bits`, a
+        // constant); true when it is the one chosen. (A macro: a closure was not inlined.)
+        macro_rules! visit {
+            ($i:expr, $bits:expr) => {{
+                let i = $i;
+                match tx_state(sh, &tx[active[i] as usize], now, paused) {
+                    TxState::Ready => {
+                        chosen_idx = Some(i);
+                        true
                     }
-                    (walk, wrapped) = (cand.walk(0, start), true);
-                    continue;
-                };
-                i
-            };
-            match tx_state(sh, &tx[active[i] as usize], now, paused) {
-                TxState::Ready => {
-                    chosen_idx = Some(i);
+                    TxState::Finished => {
+                        m = Some(m.map_or(i, |x: usize| x.min(i)));
+                        false
+                    }
+                    TxState::Idle => {
+                        if $bits {
+                            cand.clear(i);
+                        }
+                        false
+                    }
+                    TxState::Waiting(Some(at)) if want_wake => {
+                        wake = wake.min(at);
+                        false
+                    }
+                    TxState::Waiting(_) => false,
+                }
+            }};
+        }
+        if dense {
+            for k in 0..n {
+                // `(start + k) % n` without a division.
+                if visit!(if start + k < n { start + k } else { start + k - n }, false) {
                     break;
                 }
-                TxState::Finished => m = Some(m.map_or(i, |x: usize| x.min(i))),
-                TxState::Idle if !dense => cand.clear(i),
-                TxState::Waiting(Some(at)) if want_wake => wake = wake.min(at),
-                TxState::Idle | TxState::Waiting(_) => {}
+            }
+        } else {
+            'walks: for (from, to) in [(start, n), (0, start)] {
+                let mut walk = cand.walk(from, to);
+                while let Some(i) = walk.next(cand) {
+                    if visit!(i, true) {
+                        break 'walks;
+                    }
+                }
             }
         }
         #[cfg(debug_assertions)]
