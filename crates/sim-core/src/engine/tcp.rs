@@ -5,8 +5,8 @@
 //! (one per turn, when [`Readiness::Now`]); the receiver's ACKs, and the client's handshake
 //! segments, go to the NIC's control FIFO as soon as they exist. Each endpoint has one timer
 //! (its earliest deadline: RTO, TLP, delayed ACK, handshake retransmission), kept as one
-//! versioned `CcTimer` event with slot [`TCP_TX_TIMER`] or [`TCP_RX_TIMER`], re-armed only
-//! when the deadline changes.
+//! versioned `CcTimer` event with slot [`TCP_TX_TIMER`] or [`TCP_RX_TIMER`] that follows the
+//! deadline lazily ([`LazyTimer`]: a deadline that moves later keeps its queued event).
 //!
 //! Without a handshake the flow starts at its source, which creates the sender; the receiver
 //! appears with the first segment. With a handshake the flow starts at its destination (the
@@ -43,9 +43,8 @@ pub(crate) struct TcpTx {
     pub(crate) pg: u8,
     /// The endpoint, once the flow has started here.
     pub(crate) ep: Option<Sender>,
-    /// The deadline an event is scheduled for, and that event's version.
-    pub(crate) timer: Option<Time>,
-    pub(crate) version: u32,
+    /// The endpoint's deadline and its event.
+    pub(crate) timer: LazyTimer,
     /// Every byte is acknowledged.
     pub(crate) done: bool,
     /// Highest payload byte sent (to count retransmitted bytes).
@@ -75,8 +74,8 @@ pub(crate) struct Probe {
 pub(crate) struct TcpRx {
     pub(crate) group: u16,
     pub(crate) ep: Option<Receiver>,
-    pub(crate) timer: Option<Time>,
-    pub(crate) version: u32,
+    /// The endpoint's deadline and its event.
+    pub(crate) timer: LazyTimer,
     /// Every byte has arrived (the flow's completion is recorded).
     pub(crate) done: bool,
 }
@@ -87,8 +86,7 @@ impl TcpTx {
             group,
             pg,
             ep: None,
-            timer: None,
-            version: 0,
+            timer: LazyTimer::default(),
             done: false,
             high: 0,
             stream: false,
@@ -100,7 +98,7 @@ impl TcpTx {
 
 impl TcpRx {
     pub(crate) fn new(group: u16) -> TcpRx {
-        TcpRx { group, ep: None, timer: None, version: 0, done: false }
+        TcpRx { group, ep: None, timer: LazyTimer::default(), done: false }
     }
 }
 
@@ -115,6 +113,100 @@ fn segment_of(p: &Packet) -> Segment {
         sack: t.sack,
         ace: t.ace,
         ecn: p.ecn,
+    }
+}
+
+/// A TCP endpoint's timer event, which follows the endpoint's deadline lazily.
+///
+/// An endpoint's deadline moves at almost every segment (each ACK restarts the retransmission
+/// timer), nearly always later. Instead of a new event per move (the old one lapsing as stale),
+/// a deadline that moves later keeps the event in the queue: when it fires early, it is put
+/// back at the deadline (Linux's timers work alike). Only a deadline that moves earlier than
+/// the queued event gets a new one.
+///
+/// The order of events is unchanged by this: each deadline still takes its sequence number
+/// ([`Shard::next_seq`]) when it is set, as its own event did, and the event that fires at the
+/// deadline carries it. So a run's outputs are those of one event per deadline; only the count
+/// of events popped is smaller.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LazyTimer {
+    /// The endpoint's deadline, and the sequence number it took.
+    deadline: Option<Time>,
+    seq: u64,
+    /// When the event of this version is due, if one is queued; and whether it is the
+    /// deadline's own (else it is due earlier and moves to the deadline when it fires).
+    queued: Option<Time>,
+    exact: bool,
+    version: u32,
+}
+
+/// What a timer event found when it fired ([`LazyTimer::fire`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fired {
+    /// An event of an earlier version, or of a deadline since withdrawn: nothing to do.
+    Stale,
+    /// The deadline moved later: the event goes back in the queue at this time and sequence
+    /// number, with its version.
+    Moved(Time, u64),
+    /// The deadline is now: run the endpoint's timers.
+    Due,
+}
+
+impl LazyTimer {
+    /// The deadline followed.
+    pub(crate) fn deadline(&self) -> Option<Time> {
+        self.deadline
+    }
+
+    /// Follows a new `deadline` (different from [`LazyTimer::deadline`]) at `now`; `seq` is the
+    /// sequence number taken for it (`Some` exactly when `deadline` is). Returns the event to
+    /// queue, `(time, seq, version)`, if one is needed.
+    pub(crate) fn set(
+        &mut self,
+        deadline: Option<Time>,
+        seq: Option<u64>,
+        now: Time,
+    ) -> Option<(Time, u64, u32)> {
+        debug_assert_ne!(deadline, self.deadline);
+        self.deadline = deadline;
+        let (Some(d), Some(seq)) = (deadline, seq) else {
+            debug_assert!(deadline.is_none() && seq.is_none());
+            // Withdrawn: any queued event is stale.
+            self.version = self.version.wrapping_add(1);
+            self.queued = None;
+            return None;
+        };
+        self.seq = seq;
+        match self.queued {
+            // The queued event fires first (`q >= now`, so `d >= now`), and moves here then.
+            Some(q) if q <= d => {
+                self.exact = false;
+                None
+            }
+            _ => {
+                self.version = self.version.wrapping_add(1);
+                let at = d.max(now);
+                self.queued = Some(at);
+                self.exact = true;
+                Some((at, seq, self.version))
+            }
+        }
+    }
+
+    /// The timer's event of `version` fired.
+    pub(crate) fn fire(&mut self, version: u32) -> Fired {
+        if version != self.version || self.queued.is_none() {
+            return Fired::Stale;
+        }
+        if self.exact {
+            self.queued = None;
+            self.deadline = None;
+            return Fired::Due;
+        }
+        let d = self.deadline.expect("a queued event follows a deadline");
+        self.queued = Some(d);
+        self.exact = true;
+        Fired::Moved(d, self.seq)
     }
 }
 
@@ -456,37 +548,35 @@ impl<F: CcFactory> Shard<F> {
         self.host_send(sh, h);
     }
 
-    /// Re-arms the sender's timer event if its deadline changed.
+    /// Follows the sender's deadline with its timer event ([`LazyTimer`]).
     fn tcp_tx_timer(&mut self, sh: &Shared<F>, flow: usize) {
         let t = tx_mut(&mut self.tx, flow);
         let deadline = if t.done { None } else { t.ep.as_ref().and_then(Sender::deadline) };
-        if deadline == t.timer {
+        if deadline == t.timer.deadline() {
             return;
         }
-        t.timer = deadline;
-        t.version = t.version.wrapping_add(1);
-        let version = t.version;
-        if let Some(at) = deadline {
-            let node = sh.flows[flow].src.0;
+        let node = sh.flows[flow].src.0;
+        let seq = deadline.map(|_| self.next_seq(node));
+        let now = self.now;
+        if let Some((at, seq, version)) = tx_mut(&mut self.tx, flow).timer.set(deadline, seq, now) {
             let ev = Event::CcTimer { flow: flow as u32, slot: TCP_TX_TIMER, version };
-            self.schedule(node, at.max(self.now), ev);
+            self.queue.push(at, seq, ev);
         }
     }
 
-    /// Re-arms the receiver's timer event if its deadline changed.
+    /// Follows the receiver's deadline with its timer event ([`LazyTimer`]).
     fn tcp_rx_timer(&mut self, sh: &Shared<F>, flow: usize) {
         let r = rx_mut(&mut self.rx, flow);
         let deadline = r.ep.as_ref().and_then(Receiver::deadline);
-        if deadline == r.timer {
+        if deadline == r.timer.deadline() {
             return;
         }
-        r.timer = deadline;
-        r.version = r.version.wrapping_add(1);
-        let version = r.version;
-        if let Some(at) = deadline {
-            let node = sh.flows[flow].dst.0;
+        let node = sh.flows[flow].dst.0;
+        let seq = deadline.map(|_| self.next_seq(node));
+        let now = self.now;
+        if let Some((at, seq, version)) = rx_mut(&mut self.rx, flow).timer.set(deadline, seq, now) {
             let ev = Event::CcTimer { flow: flow as u32, slot: TCP_RX_TIMER, version };
-            self.schedule(node, at.max(self.now), ev);
+            self.queue.push(at, seq, ev);
         }
     }
 
@@ -494,12 +584,21 @@ impl<F: CcFactory> Shard<F> {
     pub(crate) fn tcp_timer(&mut self, sh: &Shared<F>, flow: usize, slot: u8, version: u32) {
         let now = self.now;
         let f = sh.flows[flow];
-        if slot == TCP_TX_TIMER {
-            let t = tx_mut(&mut self.tx, flow);
-            if t.version != version || t.timer.is_none() {
+        let timer = if slot == TCP_TX_TIMER {
+            &mut tx_mut(&mut self.tx, flow).timer
+        } else {
+            &mut rx_mut(&mut self.rx, flow).timer
+        };
+        match timer.fire(version) {
+            Fired::Stale => return,
+            Fired::Moved(at, seq) => {
+                self.queue.push(at, seq, Event::CcTimer { flow: flow as u32, slot, version });
                 return;
             }
-            t.timer = None;
+            Fired::Due => {}
+        }
+        if slot == TCP_TX_TIMER {
+            let t = tx_mut(&mut self.tx, flow);
             if let Some(ep) = t.ep.as_mut() {
                 ep.on_deadline(now);
                 if ep.is_complete() && !t.stream {
@@ -513,10 +612,6 @@ impl<F: CcFactory> Shard<F> {
             self.tcp_pull_wake(h, flow);
         } else {
             let r = rx_mut(&mut self.rx, flow);
-            if r.version != version || r.timer.is_none() {
-                return;
-            }
-            r.timer = None;
             if let Some(ep) = r.ep.as_mut() {
                 ep.on_deadline(now);
             }
@@ -548,5 +643,156 @@ pub(crate) fn tcp_state(t: &TcpTx, now: Time, paused: Paused) -> TxState {
         Some(Readiness::Now) => TxState::Waiting(None),
         Some(Readiness::At(at)) => TxState::Waiting(Some(at)),
         Some(Readiness::Blocked) | None => TxState::Idle,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Fired, LazyTimer};
+    use crate::units::Time;
+    use proptest::prelude::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// The timer as it was: a new event for every change of deadline, the old one stale.
+    #[derive(Default)]
+    struct Eager {
+        deadline: Option<Time>,
+        version: u32,
+    }
+
+    /// One step of a run: the endpoint asks for a deadline `Some(now + d)` or none, or the
+    /// queue pops its next event (a timer's, or one of the other events at `now + d`, which
+    /// the timer's events must keep their order against).
+    #[derive(Clone, Debug)]
+    enum Step {
+        Set(Option<u64>),
+        Other(u64),
+        Pop,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            // Deadlines often equal (a tie with another event or a queued timer event).
+            3 => prop_oneof![Just(None), (0u64..6).prop_map(|d| Some(d * 5))].prop_map(Step::Set),
+            2 => (0u64..6).prop_map(|d| Step::Other(d * 5)),
+            3 => Just(Step::Pop),
+        ]
+    }
+
+    /// What fired, in order: `(time, seq)` of each timer that came due and of each other
+    /// event.
+    fn run(steps: &[Step], lazy: bool) -> (Vec<(u64, u64, bool)>, usize) {
+        // Events: (time, seq, Some(version) for a timer's, None for another).
+        let mut q = BinaryHeap::new();
+        // `now`: the time of the last event that did something (the handler's).
+        let (mut now, mut seq, mut pops) = (0u64, 0u64, 0usize);
+        let (mut e, mut l) = (Eager::default(), LazyTimer::default());
+        let mut out = Vec::new();
+        let deadline = |e: &Eager, l: &LazyTimer| if lazy { l.deadline() } else { e.deadline };
+        for s in steps {
+            match *s {
+                Step::Set(d) => {
+                    let d = d.map(|d| Time(now + d));
+                    if d == deadline(&e, &l) {
+                        continue;
+                    }
+                    let sq = d.map(|_| {
+                        seq += 1;
+                        seq
+                    });
+                    if lazy {
+                        if let Some((at, sq, v)) = l.set(d, sq, Time(now)) {
+                            q.push(Reverse((at.0, sq, Some(v))));
+                        }
+                    } else {
+                        e.deadline = d;
+                        e.version += 1;
+                        if let (Some(at), Some(sq)) = (d, sq) {
+                            q.push(Reverse((at.0, sq, Some(e.version))));
+                        }
+                    }
+                }
+                Step::Other(d) => {
+                    seq += 1;
+                    q.push(Reverse((now + d, seq, None)));
+                }
+                Step::Pop => {
+                    // Pops up to the next event that does something (lapsed and moved timer
+                    // events do nothing, and their number differs between the two timers).
+                    while let Some(Reverse((t, sq, v))) = q.pop() {
+                        assert!(t >= now, "an event before its handler's");
+                        pops += 1;
+                        let Some(v) = v else {
+                            now = t;
+                            out.push((t, sq, false));
+                            break;
+                        };
+                        let due = if lazy {
+                            match l.fire(v) {
+                                Fired::Stale => false,
+                                Fired::Moved(at, sq) => {
+                                    assert!(at.0 >= t, "moved into the past");
+                                    q.push(Reverse((at.0, sq, Some(v))));
+                                    false
+                                }
+                                Fired::Due => true,
+                            }
+                        } else if v == e.version && e.deadline.is_some() {
+                            e.deadline = None;
+                            true
+                        } else {
+                            false
+                        };
+                        if due {
+                            assert_eq!(deadline(&e, &l), None);
+                            now = t;
+                            out.push((t, sq, true));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        (out, pops)
+    }
+
+    proptest! {
+        /// The lazy timer fires each deadline at the time and in the order (its sequence
+        /// number among the other events') of an event per change, and pops no more events.
+        #[test]
+        fn a_lazy_timer_fires_as_an_event_per_deadline(steps in prop::collection::vec(step(), 1..80)) {
+            let mut steps = steps;
+            steps.extend(std::iter::repeat_n(Step::Pop, 100));
+            let (eager, eager_pops) = run(&steps, false);
+            let (lazy, lazy_pops) = run(&steps, true);
+            prop_assert_eq!(eager, lazy);
+            prop_assert!(lazy_pops <= eager_pops);
+        }
+    }
+
+    /// A deadline that only moves later keeps one event queued: it is put back once when it
+    /// comes early, and fires at the last deadline.
+    #[test]
+    fn a_deadline_moved_later_keeps_its_event() {
+        let mut t = LazyTimer::default();
+        let (at, s1, v) = t.set(Some(Time(100)), Some(1), Time(0)).expect("a first event");
+        assert_eq!((at, s1), (Time(100), 1));
+        assert_eq!(t.set(Some(Time(150)), Some(2), Time(10)), None);
+        assert_eq!(t.set(Some(Time(200)), Some(3), Time(20)), None);
+        // The event comes at 100 and moves to the last deadline with its sequence number.
+        assert_eq!(t.fire(v), Fired::Moved(Time(200), 3));
+        assert_eq!(t.fire(v), Fired::Due);
+        assert_eq!(t.deadline(), None);
+        // An earlier deadline needs a new event; the old one is stale.
+        let (_, _, v1) = t.set(Some(Time(300)), Some(4), Time(200)).expect("an event");
+        let (at2, _, v2) = t.set(Some(Time(250)), Some(5), Time(210)).expect("an earlier event");
+        assert_eq!(at2, Time(250));
+        assert_eq!(t.fire(v2), Fired::Due);
+        assert_eq!(t.fire(v1), Fired::Stale);
+        // Withdrawn: the queued event is stale.
+        let (_, _, v3) = t.set(Some(Time(400)), Some(6), Time(260)).expect("an event");
+        assert_eq!(t.set(None, None, Time(270)), None);
+        assert_eq!(t.fire(v3), Fired::Stale);
     }
 }
