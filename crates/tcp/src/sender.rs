@@ -373,6 +373,19 @@ impl Sender {
         if self.rexmit_hint >= self.snd_nxt {
             return None;
         }
+        // A retransmitted segment is lost (`retrans` is set only on a lost segment, and
+        // cleared with `lost` or before it), so the bytes lost and not retransmitted are
+        // `lost_bytes - retrans_bytes`. With none, no segment qualifies: the scan would walk
+        // the whole window behind a repaired loss at every readiness query.
+        if self.lost_bytes == self.retrans_bytes {
+            debug_assert_eq!(self.scan_rexmit(), None, "a lost segment not counted");
+            return None;
+        }
+        self.scan_rexmit()
+    }
+
+    /// [`Sender::first_rexmit`]'s search from the hint.
+    fn scan_rexmit(&self) -> Option<usize> {
         let from = self.sb.partition_point(|r| r.end <= self.rexmit_hint);
         (from..self.sb.len()).find(|&i| {
             let r = &self.sb[i];
