@@ -302,3 +302,91 @@ fn egress_admission_caps_the_lossy_queue_and_the_mmu_drains_to_zero() {
     assert!(port.stats.max <= CAP, "peak {} above the cap", port.stats.max);
     assert!(port.stats.max + 1500 > CAP, "the queue reaches the cap: {}", port.stats.max);
 }
+
+/// TCP timers follow their deadlines lazily (a deadline that moves later keeps its queued
+/// event): runs are those of an event per change of deadline, the older ones lapsing, as
+/// before — flow results, every counter but the count of events, and the run's end time,
+/// which counts the lapsed events the lazy timers no longer queue (also when the run stops
+/// before the last would have lapsed) — on one thread or two.
+/// NewReno through a 60-packet drop-tail bottleneck (losses, fast retransmits, timeouts) and
+/// Linux CUBIC through CoDel (TLP, RACK, delayed ACKs), both with a 2 ms first RTO so that the
+/// deadlines set at the last ACKs are the latest, and the run ends at one of them.
+#[test]
+fn lazy_timers_change_nothing_but_the_count_of_events() {
+    let go = |linux: bool, eager: bool, threads: usize, stop: Option<Time>| {
+        let (net, routes) = dumbbell(3, BitsPerSec::mbps(100));
+        let flows: Vec<FlowSpec> = (0..3)
+            .map(|i| {
+                flow(
+                    i,
+                    i,
+                    3,
+                    400_000 + u64::from(i) * 99_999,
+                    Time::from_ns(300_000 * u64::from(i)),
+                )
+            })
+            .collect();
+        let (cca, mut tcp) = if linux {
+            (CcaConfig::Cubic(Default::default()), TcpConfig::linux())
+        } else {
+            (CcaConfig::NewReno(Default::default()), TcpConfig::dc_newreno())
+        };
+        tcp.initial_rto = Duration::from_ms(2);
+        tcp.min_rto = Duration::from_ms(2);
+        tcp.delack_timeout = Duration::from_us(50);
+        let mut cfg = tcp_cfg(cca, tcp, 3);
+        cfg.stop_time = stop.unwrap_or(cfg.stop_time);
+        let port = bottleneck_port(&net, 4, 5);
+        cfg.switch.qdiscs = vec![PortQdisc {
+            node: NodeId(4),
+            port,
+            classes: 0xfe,
+            qdisc: if linux {
+                QdiscConfig::CoDel(CoDelParams { ecn: false, ..CoDelParams::default() })
+            } else {
+                let limit =
+                    dcsim::aqm::fifo::FifoParams { limit_bytes: None, limit_packets: Some(60) };
+                QdiscConfig::Fifo(limit)
+            },
+        }];
+        let part = if threads == 1 {
+            Partition::single(net.node_count())
+        } else {
+            Partition::round_robin(net.node_count(), threads)
+        };
+        let mut sim =
+            Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, part).unwrap();
+        sim.set_threads(threads);
+        sim.set_eager_tcp_timers(eager);
+        sim.run();
+        assert_sound(&sim);
+        let last_done = sim.flow_results().iter().map(|r| r.start + r.fct.unwrap()).max();
+        let mut c = *sim.counters();
+        let events = std::mem::take(&mut c.events);
+        let end = (sim.now(), sim.has_events());
+        (sim.flow_results().to_vec(), c, end, last_done.unwrap(), events)
+    };
+    for linux in [false, true] {
+        let (r, c, end, last_done, events) = go(linux, true, 1, None);
+        assert!(c.tcp_retransmits > 0, "linux {linux}: losses: {c:?}");
+        assert!(end.0 > last_done, "linux {linux}: the run ends at a lapsed timer, {end:?}");
+        for (eager, threads) in [(false, 1), (false, 2), (true, 2)] {
+            let (r2, c2, end2, _, events2) = go(linux, eager, threads, None);
+            let what = format!("linux {linux}, eager {eager}, {threads} threads");
+            assert_eq!(r, r2, "{what}");
+            assert_eq!(c, c2, "{what}");
+            assert_eq!(end, end2, "{what}: the end time");
+            if !eager {
+                assert!(events2 < events, "{what}: fewer events, {events2} < {events}");
+            }
+        }
+        // Stopped before that timer lapses: the run is not over, with either timer.
+        let stop = Time::from_ps(end.0.as_ps() - 1);
+        let (_, _, end_eager, _, _) = go(linux, true, 1, Some(stop));
+        assert_eq!(end_eager, (stop, true), "linux {linux}");
+        for threads in [1, 2] {
+            let (_, _, end_lazy, _, _) = go(linux, false, threads, Some(stop));
+            assert_eq!(end_lazy, end_eager, "linux {linux}, {threads} threads, stopped early");
+        }
+    }
+}

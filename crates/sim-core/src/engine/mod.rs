@@ -432,6 +432,9 @@ pub(crate) struct Shard<F: CcFactory> {
     /// Hosts with up to this many senders have the NIC scheduler read each in turn; more, only
     /// its candidates (`host::Candidates`; [`crate::Simulation::set_nic_dense_scan`]).
     pub(crate) dense_scan: usize,
+    /// TCP timers queue an event for every change of deadline, as before they were lazy
+    /// ([`crate::Simulation::set_eager_tcp_timers`]).
+    pub(crate) eager_timers: bool,
     pub(crate) now: Time,
     /// The sequence number of the event now running.
     pub(crate) cur_seq: u64,
@@ -481,6 +484,11 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) app_state: Vec<AppState>,
     /// Queries completed at this shard's clients and not yet taken.
     pub(crate) queries: Vec<crate::apps::QueryRecord>,
+    /// The latest deadline a TCP timer followed without an event of its own
+    /// ([`tcp::LazyTimer`]). An event per deadline, as before the timers were lazy, would have
+    /// been popped then (if only as a lapsed one), and a run's end time (the last event's, up
+    /// to the stop time) counts it, so that outputs do not depend on how timers are kept.
+    pub(crate) lapsed_until: Time,
 }
 
 impl<F: CcFactory> Shard<F> {

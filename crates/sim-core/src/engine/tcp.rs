@@ -140,6 +140,15 @@ pub(crate) struct LazyTimer {
     version: u32,
 }
 
+/// Counts deadline `d`, followed without an event of its own, in `until`
+/// ([`super::Shard::lapsed_until`]).
+#[inline]
+fn lapse(until: &mut Time, d: Option<Time>) {
+    if let Some(d) = d {
+        *until = (*until).max(d);
+    }
+}
+
 /// What a timer event found when it fired ([`LazyTimer::fire`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Fired {
@@ -160,12 +169,14 @@ impl LazyTimer {
 
     /// Follows a new `deadline` (different from [`LazyTimer::deadline`]) at `now`; `seq` is the
     /// sequence number taken for it (`Some` exactly when `deadline` is). Returns the event to
-    /// queue, `(time, seq, version)`, if one is needed.
+    /// queue, `(time, seq, version)`, if one is needed: always, for a deadline, if `eager`
+    /// (the timer as it was before it was lazy, for tests).
     pub(crate) fn set(
         &mut self,
         deadline: Option<Time>,
         seq: Option<u64>,
         now: Time,
+        eager: bool,
     ) -> Option<(Time, u64, u32)> {
         debug_assert_ne!(deadline, self.deadline);
         self.deadline = deadline;
@@ -179,7 +190,7 @@ impl LazyTimer {
         self.seq = seq;
         match self.queued {
             // The queued event fires first (`q >= now`, so `d >= now`), and moves here then.
-            Some(q) if q <= d => {
+            Some(q) if q <= d && !eager => {
                 self.exact = false;
                 None
             }
@@ -557,10 +568,13 @@ impl<F: CcFactory> Shard<F> {
         }
         let node = sh.flows[flow].src.0;
         let seq = deadline.map(|_| self.next_seq(node));
-        let now = self.now;
-        if let Some((at, seq, version)) = tx_mut(&mut self.tx, flow).timer.set(deadline, seq, now) {
-            let ev = Event::CcTimer { flow: flow as u32, slot: TCP_TX_TIMER, version };
-            self.queue.push(at, seq, ev);
+        let (now, eager) = (self.now, self.eager_timers);
+        match tx_mut(&mut self.tx, flow).timer.set(deadline, seq, now, eager) {
+            Some((at, seq, version)) => {
+                let ev = Event::CcTimer { flow: flow as u32, slot: TCP_TX_TIMER, version };
+                self.queue.push(at, seq, ev);
+            }
+            None => lapse(&mut self.lapsed_until, deadline),
         }
     }
 
@@ -573,10 +587,13 @@ impl<F: CcFactory> Shard<F> {
         }
         let node = sh.flows[flow].dst.0;
         let seq = deadline.map(|_| self.next_seq(node));
-        let now = self.now;
-        if let Some((at, seq, version)) = rx_mut(&mut self.rx, flow).timer.set(deadline, seq, now) {
-            let ev = Event::CcTimer { flow: flow as u32, slot: TCP_RX_TIMER, version };
-            self.queue.push(at, seq, ev);
+        let (now, eager) = (self.now, self.eager_timers);
+        match rx_mut(&mut self.rx, flow).timer.set(deadline, seq, now, eager) {
+            Some((at, seq, version)) => {
+                let ev = Event::CcTimer { flow: flow as u32, slot: TCP_RX_TIMER, version };
+                self.queue.push(at, seq, ev);
+            }
+            None => lapse(&mut self.lapsed_until, deadline),
         }
     }
 
@@ -661,12 +678,13 @@ mod tests {
         version: u32,
     }
 
-    /// One step of a run: the endpoint asks for a deadline `Some(now + d)` or none, or the
-    /// queue pops its next event (a timer's, or one of the other events at `now + d`, which
-    /// the timer's events must keep their order against).
+    /// One step of a run: the endpoint asks for a deadline `Some(now + d)` (clamped at `now`
+    /// when `d < 0`, as the engine queues a past deadline now) or none; another event is
+    /// queued at `now + d`, which the timer's events must keep their order against; or the
+    /// queue is popped up to the next event that does something.
     #[derive(Clone, Debug)]
     enum Step {
-        Set(Option<u64>),
+        Set(Option<i64>),
         Other(u64),
         Pop,
     }
@@ -674,26 +692,33 @@ mod tests {
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
             // Deadlines often equal (a tie with another event or a queued timer event).
-            3 => prop_oneof![Just(None), (0u64..6).prop_map(|d| Some(d * 5))].prop_map(Step::Set),
+            3 => prop_oneof![Just(None), (-1i64..6).prop_map(|d| Some(d * 5))].prop_map(Step::Set),
             2 => (0u64..6).prop_map(|d| Step::Other(d * 5)),
             3 => Just(Step::Pop),
         ]
     }
 
-    /// What fired, in order: `(time, seq)` of each timer that came due and of each other
-    /// event.
+    /// The events that did something, in the order popped: `(time, seq, timer)` of each timer
+    /// that came due and of each other event; and the number of events popped.
     fn run(steps: &[Step], lazy: bool) -> (Vec<(u64, u64, bool)>, usize) {
         // Events: (time, seq, Some(version) for a timer's, None for another).
         let mut q = BinaryHeap::new();
-        // `now`: the time of the last event that did something (the handler's).
-        let (mut now, mut seq, mut pops) = (0u64, 0u64, 0usize);
+        // An event after every step's, queued again each time it is popped, so that a pop
+        // never empties the queue of events that do something (the model's handlers run at
+        // such events: `now`).
+        const END: u64 = 1 << 40;
+        q.push(Reverse((END, 0, None)));
+        // `now`: the time of the last event that did something (the handler's); `last`: the
+        // key of the last event popped (keys must rise strictly: none pushed into the past,
+        // none twice).
+        let (mut now, mut last, mut seq, mut pops) = (0u64, None, 0u64, 0usize);
         let (mut e, mut l) = (Eager::default(), LazyTimer::default());
         let mut out = Vec::new();
         let deadline = |e: &Eager, l: &LazyTimer| if lazy { l.deadline() } else { e.deadline };
         for s in steps {
             match *s {
                 Step::Set(d) => {
-                    let d = d.map(|d| Time(now + d));
+                    let d = d.map(|d| Time(now.saturating_add_signed(d)));
                     if d == deadline(&e, &l) {
                         continue;
                     }
@@ -702,14 +727,14 @@ mod tests {
                         seq
                     });
                     if lazy {
-                        if let Some((at, sq, v)) = l.set(d, sq, Time(now)) {
+                        if let Some((at, sq, v)) = l.set(d, sq, Time(now), false) {
                             q.push(Reverse((at.0, sq, Some(v))));
                         }
                     } else {
                         e.deadline = d;
                         e.version += 1;
                         if let (Some(at), Some(sq)) = (d, sq) {
-                            q.push(Reverse((at.0, sq, Some(e.version))));
+                            q.push(Reverse((at.0.max(now), sq, Some(e.version))));
                         }
                     }
                 }
@@ -721,9 +746,13 @@ mod tests {
                     // Pops up to the next event that does something (lapsed and moved timer
                     // events do nothing, and their number differs between the two timers).
                     while let Some(Reverse((t, sq, v))) = q.pop() {
-                        assert!(t >= now, "an event before its handler's");
+                        assert!(last < Some((t, sq)), "keys rise strictly: {last:?}, {t} {sq}");
+                        last = Some((t, sq));
                         pops += 1;
                         let Some(v) = v else {
+                            if sq == 0 {
+                                q.push(Reverse((t + END, 0, None)));
+                            }
                             now = t;
                             out.push((t, sq, false));
                             break;
@@ -732,7 +761,6 @@ mod tests {
                             match l.fire(v) {
                                 Fired::Stale => false,
                                 Fired::Moved(at, sq) => {
-                                    assert!(at.0 >= t, "moved into the past");
                                     q.push(Reverse((at.0, sq, Some(v))));
                                     false
                                 }
@@ -776,23 +804,24 @@ mod tests {
     #[test]
     fn a_deadline_moved_later_keeps_its_event() {
         let mut t = LazyTimer::default();
-        let (at, s1, v) = t.set(Some(Time(100)), Some(1), Time(0)).expect("a first event");
+        let (at, s1, v) = t.set(Some(Time(100)), Some(1), Time(0), false).expect("a first event");
         assert_eq!((at, s1), (Time(100), 1));
-        assert_eq!(t.set(Some(Time(150)), Some(2), Time(10)), None);
-        assert_eq!(t.set(Some(Time(200)), Some(3), Time(20)), None);
+        assert_eq!(t.set(Some(Time(150)), Some(2), Time(10), false), None);
+        assert_eq!(t.set(Some(Time(200)), Some(3), Time(20), false), None);
         // The event comes at 100 and moves to the last deadline with its sequence number.
         assert_eq!(t.fire(v), Fired::Moved(Time(200), 3));
         assert_eq!(t.fire(v), Fired::Due);
         assert_eq!(t.deadline(), None);
         // An earlier deadline needs a new event; the old one is stale.
-        let (_, _, v1) = t.set(Some(Time(300)), Some(4), Time(200)).expect("an event");
-        let (at2, _, v2) = t.set(Some(Time(250)), Some(5), Time(210)).expect("an earlier event");
+        let (_, _, v1) = t.set(Some(Time(300)), Some(4), Time(200), false).expect("an event");
+        let (at2, _, v2) =
+            t.set(Some(Time(250)), Some(5), Time(210), false).expect("an earlier event");
         assert_eq!(at2, Time(250));
         assert_eq!(t.fire(v2), Fired::Due);
         assert_eq!(t.fire(v1), Fired::Stale);
         // Withdrawn: the queued event is stale.
-        let (_, _, v3) = t.set(Some(Time(400)), Some(6), Time(260)).expect("an event");
-        assert_eq!(t.set(None, None, Time(270)), None);
+        let (_, _, v3) = t.set(Some(Time(400)), Some(6), Time(260), false).expect("an event");
+        assert_eq!(t.set(None, None, Time(270), false), None);
         assert_eq!(t.fire(v3), Fired::Stale);
     }
 }
