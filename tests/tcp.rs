@@ -35,6 +35,24 @@ fn tcp_cfg(cca: CcaConfig, tcp: TcpConfig, flows: usize) -> SimConfig {
     cfg
 }
 
+/// A simulation of `flows` on `threads` threads (one shard each, nodes dealt round robin).
+fn on_threads(
+    net: dcsim::core::network::Network,
+    routes: dcsim::core::network::RoutingTable,
+    cfg: SimConfig,
+    flows: Vec<FlowSpec>,
+    threads: usize,
+) -> Simulation<NoCcFactory> {
+    let part = if threads == 1 {
+        Partition::single(net.node_count())
+    } else {
+        Partition::round_robin(net.node_count(), threads)
+    };
+    let mut sim = Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, part).unwrap();
+    sim.set_threads(threads);
+    sim
+}
+
 fn assert_sound(sim: &Simulation<NoCcFactory>) {
     let c = sim.counters();
     assert_eq!(
@@ -119,14 +137,7 @@ fn cubic_through_codel_completes_and_is_identical_on_several_threads() {
             classes: 0xfe,
             qdisc: QdiscConfig::CoDel(codel),
         }];
-        let part = if threads == 1 {
-            Partition::single(net.node_count())
-        } else {
-            Partition::round_robin(net.node_count(), threads)
-        };
-        let mut sim =
-            Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, part).unwrap();
-        sim.set_threads(threads);
+        let mut sim = on_threads(net, routes, cfg, flows, threads);
         sim.run();
         assert_sound(&sim);
         (sim.flow_results().to_vec(), *sim.counters())
@@ -349,14 +360,7 @@ fn lazy_timers_change_nothing_but_the_count_of_events() {
                 QdiscConfig::Fifo(limit)
             },
         }];
-        let part = if threads == 1 {
-            Partition::single(net.node_count())
-        } else {
-            Partition::round_robin(net.node_count(), threads)
-        };
-        let mut sim =
-            Simulation::with_partition(net, routes, cfg, flows, NoCcFactory, part).unwrap();
-        sim.set_threads(threads);
+        let mut sim = on_threads(net, routes, cfg, flows, threads);
         sim.set_eager_tcp_timers(eager);
         sim.run();
         assert_sound(&sim);

@@ -563,35 +563,35 @@ impl<F: CcFactory> Shard<F> {
     fn tcp_tx_timer(&mut self, sh: &Shared<F>, flow: usize) {
         let t = tx_mut(&mut self.tx, flow);
         let deadline = if t.done { None } else { t.ep.as_ref().and_then(Sender::deadline) };
-        if deadline == t.timer.deadline() {
-            return;
-        }
-        let node = sh.flows[flow].src.0;
-        let seq = deadline.map(|_| self.next_seq(node));
-        let (now, eager) = (self.now, self.eager_timers);
-        match tx_mut(&mut self.tx, flow).timer.set(deadline, seq, now, eager) {
-            Some((at, seq, version)) => {
-                let ev = Event::CcTimer { flow: flow as u32, slot: TCP_TX_TIMER, version };
-                self.queue.push(at, seq, ev);
-            }
-            None => lapse(&mut self.lapsed_until, deadline),
-        }
+        self.tcp_follow(flow, TCP_TX_TIMER, sh.flows[flow].src.0, deadline);
     }
 
     /// Follows the receiver's deadline with its timer event ([`LazyTimer`]).
     fn tcp_rx_timer(&mut self, sh: &Shared<F>, flow: usize) {
         let r = rx_mut(&mut self.rx, flow);
         let deadline = r.ep.as_ref().and_then(Receiver::deadline);
-        if deadline == r.timer.deadline() {
+        self.tcp_follow(flow, TCP_RX_TIMER, sh.flows[flow].dst.0, deadline);
+    }
+
+    /// Flow `flow`'s timer of `slot` (the sender's or the receiver's).
+    fn tcp_timer_mut(&mut self, flow: usize, slot: u8) -> &mut LazyTimer {
+        if slot == TCP_TX_TIMER {
+            &mut tx_mut(&mut self.tx, flow).timer
+        } else {
+            &mut rx_mut(&mut self.rx, flow).timer
+        }
+    }
+
+    /// Has flow `flow`'s timer of `slot`, whose events host `node` queues, follow `deadline`.
+    fn tcp_follow(&mut self, flow: usize, slot: u8, node: u32, deadline: Option<Time>) {
+        if deadline == self.tcp_timer_mut(flow, slot).deadline() {
             return;
         }
-        let node = sh.flows[flow].dst.0;
         let seq = deadline.map(|_| self.next_seq(node));
         let (now, eager) = (self.now, self.eager_timers);
-        match rx_mut(&mut self.rx, flow).timer.set(deadline, seq, now, eager) {
+        match self.tcp_timer_mut(flow, slot).set(deadline, seq, now, eager) {
             Some((at, seq, version)) => {
-                let ev = Event::CcTimer { flow: flow as u32, slot: TCP_RX_TIMER, version };
-                self.queue.push(at, seq, ev);
+                self.queue.push(at, seq, Event::CcTimer { flow: flow as u32, slot, version });
             }
             None => lapse(&mut self.lapsed_until, deadline),
         }
@@ -601,12 +601,7 @@ impl<F: CcFactory> Shard<F> {
     pub(crate) fn tcp_timer(&mut self, sh: &Shared<F>, flow: usize, slot: u8, version: u32) {
         let now = self.now;
         let f = sh.flows[flow];
-        let timer = if slot == TCP_TX_TIMER {
-            &mut tx_mut(&mut self.tx, flow).timer
-        } else {
-            &mut rx_mut(&mut self.rx, flow).timer
-        };
-        match timer.fire(version) {
+        match self.tcp_timer_mut(flow, slot).fire(version) {
             Fired::Stale => return,
             Fired::Moved(at, seq) => {
                 self.queue.push(at, seq, Event::CcTimer { flow: flow as u32, slot, version });
