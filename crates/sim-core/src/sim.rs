@@ -1321,7 +1321,8 @@ impl<F: CcFactory> Simulation<F> {
         self.counters = c;
     }
 
-    /// Whether events remain (the run is not over).
+    /// Whether events remain (the run is not over). A deadline a TCP timer followed without an
+    /// event of its own counts as the event it would have had, until its time.
     pub fn has_events(&self) -> bool {
         self.queued_events() || self.lapsed_until() > self.now
     }
