@@ -161,6 +161,45 @@ fn connections_are_bounded_over_all_applications() {
     );
 }
 
+/// Connections within the limit but beyond the memory the machine lets the process have are
+/// refused before the run, at the last application's `connections`: 300,000 connections
+/// (up to 16 KiB each, 4.6 GiB) under a 2 GiB address-space limit (`ulimit -v`, which the
+/// allocation probe meets as a refused reservation). Without the limit they validate.
+#[cfg(target_os = "linux")]
+#[test]
+fn connections_beyond_the_memory_allowed_are_refused_where_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        scenario("name = \"a\"\nclients = [0]\nload = 0.1\nquery = \"4KiB\"\nconnections = 20000")
+            .replace("hosts_per_leaf = 2", "hosts_per_leaf = 8");
+    fs::write(dir.path().join("big.toml"), text).unwrap();
+    let bin = env!("CARGO_BIN_EXE_dcsim");
+    let limited = |kib: u64| {
+        Command::new("sh")
+            .args(["-c", &format!("ulimit -v {kib} && exec \"$0\" validate big.toml"), bin])
+            .current_dir(dir.path())
+            .output()
+            .expect("run")
+    };
+    let o = limited(2 << 20);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "big.toml:25:15: field `rpc[0].connections`: the scenario's 300000 connections would \
+             take about 4.6 GiB to simulate (up to 16384 bytes each), more memory than this \
+             machine can allocate"
+        ),
+        "{err}"
+    );
+    // The same scenario with room for it (or no limit) is valid.
+    let o = dcsim(dir.path(), &["validate", "big.toml"]);
+    if !o.status.success() {
+        // A machine whose overcommit refuses 4.6 GiB outright says so the same way.
+        assert!(String::from_utf8_lossy(&o.stderr).contains("more memory than this machine"));
+    }
+}
+
 /// A sweep's `[buffer]` report is checked against every cell before anything runs: the
 /// victim must be an application of the cell, `hosts` hosts of it, and the cell must have
 /// applications and queue lengths (these failed only after every cell had run, or not at all:
