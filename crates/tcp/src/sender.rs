@@ -772,11 +772,13 @@ impl Sender {
     /// Linux `tcp_rack_reo_timeout`.
     fn on_reo_timeout(&mut self, now: Time) {
         self.stats.reo_timeouts += 1;
-        // As Linux, losses found (a lost retransmission too) change what is in flight; unlike
-        // Linux (any state but Recovery), recovery is entered only from below it.
+        // As Linux, losses found (a lost retransmission too) change what is in flight, and
+        // recovery is entered from any state but Recovery. (From Loss rarely: the reordering
+        // window is 0 there, so the timer is armed only when RACK's RTT comes from a segment
+        // sent before the latest delivered one; `dcsim harm`'s table never takes this path.)
         let before = self.pipe();
         self.rack_detect_loss(now);
-        if self.pipe() != before && self.ca < CaState::Recovery {
+        if self.pipe() != before && self.ca != CaState::Recovery {
             let flight = self.snd_nxt - self.snd_una;
             self.enter_recovery(now, flight);
             if !self.cca.owns_window() && self.cfg.prr {
