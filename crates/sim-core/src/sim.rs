@@ -1289,8 +1289,8 @@ impl<F: CcFactory> Simulation<F> {
         // Lazy TCP timers leave out events that would only have lapsed: the run's time
         // counts them as if they had been queued ([`Simulation::has_events`] too).
         let lapsed = self.lapsed_until();
-        let last = if lapsed <= stop { last.max(lapsed) } else { last };
-        self.now = if self.queued_events() || lapsed > stop { last.max(stop) } else { last };
+        self.now =
+            if self.queued_events() || lapsed > stop { last.max(stop) } else { last.max(lapsed) };
         self.collect();
         self.summary()
     }

@@ -775,7 +775,8 @@ impl Sender {
         // As Linux, losses found (a lost retransmission too) change what is in flight, and
         // recovery is entered from any state but Recovery. (From Loss rarely: the reordering
         // window is 0 there, so the timer is armed only when RACK's RTT comes from a segment
-        // sent before the latest delivered one; `dcsim harm`'s table never takes this path.)
+        // sent before the latest delivered one. The default `dcsim harm` table is the same
+        // with recovery entered only from below Recovery, as it was.)
         let before = self.pipe();
         self.rack_detect_loss(now);
         if self.pipe() != before && self.ca != CaState::Recovery {

@@ -121,8 +121,8 @@ fn segment_of(p: &Packet) -> Segment {
 /// An endpoint's deadline moves at almost every segment (each ACK restarts the retransmission
 /// timer), nearly always later. Instead of a new event per move (the old one lapsing as stale),
 /// a deadline that moves later keeps the event in the queue: when it fires early, it is put
-/// back at the deadline (Linux's timers work alike). Only a deadline that moves earlier than
-/// the queued event gets a new one.
+/// back at the deadline. Only a deadline that moves earlier than the queued event gets a new
+/// one.
 ///
 /// The order of events is unchanged by this: each deadline still takes its sequence number
 /// ([`Shard::next_seq`]) when it is set, as its own event did, and the event that fires at the
@@ -138,15 +138,6 @@ pub(crate) struct LazyTimer {
     queued: Option<Time>,
     exact: bool,
     version: u32,
-}
-
-/// Counts deadline `d`, followed without an event of its own, in `until`
-/// ([`super::Shard::lapsed_until`]).
-#[inline]
-fn lapse(until: &mut Time, d: Option<Time>) {
-    if let Some(d) = d {
-        *until = (*until).max(d);
-    }
 }
 
 /// What a timer event found when it fired ([`LazyTimer::fire`]).
@@ -593,7 +584,12 @@ impl<F: CcFactory> Shard<F> {
             Some((at, seq, version)) => {
                 self.queue.push(at, seq, Event::CcTimer { flow: flow as u32, slot, version });
             }
-            None => lapse(&mut self.lapsed_until, deadline),
+            // A deadline followed without an event of its own ([`Shard::lapsed_until`]).
+            None => {
+                if let Some(d) = deadline {
+                    self.lapsed_until = self.lapsed_until.max(d);
+                }
+            }
         }
     }
 

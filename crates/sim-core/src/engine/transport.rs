@@ -236,7 +236,7 @@ pub(crate) fn nic_pos_mut<C>(tx: &mut FlowTx<C>) -> &mut u32 {
     }
 }
 
-/// Where a sender stands, for its host's NIC scheduler ([`Shard::tx_state`]).
+/// Where a sender stands, for its host's NIC scheduler ([`tx_state`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TxState {
     /// It may put a packet on the wire now.
