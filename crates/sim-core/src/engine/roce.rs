@@ -86,12 +86,23 @@ fn window_of<F: CcFactory>(sh: &Shared<F>, qp: &Qp<F::Cc>) -> u64 {
         return 0;
     }
     match sh.cfg.nic.window {
-        WindowMode::Variable => {
-            let w = (qp.win as u128 * qp.rate.0 as u128 / qp.max_rate.0 as u128) as u64;
-            w.max(1)
-        }
+        WindowMode::Variable => scaled_window(qp.win, qp.rate, qp.max_rate),
         _ => qp.win,
     }
+}
+
+/// Window `win` scaled by `rate / max_rate`, rounded down, at least 1 byte.
+///
+/// In u64 where the product fits (any window below ~180 MB at 100 Gb/s): the same quotient
+/// as in u128, without the 128-bit division's library call, which readiness tests paid for
+/// 0.5% of the calibration's time (`perf record`, `__udivti3`).
+#[inline]
+fn scaled_window(win: u64, rate: BitsPerSec, max_rate: BitsPerSec) -> u64 {
+    let w = match win.checked_mul(rate.0) {
+        Some(p) => p / max_rate.0,
+        None => (win as u128 * rate.0 as u128 / max_rate.0 as u128) as u64,
+    };
+    w.max(1)
 }
 
 /// Whether queue pair `qp` may send at `now`: its priority is not `paused`, bytes are left,
@@ -417,5 +428,30 @@ impl<F: CcFactory> Shard<F> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The u64 path and the u128 fallback give the 128-bit quotient, on both sides of the
+    /// product's overflow.
+    #[test]
+    fn scaled_window_is_the_exact_quotient() {
+        let exact = |w: u64, r: u64, m: u64| ((w as u128 * r as u128 / m as u128) as u64).max(1);
+        let rates = [1, 999, 1_000_000_000, 25_000_000_001, 100_000_000_000, 400_000_000_000];
+        let wins = [1, 1_000, 61_441, 184_467_440, 184_467_441, 1 << 40, u64::MAX / 3];
+        for &m in &rates {
+            for &r in rates.iter().filter(|&&r| r <= m) {
+                for &w in &wins {
+                    let got = scaled_window(w, BitsPerSec(r), BitsPerSec(m));
+                    assert_eq!(got, exact(w, r, m), "win {w} rate {r} of {m}");
+                    assert!(got <= w);
+                }
+            }
+        }
+        // Below a byte: one.
+        assert_eq!(scaled_window(10, BitsPerSec(1), BitsPerSec(100)), 1);
     }
 }

@@ -254,7 +254,7 @@ pub(crate) enum TxState {
 }
 
 /// Where sender `tx` stands at `now`, on a host link that has `paused` these classes.
-#[inline]
+#[inline(always)]
 pub(crate) fn tx_state<F: CcFactory>(
     sh: &Shared<F>,
     tx: &FlowTx<F::Cc>,
