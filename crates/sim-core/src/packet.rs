@@ -263,6 +263,9 @@ pub struct TcpFields {
     pub sack: SackBlocks,
     /// The accurate-ECN stand-in: the receiver's CE byte count.
     pub ace: u32,
+    /// The timestamps option's echo (TSecr); the segment's own send time (TSval) is the
+    /// packet's `ts`.
+    pub tsecr: Option<Time>,
 }
 
 #[cfg(test)]

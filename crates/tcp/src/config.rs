@@ -77,6 +77,12 @@ pub struct TcpConfig {
     pub iw: u32,
     /// Whether SACK is negotiated (receiver sends blocks; Linux `tcp_sack = 1`).
     pub sack: bool,
+    /// Whether the timestamps option (RFC 7323) is used (Linux `tcp_timestamps = 1`): each
+    /// segment carries its send time and each ACK echoes the receiver's `ts_recent`, so that an
+    /// ACK of retransmitted data still gives an RTT sample (in whole milliseconds, Linux's
+    /// timestamp clock), and with it the end of the RTO's backoff. The option's bytes are what
+    /// `header_bytes` counts (66 for `linux`: Ethernet, IPv4, TCP and the 12-byte option).
+    pub timestamps: bool,
     /// Loss recovery algorithm.
     pub recovery: Recovery,
     /// Loss detection with SACK.
@@ -138,6 +144,7 @@ impl Default for TcpConfig {
             min_frame_bytes: 60,
             iw: 10,
             sack: true,
+            timestamps: true,
             recovery: Recovery::Sack,
             loss_detection: LossDetection::Rack,
             dupthresh: 3,
@@ -200,6 +207,12 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
     ParamSpec::new("min_frame_bytes", Kind::Size, "60", "minimum frame size"),
     ParamSpec::new("iw", Kind::Integer, "10", "initial window, segments (RFC 6928)"),
     ParamSpec::new("sack", Kind::Bool, "true", "negotiate SACK (RFC 2018)"),
+    ParamSpec::new(
+        "timestamps",
+        Kind::Bool,
+        "true",
+        "timestamps option (RFC 7323): RTT samples from echoed send times, in ms",
+    ),
     ParamSpec::new("recovery", Kind::Choice(RECOVERY), "sack", "loss recovery"),
     ParamSpec::new("loss_detection", Kind::Choice(LOSS_DETECTION), "rack", "SACK loss detection"),
     ParamSpec::new("dupthresh", Kind::Integer, "3", "duplicate-ACK threshold"),
@@ -253,6 +266,7 @@ impl TcpConfig {
             syn_frame_bytes: 60,
             min_frame_bytes: 60,
             sack: false,
+            timestamps: false,
             recovery: Recovery::NewReno,
             loss_detection: LossDetection::DupThresh,
             prr: false,
@@ -294,6 +308,7 @@ impl TcpConfig {
             min_frame_bytes: size32("min_frame_bytes", d.min_frame_bytes)?,
             iw: p.u32("iw", d.iw)?,
             sack: p.bool("sack", d.sack),
+            timestamps: p.bool("timestamps", d.timestamps),
             recovery: match p
                 .choice("recovery", if d.recovery == Recovery::Sack { "sack" } else { "newreno" })
             {
@@ -460,8 +475,9 @@ mod tests {
     fn profiles_differ_where_documented() {
         let l = TcpConfig::linux();
         let d = TcpConfig::dc_newreno();
-        assert_eq!((l.mss, l.delack_segments, l.sack), (1448, 2, true));
+        assert_eq!((l.mss, l.delack_segments, l.sack, l.timestamps), (1448, 2, true, true));
         assert_eq!((d.mss, d.delack_segments, d.sack, d.ecn), (1460, 4, false, EcnMode::Off));
+        assert!(!d.timestamps);
         assert_eq!(d.min_rto, Duration::from_ms(2));
         assert!(l.validate().is_ok() && d.validate().is_ok());
     }
@@ -544,6 +560,6 @@ mod tests {
         for spec in TCP_PARAMS {
             assert!(TCP_SPEC.param(spec.name).is_some());
         }
-        assert_eq!(TCP_SPEC.params.len(), 29);
+        assert_eq!(TCP_SPEC.params.len(), 30);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use dcsim_types::{Ecn, Time};
+use dcsim_types::{Duration, Ecn, Time};
 
 use crate::config::{EcnMode, TcpConfig};
 use crate::rtt::RttEstimator;
@@ -63,7 +63,10 @@ pub struct Receiver {
     sack_recent: [u64; 4],
     sack_n: usize,
     quick: u32,
-    started: bool,
+    /// When in-order data last arrived (Linux `lrcvtime`); `None` before the first.
+    last_in_order: Option<Time>,
+    /// The timestamp to echo (RFC 7323 `TS.Recent`, with timestamps on).
+    ts_recent: Option<Time>,
     ack_now: bool,
     /// An ACK is owed for received data (Linux `inet_csk_ack_scheduled`).
     ack_scheduled: bool,
@@ -90,7 +93,8 @@ impl Receiver {
             sack_recent: [0; 4],
             sack_n: 0,
             quick: 0,
-            started: false,
+            last_in_order: None,
+            ts_recent: None,
             ack_now: false,
             ack_scheduled: false,
             delack_at: None,
@@ -169,6 +173,15 @@ impl Receiver {
 
     /// Handles a segment from the sender: data, or a SYN-ACK.
     pub fn on_segment(&mut self, now: Time, seg: &Segment) {
+        // RFC 7323 §4.3 (Linux `tcp_replace_ts_recent`): remember the send time of a segment
+        // that covers the last byte ACKed, so that the next ACK echoes the segment that moved
+        // the window (a hole's retransmission), not a later one. The SYN-ACK's is the first.
+        if self.cfg.timestamps
+            && (seg.seq <= self.rcv_wup || seg.is_syn())
+            && self.ts_recent.is_none_or(|t| seg.tsval >= t)
+        {
+            self.ts_recent = Some(seg.tsval);
+        }
         if let Some(c) = &mut self.client {
             if seg.flags.contains(Flags::ACK)
                 && seg.ack >= u64::from(self.cfg.request_bytes)
@@ -210,11 +223,6 @@ impl Receiver {
         let len = u64::from(seg.len);
         self.stats.segments += 1;
         self.stats.bytes += len;
-        if !self.started {
-            // The first data segment initialises the delayed-ACK engine in quick-ACK mode.
-            self.started = true;
-            self.quick = self.quick.max(self.cfg.quickack);
-        }
         if self.cfg.ecn != EcnMode::Off {
             if self.cfg.ecn == EcnMode::Classic && seg.flags.contains(Flags::CWR) {
                 // tcp_ecn_accept_cwr: the sender reduced; stop echoing and ACK at once.
@@ -255,6 +263,7 @@ impl Receiver {
             self.enter_quickack(self.cfg.quickack);
             self.ack_now = true;
         } else if s <= self.rcv_nxt {
+            self.in_order_data(now);
             self.stats.dup_bytes += self.rcv_nxt - s;
             let had_ofo = !self.ofo.is_empty();
             self.rcv_nxt = e;
@@ -293,6 +302,26 @@ impl Receiver {
                 self.delack_at = Some(now + self.cfg.delack_timeout);
             }
         }
+    }
+
+    /// Linux `tcp_event_data_recv`, for in-order data: the first initialises the delayed-ACK
+    /// engine in quick-ACK mode, and so does a gap since the previous longer than this
+    /// endpoint's RTO (the sender has stalled, as after its own timeout, so ACKs go at once).
+    fn in_order_data(&mut self, now: Time) {
+        let stalled = match self.last_in_order {
+            None => true,
+            Some(t) => now.saturating_since(t) > self.rto(),
+        };
+        if stalled {
+            self.enter_quickack(self.cfg.quickack);
+        }
+        self.last_in_order = Some(now);
+    }
+
+    /// This endpoint's RTO (Linux `icsk_rto`): the client's from its handshake sample; without
+    /// a handshake, none was measured, and Linux's initial RTO stands in.
+    fn rto(&self) -> Duration {
+        self.client.as_ref().map_or(self.cfg.initial_rto, |c| c.rtt.rto())
     }
 
     fn insert_ofo(&mut self, s: u64, e: u64) {
@@ -358,6 +387,9 @@ impl Receiver {
             sack: self.sack_blocks(),
             ace: if self.cfg.ecn == EcnMode::Accurate { self.ce_bytes } else { 0 },
             ecn: Ecn::NotEct,
+            // Set by `poll_transmit`.
+            tsval: Time::ZERO,
+            tsecr: None,
         };
         self.rcv_wup = self.rcv_nxt;
         self.ack_now = false;
@@ -377,6 +409,12 @@ impl Receiver {
     /// The next segment to send now: a SYN, the request, or an ACK. The engine calls it until
     /// it returns `None` after every other call.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        let seg = self.next_segment(now)?;
+        let tsecr = if self.cfg.timestamps { self.ts_recent } else { None };
+        Some(Segment { tsval: now, tsecr, ..seg })
+    }
+
+    fn next_segment(&mut self, now: Time) -> Option<Segment> {
         if let Some(c) = &mut self.client {
             if c.syn_pending {
                 c.syn_pending = false;
@@ -474,6 +512,79 @@ mod tests {
         let a = r.poll_transmit(t).unwrap();
         assert_eq!((a.ack, a.sack.as_slice()), (3000, &[(5000, 6000)][..]));
         assert_eq!(r.stats().ooo_segments, 3);
+    }
+
+    /// Linux `tcp_event_data_recv` runs for in-order data only: out-of-order segments before
+    /// the first in-order one neither start the quick-ACK credits nor spend them, so the hole's
+    /// fill starts all 16.
+    #[test]
+    fn quick_acks_start_with_the_first_in_order_data() {
+        let cfg = TcpConfig::linux();
+        let mss = cfg.mss;
+        let m = u64::from(mss);
+        let mut r = Receiver::new(&cfg, 1 << 30);
+        let t = Time::ZERO;
+        for k in [1, 2] {
+            r.on_segment(t, &data(k * m, mss));
+            assert!(r.poll_transmit(t).is_some(), "out-of-order data is ACKed at once");
+        }
+        assert_eq!(r.quick, 0);
+        r.on_segment(t, &data(0, mss));
+        assert_eq!(r.poll_transmit(t).map(|a| a.ack), Some(3 * m));
+        assert_eq!(r.quick, cfg.quickack - 1, "the fill's ACK spent one of 16");
+    }
+
+    /// In-order data after a gap longer than the endpoint's RTO (the sender stalled, as on its
+    /// own timeout) re-enters quick-ACK mode (Linux `tcp_event_data_recv`): the segment is ACKed
+    /// at once instead of after the delayed-ACK timer; after a shorter gap it waits.
+    #[test]
+    fn data_after_a_gap_longer_than_the_rto_is_acked_at_once() {
+        let cfg = TcpConfig { quickack: 2, ..TcpConfig::linux() };
+        assert_eq!(cfg.initial_rto, Duration::from_ms(1000), "no handshake: the initial RTO");
+        let m = u64::from(cfg.mss);
+        let mut r = Receiver::new(&cfg, 1 << 30);
+        let mut t = Time::ZERO;
+        for i in 0..4u64 {
+            r.on_segment(t, &data(i * m, cfg.mss));
+            while r.poll_transmit(t).is_some() {}
+            t += Duration::from_us(10);
+        }
+        assert_eq!(r.quick, 0, "credits spent");
+        // 900 ms later: below the RTO, the odd segment waits for the timer.
+        t += Duration::from_ms(900);
+        r.on_segment(t, &data(4 * m, cfg.mss));
+        assert!(r.poll_transmit(t).is_none());
+        r.on_deadline(t + cfg.delack_timeout);
+        assert!(r.poll_transmit(t + cfg.delack_timeout).is_some());
+        // 1.1 s later: above it, ACKed at once.
+        t += Duration::from_ms(1100);
+        r.on_segment(t, &data(5 * m, cfg.mss));
+        assert_eq!(r.poll_transmit(t).map(|a| a.ack), Some(6 * m));
+    }
+
+    /// RFC 7323 §4.3: an ACK echoes the send time of the segment that covered the last byte
+    /// ACKed (here the first segment, then the hole's retransmission), not that of a later
+    /// out-of-order one; without timestamps nothing is echoed.
+    #[test]
+    fn acks_echo_the_segment_that_moved_the_window() {
+        for timestamps in [true, false] {
+            let cfg = TcpConfig { timestamps, quickack: 0, ..TcpConfig::linux() };
+            let m = u64::from(cfg.mss);
+            let mut r = Receiver::new(&cfg, 1 << 30);
+            let at = |ms: u64| Time::ZERO + Duration::from_ms(ms);
+            let seg = |k: u64, sent: u64| Segment { tsval: at(sent), ..data(k * m, cfg.mss) };
+            let echo = |t: u64| timestamps.then(|| at(t));
+            r.on_segment(at(10), &seg(0, 1));
+            r.on_segment(at(10), &seg(1, 1));
+            assert_eq!(r.poll_transmit(at(10)).map(|a| (a.ack, a.tsecr)), Some((2 * m, echo(1))));
+            // Segment 2 lost; 3 arrives out of order.
+            r.on_segment(at(20), &seg(3, 2));
+            assert_eq!(r.poll_transmit(at(20)).map(|a| a.tsecr), Some(echo(1)));
+            // 2's retransmission fills the hole: its send time is echoed.
+            r.on_segment(at(40), &seg(2, 30));
+            let a = r.poll_transmit(at(40)).expect("the fill is ACKed at once");
+            assert_eq!((a.ack, a.tsecr, a.tsval), (4 * m, echo(30), at(40)));
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::ops::BitOr;
 
-use dcsim_types::Ecn;
+use dcsim_types::{Ecn, Time};
 
 use crate::config::TcpConfig;
 
@@ -154,6 +154,10 @@ pub struct Segment {
     pub ace: u32,
     /// The IP ECN codepoint: as sent, or as received after the network (possibly `Ce`).
     pub ecn: Ecn,
+    /// Timestamps option: when the segment was sent (TSval; set by the endpoint that sends it).
+    pub tsval: Time,
+    /// Timestamps option: the peer's send time this segment echoes (TSecr), if any.
+    pub tsecr: Option<Time>,
 }
 
 impl Segment {

@@ -146,6 +146,9 @@ pub struct Sender {
     recover_valid: bool,
     sb: VecDeque<SegRec>,
     sacked_bytes: u64,
+    /// Segments SACKed (Linux `sacked_out`, which RACK's reordering window compares with the
+    /// duplicate threshold in segments: a short segment counts as one).
+    sacked_segs: u64,
     lost_bytes: u64,
     /// Bytes ever marked lost (Linux `tp->lost`, which only grows): an ACK's newly lost bytes
     /// are its rise, even when the same ACK also acknowledges bytes marked lost before.
@@ -158,6 +161,9 @@ pub struct Sender {
     dupacks: u32,
     rtt: RttEstimator,
     backoff: u32,
+    /// Timeouts since `snd_una` last advanced (Linux `icsk_retransmits`): a timeout in Loss
+    /// after progress takes a new ssthresh.
+    rto_retransmits: u32,
     timer: Option<(Time, Timer)>,
     rack: Rack,
     // Handshake (server side).
@@ -220,6 +226,7 @@ impl Sender {
             recover_valid: false,
             sb: VecDeque::new(),
             sacked_bytes: 0,
+            sacked_segs: 0,
             lost_bytes: 0,
             lost_total: 0,
             last_data_sent: None,
@@ -228,6 +235,7 @@ impl Sender {
             dupacks: 0,
             rtt: RttEstimator::new(cfg),
             backoff: 0,
+            rto_retransmits: 0,
             timer: None,
             rack: Rack { xmit: None, end: 0, rtt: Duration::ZERO, advanced: false },
             synack_pending: false,
@@ -446,6 +454,11 @@ impl Sender {
 
     /// The next segment allowed now (one per call), or `None`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        let seg = self.next_segment(now)?;
+        Some(Segment { tsval: now, ..seg })
+    }
+
+    fn next_segment(&mut self, now: Time) -> Option<Segment> {
         if self.synack_pending {
             self.synack_pending = false;
             if self.synack_sent_at.is_none() {
@@ -642,18 +655,21 @@ impl Sender {
 
     // ----- timers -----
 
-    /// Linux `tcp_rearm_rto`.
+    /// Linux `tcp_rearm_rto`: from the head's last transmission while a probe or reordering
+    /// timer is pending (or is the one being handled), else from now.
     fn rearm_rto(&mut self, now: Time) {
+        let from_head = matches!(self.timer, Some((_, Timer::Tlp | Timer::Reo)));
+        self.rearm_rto_from(now, from_head);
+    }
+
+    fn rearm_rto_from(&mut self, now: Time, from_head: bool) {
         let Some(head) = self.sb.front() else {
             self.timer = None;
             return;
         };
         let rto = self.rto();
-        let at = if matches!(self.timer, Some((_, Timer::Tlp | Timer::Reo))) {
-            (head.sent + rto).max(now + Duration::from_ps(1))
-        } else {
-            now + rto
-        };
+        let at =
+            if from_head { (head.sent + rto).max(now + Duration::from_ps(1)) } else { now + rto };
         self.timer = Some((at, Timer::Rto));
     }
 
@@ -722,8 +738,9 @@ impl Sender {
             Timer::Rto => self.on_rto(now),
             Timer::Tlp => {
                 if self.tlp_high_seq.is_some() {
-                    // One probe at a time.
-                    self.rearm_rto(now);
+                    // One probe at a time. Linux still has the probe timer pending here, so
+                    // the RTO is re-armed from the head's transmission, not from now.
+                    self.rearm_rto_from(now, true);
                 } else {
                     self.tlp_fire = true;
                 }
@@ -737,8 +754,14 @@ impl Sender {
         self.stats.timeouts += 1;
         let from = self.ca;
         let flight = self.snd_nxt - self.snd_una;
-        if self.ca <= CaState::Disorder || self.high_seq <= self.snd_una {
+        // Linux `tcp_enter_loss`: a new ssthresh unless this window is already being reduced;
+        // in Loss, also after progress since the last timeout (`icsk_retransmits` is 0).
+        if self.ca <= CaState::Disorder
+            || self.high_seq <= self.snd_una
+            || (self.ca == CaState::Loss && self.rto_retransmits == 0)
+        {
             self.w.ssthresh = self.cca.ssthresh(&self.w, Congestion::Timeout, flight);
+            self.cca.on_loss_event(&mut self.w);
         }
         self.cca.on_state(&mut self.w, from, CaState::Loss, now);
         // Linux `tcp_timeout_mark_lost`: every segment is marked lost, except, with RACK, those
@@ -766,6 +789,7 @@ impl Sender {
             self.cwr_pending = true;
         }
         self.backoff += 1;
+        self.rto_retransmits += 1;
         self.timer = Some((now + self.rto(), Timer::Rto));
     }
 
@@ -777,6 +801,8 @@ impl Sender {
         // window is 0 there, so the timer is armed only when RACK's RTT comes from a segment
         // sent before the latest delivered one. The default `dcsim harm` table is the same
         // with recovery entered only from below Recovery, as it was.)
+        // Linux runs the detection without arming the timer again (only `tcp_rack_mark_lost`, on
+        // an ACK, arms it): segments not yet overdue are left to the RTO re-armed below.
         let before = self.pipe();
         self.rack_detect_loss(now);
         if self.pipe() != before && self.ca != CaState::Recovery {
@@ -786,8 +812,9 @@ impl Sender {
                 self.prr_reduction(self.w.mss, false, false);
             }
         }
-        if !matches!(self.timer, Some((_, Timer::Rto | Timer::Reo))) {
-            self.rearm_rto(now);
+        if !matches!(self.timer, Some((_, Timer::Rto))) {
+            // The reordering timer is still pending in Linux: from the head's transmission.
+            self.rearm_rto_from(now, true);
         }
     }
 
@@ -828,18 +855,17 @@ impl Sender {
         }
     }
 
-    /// Linux `tcp_rack_detect_loss`: marks lost and arms the reordering timer if needed
-    /// (returns whether it did).
-    fn rack_detect_loss(&mut self, now: Time) -> bool {
-        let Some(rack_xmit) = self.rack.xmit else { return false };
-        let reo_wnd = if self.ca >= CaState::Recovery
-            || self.sacked_bytes >= u64::from(self.cfg.dupthresh) * self.w.mss
-        {
-            Duration::ZERO
-        } else {
-            let m = self.rtt.min_rtt().map_or(Duration::ZERO, |m| Duration(m.as_ps() / 4));
-            m.min(self.rtt.srtt().unwrap_or(m))
-        };
+    /// Linux `tcp_rack_detect_loss`: marks lost; returns when the reordering timer should fire
+    /// for the segments not yet overdue, if any (`tcp_rack_mark_lost` arms it).
+    fn rack_detect_loss(&mut self, now: Time) -> Option<Time> {
+        let rack_xmit = self.rack.xmit?;
+        let reo_wnd =
+            if self.ca >= CaState::Recovery || self.sacked_segs >= u64::from(self.cfg.dupthresh) {
+                Duration::ZERO
+            } else {
+                let m = self.rtt.min_rtt().map_or(Duration::ZERO, |m| Duration(m.as_ps() / 4));
+                m.min(self.rtt.srtt().unwrap_or(m))
+            };
         let mut timeout = 0i128;
         for i in 0..self.sb.len() {
             let r = self.sb[i];
@@ -861,11 +887,7 @@ impl Sender {
                 timeout = timeout.max(remaining);
             }
         }
-        if timeout > 0 {
-            self.timer = Some((now + Duration(timeout as u64) + self.cfg.timer_min, Timer::Reo));
-            return true;
-        }
-        false
+        (timeout > 0).then(|| now + Duration(timeout as u64) + self.cfg.timer_min)
     }
 
     /// RFC 6675 `IsLost`: more than `(dupthresh − 1)·MSS` bytes SACKed above.
@@ -1094,6 +1116,7 @@ impl Sender {
                 }
                 if r.sacked {
                     self.sacked_bytes -= len;
+                    self.sacked_segs -= 1;
                 } else {
                     self.delivered += len;
                     if !r.ever_retrans {
@@ -1110,6 +1133,10 @@ impl Sender {
             self.dupacks = 0;
         }
         let una_advanced = self.snd_una > prior_una;
+        if una_advanced {
+            // Linux `tcp_ack` zeroes `icsk_retransmits` on progress.
+            self.rto_retransmits = 0;
+        }
 
         // 2. SACK blocks (tcp_sacktag_write_queue).
         if self.cfg.sack && self.cfg.recovery == Recovery::Sack {
@@ -1136,6 +1163,7 @@ impl Sender {
                             self.retrans_bytes -= len;
                         }
                         self.sacked_bytes += len;
+                        self.sacked_segs += 1;
                         self.delivered += len;
                         if !r.ever_retrans {
                             last_sackt = Some(last_sackt.map_or(r.sent, |t| t.max(r.sent)));
@@ -1172,14 +1200,24 @@ impl Sender {
         // 3. RTT (tcp_ack_update_rtt): Karn's rule — no sample if retransmitted data was ACKed.
         let seq_rtt =
             if retrans_acked { None } else { first_ackt.map(|t| now.saturating_since(t)) };
-        let rtt_sample = seq_rtt.or(first_sackt.map(|t| now.saturating_since(t)));
+        let mut rtt_sample = seq_rtt.or(first_sackt.map(|t| now.saturating_since(t)));
+        let mut ca_rtt = if retrans_acked { None } else { last_ackt }
+            .or(last_sackt)
+            .map(|t| now.saturating_since(t));
+        if rtt_sample.is_none() && una_advanced && self.cfg.timestamps {
+            // RFC 7323 RTTM (Linux `tcp_rtt_tsopt_us`): an ACK of new data gives a sample from
+            // its echoed timestamp even when Karn's rule forbids one from the sequence space,
+            // so the RTO's backoff ends at the first ACK after a timeout.
+            if let Some(ecr) = seg.tsecr {
+                let r = ts_rtt(now, ecr);
+                rtt_sample = Some(r);
+                ca_rtt = Some(r);
+            }
+        }
         if let Some(r) = rtt_sample {
             self.rtt.sample(r, self.snd_una, self.snd_nxt);
             self.backoff = 0;
         }
-        let ca_rtt = if retrans_acked { None } else { last_ackt }
-            .or(last_sackt)
-            .map(|t| now.saturating_since(t));
 
         // 4. Rate sample (tcp_rate_gen).
         let rate = match rs_rec {
@@ -1239,12 +1277,19 @@ impl Sender {
 
         // 6. Loss detection.
         let mut reo_armed = false;
+        // Linux `FLAG_LOST_RETRANS`: RACK found a retransmission lost.
+        let mut lost_retrans = false;
         match self.cfg.recovery {
             Recovery::Sack => match self.cfg.loss_detection {
                 LossDetection::Rack => {
                     if self.rack.advanced {
                         self.rack.advanced = false;
-                        reo_armed = self.rack_detect_loss(now);
+                        let prior_retrans = self.retrans_bytes;
+                        if let Some(at) = self.rack_detect_loss(now) {
+                            self.timer = Some((at, Timer::Reo));
+                            reo_armed = true;
+                        }
+                        lost_retrans = self.retrans_bytes < prior_retrans;
                     }
                 }
                 LossDetection::DupThresh => self.dupthresh_detect_loss(),
@@ -1303,7 +1348,15 @@ impl Sender {
                 _ => {}
             }
         }
-        if self.ca < CaState::Recovery && self.lost_bytes > 0 && self.first_rexmit().is_some() {
+        // Linux `tcp_time_to_recover`: any segment marked lost (`lost_out`), retransmitted or
+        // not, starts a recovery from below it; and from Loss, a lost retransmission does
+        // (`FLAG_LOST_RETRANS`: ssthresh then comes from the Loss state's window, and PRR takes
+        // over from slow start). NewReno recovery waits for a segment to retransmit.
+        let may_recover = self.ca < CaState::Recovery || (self.ca == CaState::Loss && lost_retrans);
+        if may_recover
+            && self.lost_bytes > 0
+            && (self.cfg.recovery == Recovery::Sack || self.first_rexmit().is_some())
+        {
             self.enter_recovery(now, flight);
         } else if self.ca <= CaState::Disorder && (ce > 0 || ece) && self.cfg.ecn != EcnMode::Off {
             // tcp_enter_cwr
@@ -1360,6 +1413,15 @@ impl Sender {
             self.rearm_rto(now);
         }
     }
+}
+
+/// An RTT sample from an echoed timestamp (Linux `tcp_rtt_tsopt_us`): Linux's timestamp clock
+/// counts milliseconds, so the sample is the difference of the two times in whole milliseconds,
+/// at least one.
+fn ts_rtt(now: Time, echoed: Time) -> Duration {
+    let ms = Duration::from_ms(1).as_ps();
+    let delta = (now.as_ps() / ms).saturating_sub(echoed.as_ps() / ms).max(1);
+    Duration::from_ms(delta)
 }
 
 /// Linux `tcp_rate_skb_delivered`: keep the most recently sent delivered segment.
@@ -1524,6 +1586,211 @@ mod tests {
         s.on_rto(Time::from_ns(300_000_000));
         let again = s.poll_transmit(Time::from_ns(300_000_000));
         assert!(again.is_some_and(|x| x.seq == 0 && x.len > 0), "resent at the timeout");
+    }
+
+    /// Sends what the window allows at `t`; returns the sequence numbers of the data segments.
+    fn drain(s: &mut Sender, t: Time) -> Vec<u64> {
+        let mut out = Vec::new();
+        while let Some(x) = s.poll_transmit(t) {
+            if x.len == 0 {
+                break;
+            }
+            out.push(x.seq);
+        }
+        out
+    }
+
+    /// Linux `FLAG_LOST_RETRANS`: in Loss, RACK finding a retransmission lost starts a recovery
+    /// (`tcp_fastretrans_alert` falls through to `tcp_enter_recovery`), with ssthresh from the
+    /// Loss state's window and PRR in place of slow start; a retransmission delivered in order
+    /// keeps the sender in Loss.
+    #[test]
+    fn a_lost_retransmission_in_loss_starts_a_recovery() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let mut s = twenty_in_flight(&cfg);
+        let ms = |k: u64| Time::from_ns(k * 1_000_000);
+        s.on_rto(ms(300));
+        assert_eq!(s.ca, CaState::Loss);
+        assert_eq!(drain(&mut s, ms(300)), vec![0], "cwnd: one segment");
+        // Segment 0's retransmission is acknowledged: slow start, two retransmissions.
+        s.on_segment(ms(310), &sack_ack(mss, 1, &[]));
+        assert_eq!(s.ca, CaState::Loss);
+        assert_eq!(drain(&mut s, ms(310)), vec![mss, 2 * mss]);
+        // Segment 1's is lost, 2's SACKed: RACK marks 1's retransmission lost.
+        let ssthresh_at_rto = s.w.ssthresh;
+        s.on_segment(ms(320), &sack_ack(mss, 1, &[(2, 3)]));
+        assert_eq!(s.ca, CaState::Recovery);
+        assert_eq!(s.stats.recoveries, 1);
+        assert_eq!(s.high_seq, s.snd_nxt);
+        // NewReno's ssthresh: half the flight (19 segments) then, not the timeout's (20).
+        assert_eq!((ssthresh_at_rto, s.w.ssthresh), (10 * mss, 19 * mss / 2));
+    }
+
+    /// Linux `tcp_time_to_recover` counts every segment marked lost (`lost_out`): when a
+    /// recovery ends with a loss above its `high_seq` already retransmitted but not yet
+    /// acknowledged, a new recovery (a new reduction) starts at once.
+    #[test]
+    fn a_repaired_loss_above_high_seq_starts_a_new_recovery_when_one_ends() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let cca = CcaConfig::NewReno(Default::default()).build();
+        let mut s = Sender::new(&cfg, cca, 40 * mss, Time::ZERO);
+        s.w.cwnd = 20 * mss;
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 20);
+        let ms = |k: u64| Time::from_ns(k * 1_000_000);
+        // Segment 0 lost, 1..5 SACKed: recovery until snd_una reaches 20.
+        s.on_segment(ms(10), &sack_ack(mss, 0, &[(1, 5)]));
+        assert_eq!((s.ca, s.high_seq), (CaState::Recovery, 20 * mss));
+        let mut sent = drain(&mut s, ms(10));
+        assert_eq!(sent[0], 0, "segment 0 resent first");
+        // 5..20 SACKed as they arrive: PRR sends new data (20, 21, ...).
+        s.on_segment(ms(11), &sack_ack(mss, 0, &[(1, 20)]));
+        sent.extend(drain(&mut s, ms(11)));
+        assert!((20..23).all(|k| sent.contains(&(k * mss))), "sent {sent:?}");
+        // Segment 20 lost, 21 and 22 SACKed a little later: 20 is marked lost and resent.
+        s.on_segment(ms(22), &sack_ack(mss, 0, &[(21, 23), (1, 20)]));
+        assert!(s.lost_bytes >= 2 * mss);
+        let resent = drain(&mut s, ms(22));
+        assert!(resent.contains(&(20 * mss)), "20 resent: {resent:?}");
+        assert_eq!(s.first_rexmit(), None, "every lost segment resent");
+        // Segment 0's retransmission arrives: snd_una = 20 ends the recovery, and 20's loss,
+        // repaired but not acknowledged, starts the next one.
+        let recoveries = s.stats.recoveries;
+        let ssthresh = s.w.ssthresh;
+        s.on_segment(ms(23), &sack_ack(mss, 20, &[(21, 23)]));
+        assert_eq!(s.ca, CaState::Recovery);
+        assert_eq!(s.stats.recoveries, recoveries + 1);
+        assert!(s.w.ssthresh < ssthresh, "a second reduction");
+    }
+
+    /// Linux `tcp_enter_loss`: a timeout in Loss takes a new ssthresh when `snd_una` advanced
+    /// since the previous one (`icsk_retransmits` is 0), and keeps it otherwise.
+    #[test]
+    fn a_timeout_in_loss_after_progress_takes_a_new_ssthresh() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let mut s = twenty_in_flight(&cfg);
+        let ms = |k: u64| Time::from_ns(k * 1_000_000);
+        s.on_rto(ms(300));
+        assert_eq!(s.w.ssthresh, 10 * mss, "half of 20 in flight");
+        s.on_rto(ms(900));
+        assert_eq!(s.w.ssthresh, 10 * mss, "no progress: the same window's reduction");
+        drain(&mut s, ms(900));
+        s.on_segment(ms(910), &sack_ack(mss, 1, &[]));
+        assert_eq!(s.ca, CaState::Loss);
+        s.on_rto(ms(2000));
+        assert_eq!(s.w.ssthresh, 19 * mss / 2, "progress since: half of 19 in flight");
+    }
+
+    /// A tail-loss probe timer that expires while a probe is outstanding re-arms the RTO from
+    /// the head's transmission, not from now (Linux still has the probe timer pending when
+    /// `tcp_send_loss_probe` calls `tcp_rearm_rto`).
+    #[test]
+    fn a_probe_timer_with_a_probe_outstanding_rearms_the_rto_from_the_head() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let mut s = twenty_in_flight(&cfg);
+        let us = |k: u64| Time::from_ns(k * 1_000);
+        // Half acknowledged after 1 ms; the probe timer is armed.
+        s.on_segment(us(1_000), &sack_ack(mss, 10, &[]));
+        let Some((pto, Timer::Tlp)) = s.timer else { panic!("a probe timer: {:?}", s.timer) };
+        s.on_deadline(pto);
+        let probe = drain(&mut s, pto);
+        assert_eq!(probe, vec![19 * mss], "the last segment, probed");
+        // One more segment acknowledged (below the probe's snd_nxt): a new probe timer.
+        s.on_segment(pto + Duration::from_us(100), &sack_ack(mss, 11, &[]));
+        let Some((pto2, Timer::Tlp)) = s.timer else { panic!("a probe timer: {:?}", s.timer) };
+        s.on_deadline(pto2);
+        let head_sent = s.sb[0].sent;
+        assert_eq!(s.timer, Some(((head_sent + s.rto()).max(pto2), Timer::Rto)));
+        assert!(head_sent + s.rto() > pto2 && head_sent + s.rto() < pto2 + s.rto());
+    }
+
+    /// RACK's reordering window is 0 once `dupthresh` segments are SACKed, counted as segments
+    /// (Linux `sacked_out`): three SACKed segments, the short last one among them, mark the
+    /// hole lost at once instead of after min_RTT/4.
+    #[test]
+    fn three_sacked_segments_with_a_short_one_close_the_reordering_window() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let cca = CcaConfig::NewReno(Default::default()).build();
+        let mut s = Sender::new(&cfg, cca, 20 * mss - 500, Time::ZERO);
+        s.w.cwnd = 20 * mss;
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 20);
+        let at = Time::from_ns(1_000_000);
+        let ack = Segment {
+            ack: 16 * mss,
+            flags: Flags::ACK,
+            sack: SackBlocks::from_slice(&[(17 * mss, 20 * mss - 500)]),
+            ..Segment::default()
+        };
+        s.on_segment(at, &ack);
+        assert_eq!(s.lost_bytes, mss, "segment 16 marked lost");
+        assert_eq!(s.ca, CaState::Recovery);
+    }
+
+    /// Prague reacts to a timeout only where Linux raises `CA_EVENT_LOSS` (inside
+    /// `tcp_enter_loss`'s new-ssthresh branch): not on a timeout within a window already being
+    /// reduced, as its CWR after CE marks.
+    #[test]
+    fn prague_reacts_to_a_timeout_only_with_a_new_reduction() {
+        use crate::cca::prague::{Prague, PragueConfig};
+        let cfg = TcpConfig { ecn: EcnMode::Accurate, ..TcpConfig::default() };
+        let mss = u64::from(cfg.mss);
+        let loss_cwnd = |s: &Sender| match s.cca() {
+            Cca::Prague(p) => p.loss_cwnd_segments(),
+            _ => unreachable!("a Prague sender"),
+        };
+        for cwr_first in [true, false] {
+            let prague = Cca::Prague(Prague::new(PragueConfig::default()));
+            let mut s = Sender::new(&cfg, prague, 40 * mss, Time::ZERO);
+            s.w.cwnd = 20 * mss;
+            assert_eq!(drain(&mut s, Time::ZERO).len(), 20);
+            let t1 = Time::from_ns(1_000_000);
+            if cwr_first {
+                // Two segments acknowledged, one of them CE-marked: CWR until snd_nxt.
+                let ack = Segment { ace: mss as u32, ..sack_ack(mss, 2, &[]) };
+                s.on_segment(t1, &ack);
+                assert_eq!(s.ca, CaState::Cwr);
+            }
+            s.on_rto(Time::from_ns(300_000_000));
+            assert_eq!(s.ca, CaState::Loss);
+            if cwr_first {
+                assert_eq!(loss_cwnd(&s), 0, "no CA_EVENT_LOSS within the CWR window");
+            } else {
+                assert_eq!(loss_cwnd(&s), 20, "CA_EVENT_LOSS: prague_enter_loss");
+            }
+        }
+    }
+
+    /// Linux `tcp_rack_reo_timeout`: the segments found overdue are marked lost and recovery
+    /// starts; the RTO is then re-armed from the head's transmission (the reordering timer is
+    /// still the pending one), not from now.
+    #[test]
+    fn the_reordering_timeout_rearms_the_rto_from_the_head() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let mut s = twenty_in_flight(&cfg);
+        // One segment SACKed after 1 ms: the window is min_RTT/4, so a reordering timer.
+        s.on_segment(Time::from_ns(1_000_000), &sack_ack(mss, 0, &[(19, 20)]));
+        let Some((at, Timer::Reo)) = s.timer else { panic!("a reordering timer: {:?}", s.timer) };
+        assert_eq!(s.lost_bytes, 0);
+        s.on_deadline(at);
+        assert_eq!(s.ca, CaState::Recovery);
+        assert_eq!(s.lost_bytes, 19 * mss);
+        assert_eq!(s.timer, Some((s.sb[0].sent + s.rto(), Timer::Rto)));
+        assert!(s.sb[0].sent + s.rto() < at + s.rto());
+    }
+
+    /// A timestamp sample counts Linux's millisecond clock ticks between the echoed send time
+    /// and now, at least one.
+    #[test]
+    fn timestamp_samples_are_whole_milliseconds() {
+        let t = |us: u64| Time::from_ns(us * 1_000);
+        assert_eq!(ts_rtt(t(10_900), t(200)), Duration::from_ms(10));
+        assert_eq!(ts_rtt(t(11_000), t(999)), Duration::from_ms(11));
+        assert_eq!(ts_rtt(t(500), t(100)), Duration::from_ms(1), "at least one tick");
     }
 
     /// `CA_EVENT_TX_START`: the first segment after an idle period (nothing in flight) shifts

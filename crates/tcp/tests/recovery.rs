@@ -39,12 +39,15 @@ fn last_ack_before(r: &Run, t: Time) -> Time {
 
 /// With TLP off, a tail loss is resent exactly RTO = max(min_rto, SRTT + 4·RTTVAR) after the
 /// last ACK restarted the timer (RFC 6298), for both a min_rto-bound and a variance-bound RTO.
-/// (ACK every segment: with a 12 ms RTO a 40 ms delayed ACK would itself cause a timeout.)
+/// (ACK every segment: with a 12 ms RTO a 40 ms delayed ACK would itself cause a timeout.
+/// Timestamps off in these RTO tests: the retransmission's ACK would give a sample and move the
+/// estimator read at the end.)
 #[test]
 fn rto_repairs_a_tail_loss_after_the_rfc6298_timeout() {
     for min_rto in [ms(200), ms(1)] {
         let cfg = TcpConfig {
             tlp: false,
+            timestamps: false,
             rto_mode: RtoMode::Rfc6298,
             min_rto,
             delack_segments: 1,
@@ -66,7 +69,7 @@ fn rto_repairs_a_tail_loss_after_the_rfc6298_timeout() {
 /// Linux's formula: RTO = SRTT + max(4·mdev, min_rto), so at least min_rto above SRTT.
 #[test]
 fn linux_rto_is_srtt_plus_min_rto_on_a_steady_path() {
-    let cfg = TcpConfig { tlp: false, ..TcpConfig::linux() };
+    let cfg = TcpConfig { tlp: false, timestamps: false, ..TcpConfig::linux() };
     let mss = u64::from(cfg.mss);
     let r = tail_loss(cfg.clone(), 30, 1, 1);
     let t_r = sent_at(&r, 29 * mss, 1);
@@ -77,28 +80,40 @@ fn linux_rto_is_srtt_plus_min_rto_on_a_steady_path() {
 }
 
 /// Repeated losses of the same segment back off 1, 2, 4, 8× and, by Karn's rule, the final ACK
-/// of a retransmitted segment gives no RTT sample (the backed-off RTO stays).
+/// of a retransmitted segment gives no RTT sample (the backed-off RTO stays). With timestamps
+/// (RFC 7323, Linux's default), that ACK echoes the retransmission's send time: a sample, in
+/// whole milliseconds, which ends the backoff.
 #[test]
 fn rto_backs_off_exponentially_and_karn_skips_retransmissions() {
-    let cfg = TcpConfig { tlp: false, rto_mode: RtoMode::Rfc6298, ..TcpConfig::linux() };
-    let mss = u64::from(cfg.mss);
-    let r = tail_loss(cfg, 30, 1, 4);
-    assert!(r.rx.is_complete());
-    let last = 29 * mss;
-    let t: Vec<Time> = (0..5).map(|n| sent_at(&r, last, n)).collect();
-    let base = t[1] - last_ack_before(&r, t[1]);
-    for k in 1..4 {
-        assert_eq!(t[k + 1] - t[k], base * (1 << k), "expiry {k}");
+    for timestamps in [false, true] {
+        let cfg =
+            TcpConfig { tlp: false, timestamps, rto_mode: RtoMode::Rfc6298, ..TcpConfig::linux() };
+        let mss = u64::from(cfg.mss);
+        let r = tail_loss(cfg, 30, 1, 4);
+        assert!(r.rx.is_complete());
+        let last = 29 * mss;
+        let t: Vec<Time> = (0..5).map(|n| sent_at(&r, last, n)).collect();
+        let base = t[1] - last_ack_before(&r, t[1]);
+        for k in 1..4 {
+            assert_eq!(t[k + 1] - t[k], base * (1 << k), "expiry {k}");
+        }
+        assert_eq!(r.tx.stats().timeouts, 4);
+        if timestamps {
+            let rto = r.tx.rto();
+            assert_eq!(rto, r.tx.rtt_estimator().rto(), "backoff ended");
+            assert!(rto < base * 2, "{rto:?} against {base:?}");
+        } else {
+            assert_eq!(r.tx.rto(), base * 16, "no sample from the retransmission: backoff kept");
+        }
     }
-    assert_eq!(r.tx.stats().timeouts, 4);
-    assert_eq!(r.tx.rto(), base * 16, "no sample from the retransmission: backoff kept");
 }
 
 /// With TLP, a tail loss of two segments is probed 2·SRTT + 2 ms (Linux TCP_TIMEOUT_MIN) after
 /// the last ACK, long before the RTO, and repaired within about one more RTT.
 #[test]
 fn tlp_repairs_a_tail_loss_after_two_srtt() {
-    let cfg = TcpConfig::linux();
+    // Timestamps off: the probe's ACK would give a sample and move the SRTT read at the end.
+    let cfg = TcpConfig { timestamps: false, ..TcpConfig::linux() };
     let mss = u64::from(cfg.mss);
     let r = tail_loss(cfg.clone(), 30, 2, 1);
     assert!(r.rx.is_complete());
@@ -207,18 +222,19 @@ fn handshake_costs_one_and_a_half_rtt_and_a_lost_synack_one_second() {
 
 /// When every ACK that advances `snd_una` also covers a retransmission, Karn's rule gives no RTT
 /// sample at all: the RTO starts at `initial_rto` (1 s), doubles on each expiry and stays at
-/// `max_rto` (120 s) — yet the flow completes. (A case the property below once drew: 28% ACK
-/// loss and segments lost up to three times; it needs about 490 s.)
+/// `max_rto` (120 s) — yet the flow completes. (A case of the kind the property below once
+/// drew: 26% ACK loss and segments lost up to three times. It was found by a search over such
+/// patterns, since any change to the recovery model changes which pattern gives no sample.)
 #[test]
 fn karn_without_any_sample_backs_off_to_max_rto_and_still_completes() {
     let cfg = TcpConfig::dc_newreno();
     let mss = u64::from(cfg.mss);
-    let drops = [(21u64, 1u32), (9, 1), (0, 2), (14, 0), (24, 2)];
-    let bytes = 25 * mss - mss / 3;
+    let drops = [(3u64, 0u32), (2, 2), (0, 0), (5, 1), (14, 0), (15, 1)];
+    let bytes = 22 * mss - mss / 3;
     let mut path = Path::new(BitsPerSec::mbps(100), ms(2), 30_000);
-    path.seed = 516;
+    path.seed = 690;
     let mut o = Opts::new(cfg.clone(), newreno(), bytes, path);
-    o.ack_loss = 0.28238966107706026;
+    o.ack_loss = 0.257;
     o.drop = Some(Box::new(move |n, s| {
         s.len > 0 && drops.iter().any(|&(i, k)| s.seq == i * mss && n <= k)
     }));

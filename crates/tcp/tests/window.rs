@@ -176,15 +176,21 @@ fn cubic_reno_friendly_region_dominates_at_small_bdp() {
 }
 
 /// Linux HyStart ends slow start before a 4·BDP buffer overflows; plain slow start overflows
-/// it. HyStart++ (RFC 9406) detects later (the round's minimum RTT must rise by 4 ms) and
-/// then spends 5 rounds in conservative slow start, so it gets an 8·BDP buffer.
+/// an 8·BDP one. HyStart++ (RFC 9406) detects later: its rounds begin with a window's first
+/// segment, which finds the queue drained until cwnd is well above the BDP, and the round's
+/// minimum RTT must then rise by 4 ms (here at cwnd 640, about 4·BDP); then it spends 5 rounds
+/// in conservative slow start, growing a quarter as fast, so it gets a 16·BDP buffer.
 #[test]
 fn hystart_exits_slow_start_before_loss_on_a_deep_buffer() {
     let mut first_drop = Vec::new();
     for mode in [HyStartMode::Classic, HyStartMode::Plus, HyStartMode::Off] {
         let cfg = TcpConfig::linux();
         let mut path = Path::new(BitsPerSec::mbps(100), ms(20), 0);
-        path.buffer = if mode == HyStartMode::Classic { 4 } else { 8 } * path.bdp();
+        path.buffer = match mode {
+            HyStartMode::Classic => 4,
+            HyStartMode::Plus => 16,
+            HyStartMode::Off => 8,
+        } * path.bdp();
         let mut o = Opts::new(cfg, cubic(|c| c.hystart = mode), u64::MAX / 2, path);
         o.until = at_ms(1000);
         let r = run(o);

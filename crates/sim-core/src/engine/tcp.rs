@@ -113,6 +113,8 @@ fn segment_of(p: &Packet) -> Segment {
         sack: t.sack,
         ace: t.ace,
         ecn: p.ecn,
+        tsval: p.ts,
+        tsecr: t.tsecr,
     }
 }
 
@@ -281,6 +283,7 @@ impl<F: CcFactory> Shard<F> {
                 flags: seg.flags,
                 sack: seg.sack,
                 ace: seg.ace,
+                tsecr: seg.tsecr,
             }),
         }
     }

@@ -2,13 +2,14 @@
 //! (RFC 9406).
 //!
 //! Linux specifics kept: β = 717/1024 and C = 410/1024 by default; fast convergence; the cubic
-//! target is evaluated one minimum RTT ahead (`t + delay_min`); the first epoch after a timeout
-//! grows at most 5% per RTT (`cnt ≥ 20` while `last_max_cwnd = 0`); the Reno-friendly window
-//! grows one segment per `cwnd·15/8` segments ACKed (`beta_scale`); cwnd grows at most one
-//! segment per two ACKed; `cnt` is recomputed at most every 1/32 s while cwnd is unchanged.
-//! HyStart: ACK-train and delay detection from 16 segments, delay threshold
-//! `clamp(delay_min/8, 4 ms, 16 ms)` over 8 samples, RTT samples ignored for 1 s after a
-//! reduction.
+//! target is evaluated one minimum RTT ahead (`t + delay_min`); while no reduction has set
+//! W_max (`last_max_cwnd = 0`: after slow start, and after a timeout) cwnd grows at least 5% per
+//! RTT (`cnt ≤ 20`); the Reno-friendly window grows one segment per `cwnd·15/8` segments ACKed
+//! (`beta_scale`); cwnd grows at most one segment per two ACKed; `cnt` is recomputed at most
+//! every 1/32 s while cwnd is unchanged. HyStart: rounds counted from the first ACK of slow
+//! start, ACK-train and delay detection from 16 segments, delay threshold
+//! `clamp(delay_min/8, 4 ms, 16 ms)` over 8 samples, RTT samples ignored for 1 s after the
+//! current epoch began.
 
 use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 use dcsim_types::{Duration, Time};
@@ -257,10 +258,16 @@ impl Cubic {
         self.sample_cnt = 0;
     }
 
-    /// Linux `hystart_update`.
+    /// Linux `hystart_update`: rounds are counted from the first ACK of slow start, detection
+    /// works from `hystart_low_window` segments (the round reset before the window test, as in
+    /// Linux since 6.13 and before late 2021; kernels in between counted rounds only from the
+    /// low window on).
     fn hystart_update(&mut self, w: &mut Window, ack: &AckSample, delay: Duration) {
         if ack.snd_una > self.end_seq {
             self.hystart_reset(ack);
+        }
+        if w.segs() < self.cfg.hystart_low_window {
+            return;
         }
         let delay_min = self.delay_min.unwrap_or(delay);
         if self.cfg.hystart_ack_train
@@ -300,7 +307,8 @@ impl Cubic {
         }
     }
 
-    /// RFC 9406 per-ACK processing in slow start.
+    /// RFC 9406 per-ACK processing in slow start, from its first ACK (the RFC has no low window:
+    /// `hystart_low_window` is classic HyStart's).
     fn hystart_plus_update(&mut self, w: &mut Window, ack: &AckSample, rtt: Duration) {
         if ack.snd_una > self.end_seq {
             // A new round.
@@ -413,13 +421,9 @@ impl CongestionControl for Cubic {
             return;
         }
         match self.cfg.hystart {
-            HyStartMode::Classic if w.segs() >= self.cfg.hystart_low_window => {
-                self.hystart_update(w, ack, delay)
-            }
-            HyStartMode::Plus if w.segs() >= self.cfg.hystart_low_window => {
-                self.hystart_plus_update(w, ack, delay)
-            }
-            _ => {}
+            HyStartMode::Classic => self.hystart_update(w, ack, delay),
+            HyStartMode::Plus => self.hystart_plus_update(w, ack, delay),
+            HyStartMode::Off => {}
         }
     }
 
@@ -518,6 +522,35 @@ mod tests {
         assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(60)), "never after now");
         c.on_tx_start(&w, Duration::ZERO, Time::ZERO + ms(70));
         assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(60)));
+    }
+
+    /// HyStart counts its rounds from the first ACK of slow start, below the low window too
+    /// (Linux `hystart_update` resets the round before its `hystart_low_window` test): with IW
+    /// 10, the first round ends at the tenth segment and the second at the thirtieth, as the
+    /// sender's `snd_nxt` was when each began.
+    #[test]
+    fn hystart_rounds_start_at_the_first_ack_below_the_low_window() {
+        let mut c = Cubic::new(CubicConfig::default());
+        let mut w = Window { cwnd: 11 * 1000, ssthresh: u64::MAX, mss: 1000, cwnd_cnt: 0 };
+        let at = |ms: u64| Time::ZERO + Duration::from_ms(ms);
+        let ack_of = |now, una, nxt| AckSample { snd_una: una, snd_nxt: nxt, ..ack(now, 1000) };
+        // Segment 1's ACK: 10 sent, cwnd 11 < 16.
+        c.on_ack(&mut w, &ack_of(at(10), 1000, 10_000));
+        assert_eq!((c.end_seq, c.round_start), (10_000, at(10)), "round 1 ends at segment 10");
+        // Within the round: no reset.
+        c.on_ack(&mut w, &ack_of(at(11), 10_000, 29_000));
+        assert_eq!((c.end_seq, c.round_start), (10_000, at(10)));
+        // Segment 11's ACK starts round 2, which ends where snd_nxt then was.
+        w.cwnd = 21 * 1000;
+        c.on_ack(&mut w, &ack_of(at(20), 11_000, 30_000));
+        assert_eq!((c.end_seq, c.round_start), (30_000, at(20)));
+        assert!(!c.hystart_found());
+        // HyStart++ counts its rounds from the start too.
+        let mut p =
+            Cubic::new(CubicConfig { hystart: HyStartMode::Plus, ..CubicConfig::default() });
+        let mut w = Window { cwnd: 11 * 1000, ssthresh: u64::MAX, mss: 1000, cwnd_cnt: 0 };
+        p.on_ack(&mut w, &ack_of(at(10), 1000, 10_000));
+        assert_eq!(p.end_seq, 10_000);
     }
 
     #[test]

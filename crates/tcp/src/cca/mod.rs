@@ -204,12 +204,18 @@ pub trait CongestionControl {
     fn ssthresh(&mut self, w: &Window, cause: Congestion, in_flight: u64) -> u64;
 
     /// The congestion state changed (Linux `set_state`); on a timeout the socket calls this with
-    /// `to = Loss` after `ssthresh` and before setting cwnd to one segment.
+    /// `to = Loss` (also when already in Loss, as Linux does) after `ssthresh` and before setting
+    /// cwnd to what is in flight plus one segment.
     fn on_state(&mut self, _w: &mut Window, _from: CaState, _to: CaState, _now: Time) {}
 
     /// A data segment leaves with nothing in flight, `idle` after the previous one (Linux
     /// `CA_EVENT_TX_START`: the application sent nothing for a while).
     fn on_tx_start(&mut self, _w: &Window, _idle: Duration, _now: Time) {}
+
+    /// A timeout reduced ssthresh (Linux `CA_EVENT_LOSS`, raised by `tcp_enter_loss` right after
+    /// `ssthresh`, and only when it called `ssthresh`: not on a timeout in a window already
+    /// being reduced). Called before [`CongestionControl::on_state`] with `to = Loss`.
+    fn on_loss_event(&mut self, _w: &mut Window) {}
 
     /// Whether the controller runs the whole window itself (Linux `cong_control`): the socket
     /// then calls [`CongestionControl::control`] on every ACK instead of PRR or `increase`, and
@@ -373,6 +379,9 @@ impl CongestionControl for Cca {
     }
     fn on_tx_start(&mut self, w: &Window, idle: Duration, now: Time) {
         dispatch!(self, c => c.on_tx_start(w, idle, now))
+    }
+    fn on_loss_event(&mut self, w: &mut Window) {
+        dispatch!(self, c => c.on_loss_event(w))
     }
     fn owns_window(&self) -> bool {
         dispatch!(self, c => c.owns_window())

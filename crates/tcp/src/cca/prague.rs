@@ -244,11 +244,19 @@ impl CongestionControl for Prague {
             return;
         }
         match to {
-            CaState::Recovery | CaState::Loss => self.enter_loss(w),
+            // A timeout's reduction comes through `on_loss_event` (Linux `prague_state` has no
+            // Loss case: `CA_EVENT_LOSS` calls `prague_enter_loss`).
+            CaState::Recovery => self.enter_loss(w),
+            CaState::Loss => {}
             CaState::Cwr => self.enter_cwr(w, now),
             CaState::Open => self.in_loss = false,
             CaState::Disorder => {}
         }
+    }
+
+    /// Linux `prague_cwnd_event(CA_EVENT_LOSS)`.
+    fn on_loss_event(&mut self, w: &mut Window) {
+        self.enter_loss(w);
     }
 
     fn owns_window(&self) -> bool {
