@@ -1201,8 +1201,10 @@ impl Sender {
         let seq_rtt =
             if retrans_acked { None } else { first_ackt.map(|t| now.saturating_since(t)) };
         let mut rtt_sample = seq_rtt.or(first_sackt.map(|t| now.saturating_since(t)));
-        let mut ca_rtt = if retrans_acked { None } else { last_ackt }
-            .or(last_sackt)
+        // The CCA's sample (Linux `ca_rtt_us`): the newest segment SACKed, else the newest
+        // acknowledged cumulatively (never a retransmitted one).
+        let mut ca_rtt = last_sackt
+            .or(if retrans_acked { None } else { last_ackt })
             .map(|t| now.saturating_since(t));
         if rtt_sample.is_none() && una_advanced && self.cfg.timestamps {
             // RFC 7323 RTTM (Linux `tcp_rtt_tsopt_us`): an ACK of new data gives a sample from
@@ -1404,10 +1406,15 @@ impl Sender {
             self.force_rexmit = false;
         }
 
-        // 9. Timers (FLAG_SET_XMIT_TIMER unless RACK armed its reordering timer).
+        // 9. Timers (FLAG_SET_XMIT_TIMER unless RACK armed its reordering timer): on progress,
+        // and on a SACK whose sample is older than the head's last transmission (Linux
+        // `tcp_clean_rtx_queue`: data sent before the head was resent still arrives, so the
+        // head's retransmission is not overdue yet).
+        let sack_rearm = !una_advanced
+            && first_sackt.zip(self.sb.front()).is_some_and(|(t, head)| t < head.sent);
         if self.sb.is_empty() {
             self.timer = None;
-        } else if una_advanced && !reo_armed {
+        } else if (una_advanced || sack_rearm) && !reo_armed {
             self.set_xmit_timer(now);
         } else if self.timer.is_none() {
             self.rearm_rto(now);
@@ -1791,6 +1798,44 @@ mod tests {
         assert_eq!(ts_rtt(t(10_900), t(200)), Duration::from_ms(10));
         assert_eq!(ts_rtt(t(11_000), t(999)), Duration::from_ms(11));
         assert_eq!(ts_rtt(t(500), t(100)), Duration::from_ms(1), "at least one tick");
+    }
+
+    /// Linux's congestion-control RTT sample (`ca_rtt_us`) is the newest SACKed segment's when
+    /// the ACK SACKs any, not the newest cumulatively acknowledged one's: CUBIC's `delay_min`
+    /// takes the SACK's 3 ms, not the cumulative part's 13 ms.
+    #[test]
+    fn the_ccas_rtt_sample_prefers_the_newest_sacked_segment() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let cubic = Cca::Cubic(Cubic::new(CubicConfig::default()));
+        let mut s = Sender::new(&cfg, cubic, 40 * mss, Time::ZERO);
+        let ms = |k: u64| Time::from_ns(k * 1_000_000);
+        assert_eq!(drain(&mut s, ms(0)).len(), 10);
+        s.on_segment(ms(10), &sack_ack(mss, 5, &[]));
+        assert_eq!(drain(&mut s, ms(10)), (10..20).map(|k| k * mss).collect::<Vec<_>>());
+        // Segment 5 (sent at 0) acknowledged, 10 (sent at 10 ms) SACKed, at 13 ms.
+        s.on_segment(ms(13), &sack_ack(mss, 6, &[(10, 11)]));
+        let Cca::Cubic(c) = s.cca() else { unreachable!("a CUBIC sender") };
+        assert_eq!(c.delay_min(), Some(Duration::from_ms(3)));
+    }
+
+    /// Linux `FLAG_SET_XMIT_TIMER` for an ACK that only SACKs: when the SACKed data was sent
+    /// before the head's last (re)transmission, the RTO restarts from now (the head's
+    /// retransmission is not overdue while older data still arrives).
+    #[test]
+    fn a_sack_of_data_older_than_the_heads_retransmission_restarts_the_rto() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let mut s = twenty_in_flight(&cfg);
+        let ms = |k: u64| Time::from_ns(k * 1_000_000);
+        // 1..5 SACKed: segment 0 lost, resent at 1 ms, which restarts the RTO.
+        s.on_segment(ms(1), &sack_ack(mss, 0, &[(1, 5)]));
+        assert_eq!(s.ca, CaState::Recovery);
+        assert_eq!(drain(&mut s, ms(1))[0], 0);
+        assert_eq!(s.timer, Some((ms(1) + s.rto(), Timer::Rto)));
+        // 5..10, sent at 0, SACKed at 2 ms: the RTO restarts.
+        s.on_segment(ms(2), &sack_ack(mss, 0, &[(1, 10)]));
+        assert_eq!(s.timer, Some((ms(2) + s.rto(), Timer::Rto)));
     }
 
     /// `CA_EVENT_TX_START`: the first segment after an idle period (nothing in flight) shifts

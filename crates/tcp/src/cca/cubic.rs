@@ -232,6 +232,11 @@ impl Cubic {
     pub fn epoch_start(&self) -> Option<Time> {
         self.epoch_start
     }
+    /// The smallest RTT sample seen (`delay_min`: the cubic target's lookahead and HyStart's
+    /// reference), if any.
+    pub fn delay_min(&self) -> Option<Duration> {
+        self.delay_min
+    }
     /// Whether HyStart (or HyStart++) ended slow start.
     pub fn hystart_found(&self) -> bool {
         self.found

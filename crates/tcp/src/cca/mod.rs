@@ -146,8 +146,9 @@ pub struct AckSample {
     pub ce: u64,
     /// Whether the ACK advanced `snd_una`.
     pub una_advanced: bool,
-    /// RTT of the most recently sent segment this ACK delivered (Linux `ca_rtt_us`), if none
-    /// of the ACKed segments was retransmitted.
+    /// Linux `ca_rtt_us`: the RTT of the newest segment this ACK SACKed, else of the newest it
+    /// acknowledged cumulatively if none of those was retransmitted, else (with timestamps) the
+    /// echo's sample.
     pub rtt: Option<Duration>,
     /// Smoothed RTT after this ACK.
     pub srtt: Option<Duration>,
