@@ -440,7 +440,7 @@ fn full_size_default_experiment_has_the_shape_of_the_seed() {
 
 #[test]
 #[ignore = "full size; fails at 160 ms (CUBIC geomean harm 0.043 ± 0.017, FCT_prague/FCT_solo \
-            1.90 over 5 seeds): dcsim's solo FCT at 160 ms is 27% above the seed's Linux \
+            1.88 over 5 seeds): dcsim's solo FCT at 160 ms is 27% above the seed's Linux \
             value, see docs/harm.md"]
 fn full_size_cubic_harm_and_prague_slowdown_are_in_the_specs_ranges() {
     let rows = full_size("3", &[]);

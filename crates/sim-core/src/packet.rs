@@ -200,7 +200,8 @@ pub struct Packet {
     pub in_port: PortNo,
     /// Data: first byte's sequence number. ACK/NACK: cumulative acknowledged byte.
     pub seq: u64,
-    /// Sender timestamp (data: set at NIC transmission start; ACK: echoed).
+    /// Sender timestamp: RoCE data, when its NIC started it (an ACK echoes it); TCP, every
+    /// segment's own send time (the timestamps option's TSval; the echo is in `TcpFields`).
     pub ts: Time,
     /// When the packet was fully received by the current switch (for hop-latency traces).
     pub arrived: Time,

@@ -173,11 +173,15 @@ impl Receiver {
 
     /// Handles a segment from the sender: data, or a SYN-ACK.
     pub fn on_segment(&mut self, now: Time, seg: &Segment) {
-        // RFC 7323 §4.3 (Linux `tcp_replace_ts_recent`): remember the send time of a segment
-        // that covers the last byte ACKed, so that the next ACK echoes the segment that moved
-        // the window (a hole's retransmission), not a later one. The SYN-ACK's is the first.
+        // RFC 7323 §4.3 (Linux `tcp_replace_ts_recent`): remember the send time of an
+        // acceptable segment that covers the last byte ACKed, so that the next ACK echoes the
+        // segment that moved the window (a hole's retransmission), not a later one. A segment
+        // wholly below it (a duplicate) is not acceptable (Linux `tcp_sequence` drops it before
+        // the update). The first SYN-ACK's is the first; a repeated one is only answered.
+        let first_synack = seg.is_syn() && self.client.as_ref().is_some_and(|c| !c.established);
+        let covers = !seg.is_syn() && seg.seq <= self.rcv_wup && seg.end() >= self.rcv_wup;
         if self.cfg.timestamps
-            && (seg.seq <= self.rcv_wup || seg.is_syn())
+            && (first_synack || covers)
             && self.ts_recent.is_none_or(|t| seg.tsval >= t)
         {
             self.ts_recent = Some(seg.tsval);
@@ -564,7 +568,7 @@ mod tests {
 
     /// RFC 7323 §4.3: an ACK echoes the send time of the segment that covered the last byte
     /// ACKed (here the first segment, then the hole's retransmission), not that of a later
-    /// out-of-order one; without timestamps nothing is echoed.
+    /// out-of-order one nor of a duplicate; without timestamps nothing is echoed.
     #[test]
     fn acks_echo_the_segment_that_moved_the_window() {
         for timestamps in [true, false] {
@@ -584,6 +588,11 @@ mod tests {
             r.on_segment(at(40), &seg(2, 30));
             let a = r.poll_transmit(at(40)).expect("the fill is ACKed at once");
             assert_eq!((a.ack, a.tsecr, a.tsval), (4 * m, echo(30), at(40)));
+            // A duplicate of 1 (wholly below the last byte ACKed) is not acceptable: it is
+            // ACKed at once, with the same echo.
+            r.on_segment(at(50), &seg(1, 45));
+            let a = r.poll_transmit(at(50)).expect("a duplicate is ACKed at once");
+            assert_eq!((a.ack, a.tsecr), (4 * m, echo(30)));
         }
     }
 

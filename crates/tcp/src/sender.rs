@@ -763,7 +763,6 @@ impl Sender {
             self.w.ssthresh = self.cca.ssthresh(&self.w, Congestion::Timeout, flight);
             self.cca.on_loss_event(&mut self.w);
         }
-        self.cca.on_state(&mut self.w, from, CaState::Loss, now);
         // Linux `tcp_timeout_mark_lost`: every segment is marked lost, except, with RACK, those
         // (after the first) sent less than RACK's RTT ago, which may still arrive. Only where
         // RACK runs here (with SACK recovery), or nothing would mark them lost later.
@@ -778,6 +777,8 @@ impl Sender {
         self.rexmit_hint = self.snd_una;
         self.w.cwnd = self.pipe() + self.w.mss;
         self.w.cwnd_cnt = 0;
+        // As Linux, the state changes after cwnd is set.
+        self.cca.on_state(&mut self.w, from, CaState::Loss, now);
         self.high_seq = self.snd_nxt;
         self.recover_valid = true;
         self.ca = CaState::Loss;
@@ -859,13 +860,17 @@ impl Sender {
     /// for the segments not yet overdue, if any (`tcp_rack_mark_lost` arms it).
     fn rack_detect_loss(&mut self, now: Time) -> Option<Time> {
         let rack_xmit = self.rack.xmit?;
-        let reo_wnd =
-            if self.ca >= CaState::Recovery || self.sacked_segs >= u64::from(self.cfg.dupthresh) {
-                Duration::ZERO
-            } else {
-                let m = self.rtt.min_rtt().map_or(Duration::ZERO, |m| Duration(m.as_ps() / 4));
-                m.min(self.rtt.srtt().unwrap_or(m))
-            };
+        // Linux checks a recovery's or Loss's end before it detects losses: on the ACK that
+        // ends one, the window is Open's.
+        let ending =
+            matches!(self.ca, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq;
+        let reducing = self.ca >= CaState::Recovery && !ending;
+        let reo_wnd = if reducing || self.sacked_segs >= u64::from(self.cfg.dupthresh) {
+            Duration::ZERO
+        } else {
+            let m = self.rtt.min_rtt().map_or(Duration::ZERO, |m| Duration(m.as_ps() / 4));
+            m.min(self.rtt.srtt().unwrap_or(m))
+        };
         let mut timeout = 0i128;
         for i in 0..self.sb.len() {
             let r = self.sb[i];
@@ -1014,7 +1019,12 @@ impl Sender {
                 if let Some(t) = self.synack_sent_at {
                     self.rtt.sample(now.saturating_since(t), 0, 0);
                 }
-            } else if self.synack_retries > 1 {
+            } else if let Some(ecr) = seg.tsecr.filter(|_| self.cfg.timestamps) {
+                // Linux `tcp_synack_rtt_meas`: after a retransmitted SYN-ACK, Karn's rule leaves
+                // the sample to the echo of the SYN-ACK the client got.
+                self.rtt.sample(ts_rtt(now, ecr), 0, 0);
+            }
+            if self.synack_retries > 1 {
                 // Linux tcp_init_transfer: a handshake with retransmissions starts at cwnd 1.
                 self.w.cwnd = self.w.mss;
             }
@@ -1411,6 +1421,7 @@ impl Sender {
         // `tcp_clean_rtx_queue`: data sent before the head was resent still arrives, so the
         // head's retransmission is not overdue yet).
         let sack_rearm = !una_advanced
+            && !old_ack
             && first_sackt.zip(self.sb.front()).is_some_and(|(t, head)| t < head.sent);
         if self.sb.is_empty() {
             self.timer = None;
@@ -1836,6 +1847,63 @@ mod tests {
         // 5..10, sent at 0, SACKed at 2 ms: the RTO restarts.
         s.on_segment(ms(2), &sack_ack(mss, 0, &[(1, 10)]));
         assert_eq!(s.timer, Some((ms(2) + s.rto(), Timer::Rto)));
+    }
+
+    /// Linux `tcp_synack_rtt_meas`: after a retransmitted SYN-ACK the server takes its first
+    /// RTT sample from the echo of the SYN-ACK the client got (Karn's rule forbids the
+    /// SYN-ACK's own timing); without timestamps it has none until its first data ACK.
+    #[test]
+    fn a_retransmitted_synack_gives_a_sample_from_the_echo() {
+        for timestamps in [true, false] {
+            let cfg = TcpConfig { handshake: true, timestamps, ..TcpConfig::default() };
+            let cca = CcaConfig::NewReno(Default::default()).build();
+            let mut s = Sender::new(&cfg, cca, 100_000, Time::ZERO);
+            let ms = |k: u64| Time::from_ns(k * 1_000_000);
+            s.on_segment(ms(0), &Segment { flags: Flags::SYN, ..Segment::default() });
+            assert!(s.poll_transmit(ms(0)).is_some_and(|x| x.is_syn()));
+            // The SYN-ACK is lost; its timer (1 s) resends it.
+            s.on_deadline(ms(1000));
+            let again = s.poll_transmit(ms(1000)).expect("the SYN-ACK again");
+            assert_eq!(again.tsval, ms(1000));
+            // The client's request echoes the second SYN-ACK's send time, 12 ms later.
+            let req = Segment {
+                len: cfg.request_bytes,
+                flags: Flags::ACK,
+                tsecr: timestamps.then_some(ms(1000)),
+                ..Segment::default()
+            };
+            s.on_segment(ms(1012), &req);
+            let srtt = s.srtt();
+            assert_eq!(srtt, timestamps.then(|| Duration::from_ms(12)));
+        }
+    }
+
+    /// On the ACK that ends a recovery, RACK already uses the Open state's reordering window
+    /// (Linux checks the end of the recovery before it detects losses): a hole above
+    /// `high_seq` with one segment SACKed after it arms the reordering timer instead of
+    /// starting a new recovery at once.
+    #[test]
+    fn the_ack_that_ends_a_recovery_detects_losses_with_opens_window() {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let cca = CcaConfig::NewReno(Default::default()).build();
+        let mut s = Sender::new(&cfg, cca, 40 * mss, Time::ZERO);
+        s.w.cwnd = 20 * mss;
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 20);
+        let ms = |k: u64| Time::from_ns(k * 1_000_000);
+        // Segment 0 lost, 1..20 SACKed: recovery until snd_una reaches 20; new data goes out.
+        s.on_segment(ms(10), &sack_ack(mss, 0, &[(1, 5)]));
+        let mut sent = drain(&mut s, ms(10));
+        s.on_segment(ms(11), &sack_ack(mss, 0, &[(1, 20)]));
+        sent.extend(drain(&mut s, ms(11)));
+        assert!(sent.contains(&0) && sent.contains(&(20 * mss)) && sent.contains(&(21 * mss)));
+        assert_eq!(s.ca, CaState::Recovery);
+        // Segment 0's retransmission and 21 arrive, 20 not yet: the recovery ends, and 20 is
+        // not marked lost within min_RTT/4 of 21's delivery.
+        s.on_segment(ms(21), &sack_ack(mss, 20, &[(21, 22)]));
+        assert_eq!(s.ca, CaState::Disorder);
+        assert_eq!(s.lost_bytes, 0);
+        assert!(matches!(s.timer, Some((_, Timer::Reo))), "{:?}", s.timer);
     }
 
     /// `CA_EVENT_TX_START`: the first segment after an idle period (nothing in flight) shifts

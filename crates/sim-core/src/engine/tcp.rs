@@ -272,7 +272,7 @@ impl<F: CcFactory> Shard<F> {
             dst,
             path: sh.path_of(flow, usize::from(!forward)),
             seq: seg.seq,
-            ts: self.now,
+            ts: seg.tsval,
             header: HeaderMode::None,
             hop: 0,
             pint: 0,

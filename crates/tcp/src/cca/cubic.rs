@@ -265,7 +265,7 @@ impl Cubic {
 
     /// Linux `hystart_update`: rounds are counted from the first ACK of slow start, detection
     /// works from `hystart_low_window` segments (the round reset before the window test, as in
-    /// Linux since 6.13 and before late 2021; kernels in between counted rounds only from the
+    /// Linux since 6.14 and before late 2021; kernels in between counted rounds only from the
     /// low window on).
     fn hystart_update(&mut self, w: &mut Window, ack: &AckSample, delay: Duration) {
         if ack.snd_una > self.end_seq {

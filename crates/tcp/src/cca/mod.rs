@@ -205,8 +205,8 @@ pub trait CongestionControl {
     fn ssthresh(&mut self, w: &Window, cause: Congestion, in_flight: u64) -> u64;
 
     /// The congestion state changed (Linux `set_state`); on a timeout the socket calls this with
-    /// `to = Loss` (also when already in Loss, as Linux does) after `ssthresh` and before setting
-    /// cwnd to what is in flight plus one segment.
+    /// `to = Loss` (also when already in Loss, as Linux does) after `ssthresh` and after setting
+    /// cwnd to what is in flight plus one segment, as `tcp_enter_loss` does.
     fn on_state(&mut self, _w: &mut Window, _from: CaState, _to: CaState, _now: Time) {}
 
     /// A data segment leaves with nothing in flight, `idle` after the previous one (Linux
