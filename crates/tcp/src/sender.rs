@@ -1618,6 +1618,27 @@ mod tests {
         out
     }
 
+    /// A NewReno sender of 40 segments with 20 sent at 0, in recovery from 10 ms (segment 0
+    /// lost, 1..20 SACKed by 11 ms) until `snd_una` reaches 20, having sent segment 0 again and
+    /// new data from segment 20 on.
+    fn recovering_with_new_data(cfg: &TcpConfig) -> Sender {
+        let mss = u64::from(cfg.mss);
+        let cca = CcaConfig::NewReno(Default::default()).build();
+        let mut s = Sender::new(cfg, cca, 40 * mss, Time::ZERO);
+        s.w.cwnd = 20 * mss;
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 20);
+        let ms = |k: u64| Time::from_ns(k * 1_000_000);
+        s.on_segment(ms(10), &sack_ack(mss, 0, &[(1, 5)]));
+        assert_eq!((s.ca, s.high_seq), (CaState::Recovery, 20 * mss));
+        let mut sent = drain(&mut s, ms(10));
+        assert_eq!(sent[0], 0, "segment 0 resent first");
+        s.on_segment(ms(11), &sack_ack(mss, 0, &[(1, 20)]));
+        sent.extend(drain(&mut s, ms(11)));
+        assert!((20..23).all(|k| sent.contains(&(k * mss))), "sent {sent:?}");
+        assert_eq!(s.ca, CaState::Recovery);
+        s
+    }
+
     /// Linux `FLAG_LOST_RETRANS`: in Loss, RACK finding a retransmission lost starts a recovery
     /// (`tcp_fastretrans_alert` falls through to `tcp_enter_recovery`), with ssthresh from the
     /// Loss state's window and PRR in place of slow start; a retransmission delivered in order
@@ -1652,20 +1673,8 @@ mod tests {
     fn a_repaired_loss_above_high_seq_starts_a_new_recovery_when_one_ends() {
         let cfg = TcpConfig::default();
         let mss = u64::from(cfg.mss);
-        let cca = CcaConfig::NewReno(Default::default()).build();
-        let mut s = Sender::new(&cfg, cca, 40 * mss, Time::ZERO);
-        s.w.cwnd = 20 * mss;
-        assert_eq!(drain(&mut s, Time::ZERO).len(), 20);
         let ms = |k: u64| Time::from_ns(k * 1_000_000);
-        // Segment 0 lost, 1..5 SACKed: recovery until snd_una reaches 20.
-        s.on_segment(ms(10), &sack_ack(mss, 0, &[(1, 5)]));
-        assert_eq!((s.ca, s.high_seq), (CaState::Recovery, 20 * mss));
-        let mut sent = drain(&mut s, ms(10));
-        assert_eq!(sent[0], 0, "segment 0 resent first");
-        // 5..20 SACKed as they arrive: PRR sends new data (20, 21, ...).
-        s.on_segment(ms(11), &sack_ack(mss, 0, &[(1, 20)]));
-        sent.extend(drain(&mut s, ms(11)));
-        assert!((20..23).all(|k| sent.contains(&(k * mss))), "sent {sent:?}");
+        let mut s = recovering_with_new_data(&cfg);
         // Segment 20 lost, 21 and 22 SACKed a little later: 20 is marked lost and resent.
         s.on_segment(ms(22), &sack_ack(mss, 0, &[(21, 23), (1, 20)]));
         assert!(s.lost_bytes >= 2 * mss);
@@ -1886,18 +1895,8 @@ mod tests {
     fn the_ack_that_ends_a_recovery_detects_losses_with_opens_window() {
         let cfg = TcpConfig::default();
         let mss = u64::from(cfg.mss);
-        let cca = CcaConfig::NewReno(Default::default()).build();
-        let mut s = Sender::new(&cfg, cca, 40 * mss, Time::ZERO);
-        s.w.cwnd = 20 * mss;
-        assert_eq!(drain(&mut s, Time::ZERO).len(), 20);
         let ms = |k: u64| Time::from_ns(k * 1_000_000);
-        // Segment 0 lost, 1..20 SACKed: recovery until snd_una reaches 20; new data goes out.
-        s.on_segment(ms(10), &sack_ack(mss, 0, &[(1, 5)]));
-        let mut sent = drain(&mut s, ms(10));
-        s.on_segment(ms(11), &sack_ack(mss, 0, &[(1, 20)]));
-        sent.extend(drain(&mut s, ms(11)));
-        assert!(sent.contains(&0) && sent.contains(&(20 * mss)) && sent.contains(&(21 * mss)));
-        assert_eq!(s.ca, CaState::Recovery);
+        let mut s = recovering_with_new_data(&cfg);
         // Segment 0's retransmission and 21 arrive, 20 not yet: the recovery ends, and 20 is
         // not marked lost within min_RTT/4 of 21's delivery.
         s.on_segment(ms(21), &sack_ack(mss, 20, &[(21, 22)]));
