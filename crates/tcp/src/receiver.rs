@@ -391,9 +391,8 @@ impl Receiver {
             sack: self.sack_blocks(),
             ace: if self.cfg.ecn == EcnMode::Accurate { self.ce_bytes } else { 0 },
             ecn: Ecn::NotEct,
-            // Set by `poll_transmit`.
-            tsval: Time::ZERO,
-            tsecr: None,
+            // The timestamps are set by `poll_transmit`.
+            ..Segment::default()
         };
         self.rcv_wup = self.rcv_nxt;
         self.ack_now = false;

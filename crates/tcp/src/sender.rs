@@ -813,10 +813,9 @@ impl Sender {
                 self.prr_reduction(self.w.mss, false, false);
             }
         }
-        if !matches!(self.timer, Some((_, Timer::Rto))) {
-            // The reordering timer is still pending in Linux: from the head's transmission.
-            self.rearm_rto_from(now, true);
-        }
+        // `on_deadline` cleared the timer, and nothing above arms one. In Linux the reordering
+        // timer is still the pending one here, so the RTO is re-armed from the head.
+        self.rearm_rto_from(now, true);
     }
 
     // ----- loss detection -----
