@@ -65,7 +65,7 @@ use rayon::prelude::*;
 use crate::error::CliError;
 use crate::output;
 use crate::sweep::{in_pool, progress};
-use crate::units::{format_ps_as_ns, parse_duration, parse_rate, HumanDuration};
+use crate::units::{format_ps_as_ns, parse_duration, parse_rate, parse_size, HumanDuration};
 
 /// Rate of the four host links (fast, so that only the bottleneck queues).
 pub const HOST_RATE: BitsPerSec = BitsPerSec::gbps(10);
@@ -147,6 +147,10 @@ pub struct HarmArgs {
     /// When the workload starts; the competitor starts at 0 (ccafct's slow-start delay).
     #[arg(long, value_name = "TIME", default_value = "20s")]
     pub warmup: String,
+    /// The receivers' largest receive buffer (Linux `tcp_rmem[2]`; its half is the largest
+    /// window autotuning reaches), from 128 KiB to 2 GiB, or `off` for no flow control.
+    #[arg(long = "rmem-max", value_name = "SIZE|off", default_value = "6MiB")]
+    pub rmem_max: String,
     /// How long after the workload window (flows × 200 ms) a run waits for unfinished
     /// workload flows (ccafct: 60 s).
     #[arg(long, value_name = "TIME", default_value = "60s")]
@@ -222,6 +226,8 @@ pub struct HarmPlan {
     pub bandwidth: BitsPerSec,
     /// The wait after the workload window.
     pub timeout: Duration,
+    /// The receivers' `tcp_rmem[2]`, or `None` without flow control.
+    pub rmem_max: Option<u64>,
 }
 
 fn bad(option: &'static str, message: impl Into<String>) -> CliError {
@@ -355,7 +361,36 @@ impl HarmPlan {
             ..HarmWorkload::default()
         };
         workload.validate().map_err(|e| bad("--flows", e.to_string()))?;
-        Ok(HarmPlan { rtts, ccas, cca_configs, seeds: a.seeds, workload, aqm, bandwidth, timeout })
+        let rmem_max = match a.rmem_max.trim() {
+            "off" => None,
+            text => {
+                let v = parse_size(text).map_err(|e| bad("--rmem-max", e.to_string()))?.get();
+                let cfg = TcpConfig { rmem_max: v, ..TcpConfig::linux() };
+                cfg.validate().map_err(|e| bad("--rmem-max", e.message))?;
+                Some(v)
+            }
+        };
+        Ok(HarmPlan {
+            rtts,
+            ccas,
+            cca_configs,
+            seeds: a.seeds,
+            workload,
+            aqm,
+            bandwidth,
+            timeout,
+            rmem_max,
+        })
+    }
+
+    /// The Linux profile with this plan's receive buffers.
+    fn linux_tcp(&self) -> TcpConfig {
+        let d = TcpConfig::linux();
+        TcpConfig {
+            rwnd: self.rmem_max.is_some(),
+            rmem_max: self.rmem_max.unwrap_or(d.rmem_max),
+            ..d
+        }
     }
 
     /// The RTTs in milliseconds, ascending.
@@ -434,7 +469,7 @@ impl HarmPlan {
                 dport: WORKLOAD_DPORT,
             })
             .collect();
-        let workload_tcp = TcpConfig { ecn: EcnMode::Off, handshake: true, ..TcpConfig::linux() };
+        let workload_tcp = TcpConfig { ecn: EcnMode::Off, handshake: true, ..self.linux_tcp() };
         let mut groups = vec![TcpGroup {
             name: "workload".into(),
             tcp: workload_tcp,
@@ -454,7 +489,7 @@ impl HarmPlan {
             });
             groups.push(TcpGroup {
                 name: self.ccas[i].clone(),
-                tcp: TcpConfig { ecn: EcnMode::Accurate, ..TcpConfig::linux() },
+                tcp: TcpConfig { ecn: EcnMode::Accurate, ..self.linux_tcp() },
                 cca: self.cca_configs[i].clone(),
                 probe: None,
             });
@@ -886,6 +921,9 @@ mod tests {
         // The competitor cannot finish: twice what 50 Mb/s carries in 260 s.
         assert_eq!(p.competitor_bytes(), 50_000_000 / 8 * 260 * 2 + 1_000_000);
         assert_eq!(p.cells().len(), 15);
+        assert_eq!(p.rmem_max, Some(6 << 20));
+        assert!(plan(&["--rmem-max", "off"]).rmem_max.is_none());
+        assert_eq!(plan(&["--rmem-max", "64MiB"]).rmem_max, Some(64 << 20));
     }
 
     #[test]

@@ -267,6 +267,8 @@ pub struct TcpFields {
     /// The timestamps option's echo (TSecr); the segment's own send time (TSval) is the
     /// packet's `ts`.
     pub tsecr: Option<Time>,
+    /// The advertised receive window, bytes (`u32::MAX`: none that limits).
+    pub wnd: u32,
 }
 
 #[cfg(test)]

@@ -83,6 +83,16 @@ pub struct TcpConfig {
     /// timestamp clock), and with it the end of the RTO's backoff. The option's bytes are what
     /// `header_bytes` counts (66 for `linux`: Ethernet, IPv4, TCP and the 12-byte option).
     pub timestamps: bool,
+    /// Whether the receiver's window limits the sender (Linux flow control, with the receive
+    /// buffer autotuned as `tcp_moderate_rcvbuf = 1` does; see [`crate::rwnd`]). Off, the
+    /// window is unlimited and the receiver ACKs as if it were always full grown.
+    pub rwnd: bool,
+    /// The receive buffer a connection starts with (Linux `tcp_rmem[1]`, 131 072 B): half of it
+    /// is the initial window.
+    pub rmem: u64,
+    /// The largest receive buffer autotuning may reach (Linux `tcp_rmem[2]`, 6 MiB); it also
+    /// sets the window scale.
+    pub rmem_max: u64,
     /// Loss recovery algorithm.
     pub recovery: Recovery,
     /// Loss detection with SACK.
@@ -145,6 +155,9 @@ impl Default for TcpConfig {
             iw: 10,
             sack: true,
             timestamps: true,
+            rwnd: true,
+            rmem: 131_072,
+            rmem_max: 6 << 20,
             recovery: Recovery::Sack,
             loss_detection: LossDetection::Rack,
             dupthresh: 3,
@@ -186,6 +199,10 @@ pub const MAX_TIMER: Duration = dcsim_types::units::TIME_LIMIT;
 /// group's frames must fit its MTU, with a message that says so.)
 pub const MAX_HEADER_BYTES: u32 = 1 << 30;
 
+/// The largest receive buffer [`TcpConfig::validate`] takes: 2 GiB, whose window (1 GiB) is the
+/// most TCP's scaled 16-bit field can carry (65 535 << 14).
+pub const MAX_RMEM: u64 = 1 << 31;
+
 const PROFILES: &[&str] = &["linux", "dc-newreno"];
 const RECOVERY: &[&str] = &["sack", "newreno"];
 const LOSS_DETECTION: &[&str] = &["rack", "dupthresh"];
@@ -213,6 +230,14 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         "true",
         "timestamps option (RFC 7323): RTT samples from echoed send times, in ms",
     ),
+    ParamSpec::new(
+        "rwnd",
+        Kind::Bool,
+        "true",
+        "receive-window flow control with Linux's buffer autotuning",
+    ),
+    ParamSpec::new("rmem", Kind::Size, "131072", "initial receive buffer (tcp_rmem[1])"),
+    ParamSpec::new("rmem_max", Kind::Size, "6MiB", "largest receive buffer (tcp_rmem[2])"),
     ParamSpec::new("recovery", Kind::Choice(RECOVERY), "sack", "loss recovery"),
     ParamSpec::new("loss_detection", Kind::Choice(LOSS_DETECTION), "rack", "SACK loss detection"),
     ParamSpec::new("dupthresh", Kind::Integer, "3", "duplicate-ACK threshold"),
@@ -267,6 +292,7 @@ impl TcpConfig {
             min_frame_bytes: 60,
             sack: false,
             timestamps: false,
+            rwnd: false,
             recovery: Recovery::NewReno,
             loss_detection: LossDetection::DupThresh,
             prr: false,
@@ -309,6 +335,9 @@ impl TcpConfig {
             iw: p.u32("iw", d.iw)?,
             sack: p.bool("sack", d.sack),
             timestamps: p.bool("timestamps", d.timestamps),
+            rwnd: p.bool("rwnd", d.rwnd),
+            rmem: p.size("rmem", dcsim_types::Bytes(d.rmem)).get(),
+            rmem_max: p.size("rmem_max", dcsim_types::Bytes(d.rmem_max)).get(),
             recovery: match p
                 .choice("recovery", if d.recovery == Recovery::Sack { "sack" } else { "newreno" })
             {
@@ -448,6 +477,27 @@ impl TcpConfig {
         if self.recovery == Recovery::Sack && !self.sack {
             return Err(ParamError::new("recovery", "\"sack\" recovery needs sack = true"));
         }
+        // The buffer: room for a few segments at the start (Linux's clamp keeps one in
+        // reserve and never goes below two), and a window the 30-bit field can scale.
+        let min_rmem = 8 * (u64::from(self.mss) + 12);
+        if self.rwnd && self.rmem < min_rmem {
+            return Err(ParamError::new(
+                "rmem",
+                format!("must be at least 8 segments ({min_rmem} B), got {} B", self.rmem),
+            ));
+        }
+        if self.rwnd && self.rmem_max < self.rmem {
+            return Err(ParamError::new(
+                "rmem_max",
+                format!("must not be below rmem ({} B), got {} B", self.rmem, self.rmem_max),
+            ));
+        }
+        if self.rwnd && self.rmem_max > MAX_RMEM {
+            return Err(ParamError::new(
+                "rmem_max",
+                format!("must not exceed {MAX_RMEM} B (a 1 GiB window), got {} B", self.rmem_max),
+            ));
+        }
         if self.mss > 1 << 24 {
             return Err(ParamError::new("mss", format!("{} is larger than 16 MiB", self.mss)));
         }
@@ -480,6 +530,25 @@ mod tests {
         assert!(!d.timestamps);
         assert_eq!(d.min_rto, Duration::from_ms(2));
         assert!(l.validate().is_ok() && d.validate().is_ok());
+    }
+
+    /// A receive buffer too small for a few segments, a largest one below the first, or one
+    /// whose window the scaled field cannot carry, is refused, naming the field; with flow
+    /// control off none of them is read, so none is checked.
+    #[test]
+    fn receive_buffers_are_checked_when_used() {
+        let ok = TcpConfig::linux();
+        assert_eq!(
+            TcpConfig { rmem: 8 * 1460 - 1, ..ok.clone() }.validate().unwrap_err().field,
+            "rmem"
+        );
+        assert!(TcpConfig { rmem: 8 * 1460, ..ok.clone() }.validate().is_ok());
+        let c = TcpConfig { rmem_max: ok.rmem - 1, ..ok.clone() };
+        assert_eq!(c.validate().unwrap_err().field, "rmem_max");
+        let c = TcpConfig { rmem_max: MAX_RMEM + 1, ..ok.clone() };
+        assert_eq!(c.validate().unwrap_err().field, "rmem_max");
+        assert!(TcpConfig { rmem_max: MAX_RMEM, ..ok.clone() }.validate().is_ok());
+        assert!(TcpConfig { rwnd: false, rmem: 0, rmem_max: 0, ..ok }.validate().is_ok());
     }
 
     /// Timers whose deadlines would overflow, and headers whose frames would, are refused
@@ -560,6 +629,6 @@ mod tests {
         for spec in TCP_PARAMS {
             assert!(TCP_SPEC.param(spec.name).is_some());
         }
-        assert_eq!(TCP_SPEC.params.len(), 30);
+        assert_eq!(TCP_SPEC.params.len(), 33);
     }
 }

@@ -47,6 +47,7 @@ pub mod cca;
 pub mod config;
 pub mod receiver;
 pub mod rtt;
+pub mod rwnd;
 pub mod segment;
 pub mod sender;
 

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use dcsim_types::{Duration, Ecn, Time};
 
 use crate::config::{EcnMode, TcpConfig};
-use crate::rtt::RttEstimator;
+use crate::rtt::{ts_rtt, RttEstimator};
+use crate::rwnd::{initial_window, RcvWindow};
 use crate::segment::{Flags, SackBlocks, Segment};
 
 /// What a receiver counted.
@@ -59,6 +60,10 @@ pub struct Receiver {
     rcv_wup: u64,
     /// Out-of-order intervals above `rcv_nxt`: start → end, disjoint and not adjacent.
     ofo: BTreeMap<u64, u64>,
+    /// The bytes those intervals hold.
+    ofo_bytes: u64,
+    /// The receive window (with [`TcpConfig::rwnd`]).
+    win: Option<RcvWindow>,
     /// A byte inside each recently changed SACK block, most recent first (Linux keeps four).
     sack_recent: [u64; 4],
     sack_n: usize,
@@ -90,6 +95,8 @@ impl Receiver {
             rcv_nxt: 0,
             rcv_wup: 0,
             ofo: BTreeMap::new(),
+            ofo_bytes: 0,
+            win: cfg.rwnd.then(|| RcvWindow::new(cfg)),
             sack_recent: [0; 4],
             sack_n: 0,
             quick: 0,
@@ -152,6 +159,15 @@ impl Receiver {
     pub fn is_established(&self) -> bool {
         self.client.as_ref().is_none_or(|c| c.established)
     }
+    /// The receive window's state, with flow control on: `(window_clamp, rcv_ssthresh,
+    /// rcvbuf)` in bytes (Linux's names; see [`crate::rwnd`]).
+    pub fn window_state(&self) -> Option<(u64, u64, u64)> {
+        self.win.as_ref().map(|w| (w.clamp(), w.ssthresh(), w.rcvbuf()))
+    }
+    /// The receiver's own RTT estimate (Linux `rcv_rtt_est`), which paces autotuning.
+    pub fn rcv_rtt(&self) -> Option<Duration> {
+        self.win.as_ref().and_then(RcvWindow::rtt)
+    }
     /// Out-of-order intervals held above the cumulative ACK point.
     pub fn ofo_intervals(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.ofo.iter().map(|(&a, &b)| (a, b))
@@ -166,8 +182,10 @@ impl Receiver {
         }
     }
 
-    /// Linux `tcp_incr_quickack` / `tcp_enter_quickack_mode`.
+    /// Linux `tcp_incr_quickack` / `tcp_enter_quickack_mode`: with flow control, at most half
+    /// the window in segments.
     fn enter_quickack(&mut self, n: u32) {
+        let n = self.win.as_ref().map_or(n, |w| w.quickack_bound(n));
         self.quick = self.quick.max(n);
     }
 
@@ -203,6 +221,13 @@ impl Receiver {
                         if let Some(t) = c.syn_sent_at {
                             c.rtt.sample(now.saturating_since(t), 0, 0);
                         }
+                    } else if let Some(ecr) = seg.tsecr.filter(|_| self.cfg.timestamps) {
+                        // After a retransmitted SYN, Karn's rule leaves the sample to the echo
+                        // (Linux `tcp_ack_update_rtt` on the SYN-ACK).
+                        c.rtt.sample(ts_rtt(now, ecr), 0, 0);
+                    }
+                    if let Some(w) = &mut self.win {
+                        w.established(now);
                     }
                     if self.cfg.request_bytes > 0 {
                         c.req_pending = true;
@@ -227,6 +252,9 @@ impl Receiver {
         let len = u64::from(seg.len);
         self.stats.segments += 1;
         self.stats.bytes += len;
+        if let Some(w) = &mut self.win {
+            w.measure_ts(now, seg.tsecr.filter(|_| self.cfg.timestamps), len);
+        }
         if self.cfg.ecn != EcnMode::Off {
             if self.cfg.ecn == EcnMode::Classic && seg.flags.contains(Flags::CWR) {
                 // tcp_ecn_accept_cwr: the sender reduced; stop echoing and ACK at once.
@@ -259,6 +287,7 @@ impl Receiver {
         }
 
         let (s, e) = (seg.seq, seg.end());
+        let before = self.rcv_nxt;
         self.ack_scheduled = true;
         if e <= self.rcv_nxt {
             // A retransmission of received data: Linux sends a (D)SACK at once.
@@ -267,15 +296,16 @@ impl Receiver {
             self.enter_quickack(self.cfg.quickack);
             self.ack_now = true;
         } else if s <= self.rcv_nxt {
-            self.in_order_data(now);
             self.stats.dup_bytes += self.rcv_nxt - s;
             let had_ofo = !self.ofo.is_empty();
             self.rcv_nxt = e;
+            self.in_order_data(now, len);
             while let Some((&a, &b)) = self.ofo.first_key_value() {
                 if a > self.rcv_nxt {
                     break;
                 }
                 self.ofo.pop_first();
+                self.ofo_bytes -= b - a;
                 self.rcv_nxt = self.rcv_nxt.max(b);
             }
             if had_ofo {
@@ -293,8 +323,33 @@ impl Receiver {
             }
         } else {
             self.stats.ooo_segments += 1;
+            // Linux `tcp_data_queue_ofo`: a SACK connection's window grows with held data too,
+            // unless the segment extends a held block (Linux coalesces it into that block).
+            if self.cfg.sack && self.ofo.range(..s).next_back().is_none_or(|(_, &b)| b != s) {
+                if let Some(w) = &mut self.win {
+                    if w.on_out_of_order(len, self.ofo_bytes) {
+                        self.quick |= 1;
+                    }
+                }
+            }
             self.insert_ofo(s, e);
             self.ack_now = true;
+        }
+        if self.rcv_nxt > before {
+            // The application reads the new in-order bytes at once: autotuning, then
+            // `tcp_cleanup_rbuf`'s window update.
+            if let Some(w) = &mut self.win {
+                w.space_adjust(now, self.rcv_nxt);
+            }
+            if !self.ack_now {
+                if let Some(w) = &self.win {
+                    let mut quick = self.quick;
+                    if w.update_due(self.rcv_nxt, self.rcv_wup, self.ofo_bytes, &mut quick) {
+                        self.ack_now = true;
+                    }
+                    self.quick = quick;
+                }
+            }
         }
 
         if !self.ack_now {
@@ -308,10 +363,16 @@ impl Receiver {
         }
     }
 
-    /// Linux `tcp_event_data_recv`, for in-order data: the first initialises the delayed-ACK
-    /// engine in quick-ACK mode, and so does a gap since the previous longer than this
-    /// endpoint's RTO (the sender has stalled, as after its own timeout, so ACKs go at once).
-    fn in_order_data(&mut self, now: Time) {
+    /// Linux `tcp_event_data_recv`, for in-order data of `len` bytes (`rcv_nxt` already past
+    /// it, the held data not yet joined): the first initialises the delayed-ACK engine in
+    /// quick-ACK mode, and so does a gap since the previous longer than this endpoint's RTO (the
+    /// sender has stalled, as after its own timeout, so ACKs go at once). With flow control, the
+    /// receiver learns the MSS and its RTT, and a segment that grows the window is ACKed at once
+    /// (`tcp_grow_window`: `quick |= 1`).
+    fn in_order_data(&mut self, now: Time, len: u64) {
+        if let Some(w) = &mut self.win {
+            w.learn_mss(len);
+        }
         let stalled = match self.last_in_order {
             None => true,
             Some(t) => now.saturating_since(t) > self.rto(),
@@ -320,6 +381,11 @@ impl Receiver {
             self.enter_quickack(self.cfg.quickack);
         }
         self.last_in_order = Some(now);
+        if let Some(w) = &mut self.win {
+            if w.on_in_order(now, len, self.rcv_nxt, self.ofo_bytes) {
+                self.quick |= 1;
+            }
+        }
     }
 
     /// This endpoint's RTO (Linux `icsk_rto`): the client's from its handshake sample; without
@@ -348,6 +414,7 @@ impl Receiver {
             self.ofo.remove(&a);
         }
         self.ofo.insert(start, end);
+        self.ofo_bytes += (e - s) - overlap;
         self.stats.dup_bytes += overlap;
         // The block holding this segment becomes the first SACK block.
         let mut n = 0;
@@ -412,9 +479,19 @@ impl Receiver {
     /// The next segment to send now: a SYN, the request, or an ACK. The engine calls it until
     /// it returns `None` after every other call.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        let wup = self.rcv_wup;
         let seg = self.next_segment(now)?;
         let tsecr = if self.cfg.timestamps { self.ts_recent } else { None };
-        Some(Segment { tsval: now, tsecr, ..seg })
+        // The window: a SYN's unscaled initial one, else `tcp_select_window`'s.
+        let wnd = match &mut self.win {
+            None => u32::MAX,
+            Some(_) if seg.is_syn() => initial_window(&self.cfg) as u32,
+            Some(w) => {
+                let bytes = w.select(self.rcv_nxt, wup, self.ofo_bytes, &mut self.quick);
+                u32::try_from(bytes).unwrap_or(u32::MAX)
+            }
+        };
+        Some(Segment { tsval: now, tsecr, wnd, ..seg })
     }
 
     fn next_segment(&mut self, now: Time) -> Option<Segment> {
@@ -618,5 +695,126 @@ mod tests {
         r.on_deadline(t + Duration::from_ms(40));
         assert_eq!(r.poll_transmit(t).unwrap().ack, 11 * u64::from(mss));
         assert_eq!(r.stats().delayed_acks, 1);
+    }
+
+    /// Linux `tcp_grow_window`: once autotuning has raised the clamp (a period of one receiver
+    /// RTT that read more than the first ten segments), each in-order segment grows the window
+    /// by two segments and is ACKed at once (`quick |= 1`); when `rcv_ssthresh` reaches the
+    /// clamp, the receiver ACKs every second segment again.
+    #[test]
+    fn segments_that_grow_the_window_are_acked_at_once() {
+        let cfg = TcpConfig { quickack: 0, ..TcpConfig::linux() };
+        let m = u64::from(cfg.mss);
+        let mut r = Receiver::new(&cfg, 1 << 30);
+        let ms = |x: u64| Time::ZERO + Duration::from_ms(x);
+        let seg = |k: u64| Segment { tsecr: Some(Time::ZERO), ..data(k * m, cfg.mss) };
+        let acks_for = |r: &mut Receiver, ks: std::ops::Range<u64>, t: Time| {
+            let mut n = 0;
+            for k in ks {
+                r.on_segment(t, &seg(k));
+                while r.poll_transmit(t).is_some() {
+                    n += 1;
+                }
+            }
+            n
+        };
+        // The first period: 21 segments (the first gives a 100 ms RTT sample from its echo).
+        assert_eq!(acks_for(&mut r, 0..20, ms(100)), 10, "no room: every second segment");
+        assert_eq!(r.rcv_rtt(), Some(Duration::from_ms(100)));
+        let (clamp, ssthresh, _) = r.window_state().unwrap();
+        assert_eq!((clamp, ssthresh), (64_088, 64_088));
+        // One RTT later a read ends the period: 21 segments read, more than 10, so the clamp
+        // rises; the next segments each grow the window and are ACKed at once.
+        assert_eq!(acks_for(&mut r, 20..21, ms(201)), 0);
+        let (clamp, ssthresh, _) = r.window_state().unwrap();
+        assert!(clamp > 3 * ssthresh, "clamp {clamp}");
+        let growing = (clamp - ssthresh).div_ceil(2 * m);
+        assert_eq!(acks_for(&mut r, 21..21 + growing, ms(201)), growing);
+        // Fully grown: up to the clamp less the segment just queued (`tcp_space` counts it
+        // until it is read), and one ACK per two segments.
+        let (clamp, ssthresh, _) = r.window_state().unwrap();
+        assert_eq!(ssthresh, clamp - m);
+        let k = 21 + growing;
+        assert_eq!(acks_for(&mut r, k..k + 20, ms(202)), 10);
+    }
+
+    /// After a retransmitted SYN, Karn's rule leaves the client's first RTT sample to the
+    /// SYN-ACK's echo of the SYN it answers (Linux `tcp_ack_update_rtt`): the request's
+    /// retransmission timer is then the RTO of a 100 ms sample (Linux's formula: 100 + 200 ms),
+    /// not the initial 1 s. Without timestamps there is no sample.
+    #[test]
+    fn a_retransmitted_syn_gives_a_sample_from_the_synacks_echo() {
+        for timestamps in [true, false] {
+            let cfg = TcpConfig { handshake: true, timestamps, ..TcpConfig::linux() };
+            let mut r = Receiver::new(&cfg, 1 << 20);
+            let ms = |x: u64| Time::ZERO + Duration::from_ms(x);
+            r.connect(ms(0));
+            assert!(r.poll_transmit(ms(0)).is_some_and(|s| s.is_syn()));
+            r.on_deadline(ms(1000));
+            let syn = r.poll_transmit(ms(1000)).expect("the SYN again");
+            assert_eq!(syn.tsval, ms(1000));
+            let synack = Segment {
+                flags: Flags::SYN | Flags::ACK,
+                tsecr: Some(syn.tsval),
+                ..Segment::default()
+            };
+            r.on_segment(ms(1100), &synack);
+            let req = r.poll_transmit(ms(1100)).expect("the request");
+            assert_eq!(req.len, cfg.request_bytes);
+            let rto = if timestamps { 300 } else { 1000 };
+            assert_eq!(r.deadline(), Some(ms(1100 + rto)), "timestamps {timestamps}");
+        }
+    }
+
+    /// A small buffer (8 segments of memory: a window of 4 380 B, a clamp of 4 392 B) with ACKs
+    /// every 4 segments: Linux's `tcp_incr_quickack` gives 2 quick ACKs, not 16 (half the window
+    /// in segments); and each time less than half the window is left open and the offer is at
+    /// least twice that (every second segment here), `tcp_cleanup_rbuf` ACKs at once (a window
+    /// update) where the delayed-ACK rule would wait for a fourth.
+    #[test]
+    fn a_small_window_bounds_quick_acks_and_updates_when_half_used() {
+        for rwnd in [true, false] {
+            let cfg = TcpConfig { rwnd, rmem: 8 * 1460, delack_segments: 4, ..TcpConfig::linux() };
+            let m = u64::from(cfg.mss);
+            let mut r = Receiver::new(&cfg, 1 << 20);
+            let t = Time::ZERO;
+            let acked: Vec<bool> = (0..7u64)
+                .map(|k| {
+                    r.on_segment(t, &data(k * m, cfg.mss));
+                    r.poll_transmit(t).is_some()
+                })
+                .collect();
+            if rwnd {
+                // Two quick ACKs; then every second segment leaves under half the window open
+                // (4 480 − 2 896 B): window updates, where the 4-segment rule would wait.
+                assert_eq!(acked, [true, true, false, true, false, true, false]);
+            } else {
+                assert!(acked.iter().all(|&a| a), "16 quick ACKs: {acked:?}");
+            }
+        }
+    }
+
+    /// With SACK, an out-of-order segment grows the window too (Linux `tcp_data_queue_ofo`),
+    /// and is ACKed at once anyway; one that extends a held block does not grow it (Linux
+    /// coalesces it into the block).
+    #[test]
+    fn out_of_order_segments_grow_the_window_unless_they_extend_a_block() {
+        let cfg = TcpConfig { quickack: 0, ..TcpConfig::linux() };
+        let m = u64::from(cfg.mss);
+        let mut r = Receiver::new(&cfg, 1 << 30);
+        let ms = |x: u64| Time::ZERO + Duration::from_ms(x);
+        let seg = |k: u64| Segment { tsecr: Some(Time::ZERO), ..data(k * m, cfg.mss) };
+        for k in 0..20 {
+            r.on_segment(ms(100), &seg(k));
+        }
+        r.on_segment(ms(201), &seg(20));
+        let ssthresh = |r: &Receiver| r.window_state().unwrap().1;
+        let before = ssthresh(&r);
+        r.on_segment(ms(201), &seg(30));
+        assert_eq!(ssthresh(&r), before + 2 * m, "a new block grows the window");
+        r.on_segment(ms(201), &seg(31));
+        assert_eq!(ssthresh(&r), before + 2 * m, "extending it does not");
+        r.on_segment(ms(201), &seg(33));
+        assert_eq!(ssthresh(&r), before + 4 * m, "a block of its own does");
     }
 }

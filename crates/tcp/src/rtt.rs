@@ -1,6 +1,6 @@
 //! RTT estimation and the retransmission timeout (RFC 6298 or Linux `tcp_rtt_estimator`).
 
-use dcsim_types::Duration;
+use dcsim_types::{Duration, Time};
 
 use crate::config::{RtoMode, TcpConfig};
 
@@ -132,6 +132,15 @@ impl RttEstimator {
 pub(crate) fn backoff_of(base: Duration, n: u32, max: Duration) -> Duration {
     let ps = base.as_ps().saturating_mul(1u64 << n.min(40));
     Duration(ps.min(max.as_ps().max(base.as_ps())))
+}
+
+/// An RTT sample from an echoed timestamp (Linux `tcp_rtt_tsopt_us`): Linux's timestamp clock
+/// counts milliseconds, so the sample is the difference of the two times in whole milliseconds,
+/// at least one.
+pub(crate) fn ts_rtt(now: Time, echoed: Time) -> Duration {
+    let ms = Duration::from_ms(1).as_ps();
+    let delta = (now.as_ps() / ms).saturating_sub(echoed.as_ps() / ms).max(1);
+    Duration::from_ms(delta)
 }
 
 #[cfg(test)]

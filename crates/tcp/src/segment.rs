@@ -136,7 +136,7 @@ impl fmt::Debug for SackBlocks {
 ///
 /// Sequence numbers are 64-bit byte offsets of each direction's stream, starting at 0 for the
 /// first payload byte; SYN and FIN take no sequence space in this model.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Segment {
     /// First payload byte (for a segment without payload: the sender's next sequence number).
     pub seq: u64,
@@ -158,6 +158,28 @@ pub struct Segment {
     pub tsval: Time,
     /// Timestamps option: the peer's send time this segment echoes (TSecr), if any.
     pub tsecr: Option<Time>,
+    /// The receive window the segment advertises, in bytes as its peer reads them (the scaled
+    /// field shifted back; a SYN's is unscaled). Only the flow's receiver advertises one that
+    /// limits (with [`TcpConfig::rwnd`]); the default, `u32::MAX`, limits nothing.
+    pub wnd: u32,
+}
+
+impl Default for Segment {
+    /// No payload, no flags, no options, and a window that limits nothing.
+    fn default() -> Segment {
+        Segment {
+            seq: 0,
+            len: 0,
+            ack: 0,
+            flags: Flags::NONE,
+            sack: SackBlocks::EMPTY,
+            ace: 0,
+            ecn: Ecn::default(),
+            tsval: Time::ZERO,
+            tsecr: None,
+            wnd: u32::MAX,
+        }
+    }
 }
 
 impl Segment {

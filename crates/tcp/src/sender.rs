@@ -17,7 +17,8 @@ use crate::cca::{
     AckSample, CaState, Cca, Congestion, CongestionControl, PacingInput, RateSample, Window,
 };
 use crate::config::{EcnMode, LossDetection, Pacing, Recovery, TcpConfig};
-use crate::rtt::{backoff_of, RttEstimator};
+use crate::rtt::{backoff_of, ts_rtt, RttEstimator};
+use crate::rwnd::initial_window;
 use crate::segment::{Flags, Segment};
 
 /// Whether, and when, the sender has a segment for the NIC.
@@ -140,6 +141,13 @@ pub struct Sender {
     ca: CaState,
     snd_una: u64,
     snd_nxt: u64,
+    /// The receiver's window (Linux `snd_wnd`; unlimited without [`TcpConfig::rwnd`]): no new
+    /// data beyond `snd_una + snd_wnd`.
+    snd_wnd: u64,
+    /// The client's sequence number on the segment that last set the window (`snd_wl1`).
+    snd_wl1: u64,
+    /// The client's last timestamp, which our segments echo (RFC 7323 `TS.Recent`).
+    ts_recent: Option<Time>,
     /// Linux `high_seq`: `snd_nxt` when the current reduction (or Loss) began (RFC 6582 `recover`).
     high_seq: u64,
     /// NewReno: `recover` is valid (a recovery or timeout happened).
@@ -222,6 +230,9 @@ impl Sender {
             ca: CaState::Open,
             snd_una: 0,
             snd_nxt: 0,
+            snd_wnd: if cfg.rwnd { initial_window(cfg) } else { u64::MAX },
+            snd_wl1: 0,
+            ts_recent: None,
             high_seq: 0,
             recover_valid: false,
             sb: VecDeque::new(),
@@ -326,6 +337,10 @@ impl Sender {
     pub fn snd_nxt(&self) -> u64 {
         self.snd_nxt
     }
+    /// The receiver's window, bytes (`u64::MAX` without flow control).
+    pub fn snd_wnd(&self) -> u64 {
+        self.snd_wnd
+    }
     /// Bytes in flight (RFC 6675 pipe, Linux `tcp_packets_in_flight` in bytes).
     pub fn in_flight(&self) -> u64 {
         self.pipe()
@@ -401,12 +416,20 @@ impl Sender {
         })
     }
 
+    /// Whether the next new segment fits the receiver's window (Linux `tcp_snd_wnd_test`).
+    fn new_fits_window(&self) -> bool {
+        let len = (self.total - self.snd_nxt).min(self.w.mss);
+        self.snd_nxt + len <= self.snd_una.saturating_add(self.snd_wnd)
+    }
+
     fn choose(&self) -> Option<Choice> {
         if !self.data_ready {
             return None;
         }
         if self.tlp_fire {
-            if self.snd_nxt < self.total {
+            // Linux `tcp_send_loss_probe`: new data if the window takes it, else the last
+            // segment again.
+            if self.snd_nxt < self.total && self.new_fits_window() {
                 return Some(Choice::ProbeNew);
             }
             if !self.sb.is_empty() {
@@ -415,13 +438,16 @@ impl Sender {
         }
         let pipe = self.pipe();
         if let Some(i) = self.first_rexmit() {
-            let len = self.sb[i].len();
-            if self.force_rexmit || pipe + len <= self.w.cwnd {
+            let r = &self.sb[i];
+            // Linux `tcp_retransmit_skb`: not beyond the window, unless it is the head.
+            let in_window =
+                r.start < self.snd_una.saturating_add(self.snd_wnd) || r.start == self.snd_una;
+            if in_window && (self.force_rexmit || pipe + r.len() <= self.w.cwnd) {
                 return Some(Choice::Rexmit(i));
             }
             return None;
         }
-        if self.snd_nxt < self.total {
+        if self.snd_nxt < self.total && self.new_fits_window() {
             let len = (self.total - self.snd_nxt).min(self.w.mss);
             let mut allowance = 0;
             if self.cfg.recovery == Recovery::NewReno
@@ -455,7 +481,8 @@ impl Sender {
     /// The next segment allowed now (one per call), or `None`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
         let seg = self.next_segment(now)?;
-        Some(Segment { tsval: now, ..seg })
+        let tsecr = if self.cfg.timestamps { self.ts_recent } else { None };
+        Some(Segment { tsval: now, tsecr, ..seg })
     }
 
     fn next_segment(&mut self, now: Time) -> Option<Segment> {
@@ -989,11 +1016,21 @@ impl Sender {
     /// Handles a segment from the client: its SYN, its handshake ACK and request, or an ACK of
     /// data.
     pub fn on_segment(&mut self, now: Time, seg: &Segment) {
+        // RFC 7323 §4.3: the client's segments all sit at or below the last byte we ACKed (its
+        // request is one segment), so each newer timestamp is the one to echo.
+        if self.cfg.timestamps && self.ts_recent.is_none_or(|t| seg.tsval >= t) {
+            self.ts_recent = Some(seg.tsval);
+        }
         if seg.is_syn() {
             match self.conn {
                 Conn::Listen => {
                     self.conn = Conn::SynRcvd;
                     self.synack_pending = true;
+                    if self.cfg.rwnd {
+                        // The SYN's window is unscaled.
+                        self.snd_wnd = u64::from(seg.wnd);
+                        self.snd_wl1 = seg.seq;
+                    }
                 }
                 Conn::SynRcvd => {
                     // The client retransmitted its SYN: our SYN-ACK was lost.
@@ -1045,8 +1082,26 @@ impl Sender {
                 self.ack_pending = true;
             }
         }
+        if self.cfg.rwnd && (self.snd_una..=self.snd_nxt).contains(&seg.ack) {
+            // Not from an old ACK, nor from one of data never sent (Linux `tcp_ack` leaves
+            // both before the window's update).
+            self.update_window(seg);
+        }
         if self.data_ready {
             self.on_ack(now, seg);
+        }
+    }
+
+    /// Linux `tcp_ack_update_window`: an ACK that advances `snd_una`, or comes from further in
+    /// the client's stream, or offers more from the same place, sets the window.
+    fn update_window(&mut self, seg: &Segment) {
+        let wnd = u64::from(seg.wnd);
+        if seg.ack > self.snd_una
+            || seg.seq > self.snd_wl1
+            || (seg.seq == self.snd_wl1 && wnd > self.snd_wnd)
+        {
+            self.snd_wnd = wnd;
+            self.snd_wl1 = seg.seq;
         }
     }
 
@@ -1430,15 +1485,6 @@ impl Sender {
             self.rearm_rto(now);
         }
     }
-}
-
-/// An RTT sample from an echoed timestamp (Linux `tcp_rtt_tsopt_us`): Linux's timestamp clock
-/// counts milliseconds, so the sample is the difference of the two times in whole milliseconds,
-/// at least one.
-fn ts_rtt(now: Time, echoed: Time) -> Duration {
-    let ms = Duration::from_ms(1).as_ps();
-    let delta = (now.as_ps() / ms).saturating_sub(echoed.as_ps() / ms).max(1);
-    Duration::from_ms(delta)
 }
 
 /// Linux `tcp_rate_skb_delivered`: keep the most recently sent delivered segment.
@@ -1932,5 +1978,111 @@ mod tests {
         let e = epoch(&s);
         assert!(s.poll_transmit(later + Duration::from_us(1)).is_some_and(|seg| seg.len > 0));
         assert_eq!(epoch(&s), e);
+    }
+
+    /// Linux `tcp_ack_update_window`: the window starts as the receiver's SYN would give it; an
+    /// ACK that advances `snd_una` sets it (smaller too), a duplicate only when it offers more,
+    /// and an old ACK (or one of data never sent) never. No new segment goes beyond
+    /// `snd_una + snd_wnd`, whatever cwnd.
+    #[test]
+    fn the_window_follows_acks_and_bounds_new_data() {
+        let cfg = TcpConfig::linux();
+        let m = u64::from(cfg.mss);
+        let mut s =
+            Sender::new(&cfg, CcaConfig::NewReno(Default::default()).build(), 1 << 30, Time::ZERO);
+        assert_eq!(s.snd_wnd(), 64_240);
+        s.w.cwnd = 100 * m;
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 44, "64 240 B: 44 whole segments");
+        let t = Time::ZERO + Duration::from_ms(10);
+        let ack = |a: u64, wnd: u64| Segment {
+            ack: a * m,
+            flags: Flags::ACK,
+            wnd: wnd as u32,
+            ..Segment::default()
+        };
+        s.on_segment(t, &ack(2, 30 * m));
+        assert_eq!(s.snd_wnd(), 30 * m, "an advancing ACK sets a smaller window");
+        assert!(drain(&mut s, t).is_empty(), "44 sent, 2 + 30 allowed");
+        s.on_segment(t, &ack(2, 20 * m));
+        assert_eq!(s.snd_wnd(), 30 * m, "a duplicate offering less is ignored");
+        s.on_segment(t, &ack(2, 50 * m));
+        assert_eq!(s.snd_wnd(), 50 * m, "a duplicate offering more is taken");
+        assert_eq!(drain(&mut s, t), (44..52).map(|k| k * m).collect::<Vec<_>>());
+        s.on_segment(t, &ack(1, 500 * m));
+        assert_eq!(s.snd_wnd(), 50 * m, "an old ACK is ignored");
+        s.on_segment(t, &ack(1_000, 500 * m));
+        assert_eq!(s.snd_wnd(), 50 * m, "so is an ACK of data never sent");
+        // With a handshake, the SYN's (unscaled) window is the first.
+        let hs = TcpConfig { handshake: true, ..cfg.clone() };
+        let mut s = Sender::new(&hs, CcaConfig::NewReno(Default::default()).build(), 1, Time::ZERO);
+        s.on_segment(Time::ZERO, &Segment { flags: Flags::SYN, wnd: 20_000, ..Segment::default() });
+        assert_eq!(s.snd_wnd(), 20_000);
+        // Without flow control the window is unlimited.
+        let free = TcpConfig { rwnd: false, ..cfg };
+        let s = Sender::new(&free, CcaConfig::NewReno(Default::default()).build(), 1, Time::ZERO);
+        assert_eq!(s.snd_wnd(), u64::MAX);
+    }
+
+    /// Linux `tcp_send_loss_probe`: when the window leaves no room for new data, the probe
+    /// sends the last segment again.
+    #[test]
+    fn a_probe_resends_the_last_segment_when_the_window_is_full() {
+        let cfg = TcpConfig::linux();
+        let m = u64::from(cfg.mss);
+        let mut s =
+            Sender::new(&cfg, CcaConfig::NewReno(Default::default()).build(), 1 << 30, Time::ZERO);
+        s.w.cwnd = 12 * m;
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 12);
+        let t = Time::ZERO + Duration::from_ms(10);
+        // Two segments ACKed; the window ends where the data sent ends.
+        let a =
+            Segment { ack: 2 * m, flags: Flags::ACK, wnd: (10 * m) as u32, ..Segment::default() };
+        s.on_segment(t, &a);
+        assert!(drain(&mut s, t).is_empty());
+        let probe_at = s.deadline().expect("a probe timer");
+        s.on_deadline(probe_at);
+        let p = s.poll_transmit(probe_at).expect("the probe");
+        assert_eq!((p.seq, p.len), (11 * m, cfg.mss), "the last segment, not new data");
+        assert_eq!(s.stats().tlp_probes, 1);
+    }
+
+    /// RFC 7323: the sender's segments echo the newest timestamp the client sent, which lets
+    /// the receiver time its own RTT (and the SYN-ACK echo the SYN); without timestamps, none.
+    #[test]
+    fn data_echoes_the_clients_latest_timestamp() {
+        for timestamps in [true, false] {
+            let cfg = TcpConfig { timestamps, ..TcpConfig::linux() };
+            let m = u64::from(cfg.mss);
+            let mut s = Sender::new(
+                &cfg,
+                CcaConfig::NewReno(Default::default()).build(),
+                1 << 20,
+                Time::ZERO,
+            );
+            let ms = |x: u64| Time::ZERO + Duration::from_ms(x);
+            assert_eq!(s.poll_transmit(ms(0)).map(|d| d.tsecr), Some(None), "nothing to echo yet");
+            while s.poll_transmit(ms(0)).is_some() {}
+            let ack = Segment { ack: 2 * m, flags: Flags::ACK, tsval: ms(7), ..Segment::default() };
+            s.on_segment(ms(10), &ack);
+            let d = s.poll_transmit(ms(10)).expect("new data");
+            assert_eq!(d.tsecr, timestamps.then(|| ms(7)));
+        }
+    }
+
+    /// Linux `tcp_retransmit_skb`: a lost segment that starts beyond the window is not resent
+    /// (the head always may be). A peer that shrinks its window (ours never does) leaves the
+    /// third and fourth holes waiting.
+    #[test]
+    fn a_retransmission_beyond_the_window_waits() {
+        let cfg = TcpConfig { loss_detection: LossDetection::DupThresh, ..TcpConfig::linux() };
+        let m = u64::from(cfg.mss);
+        let mut s = twenty_in_flight(&cfg);
+        let t = Time::ZERO + Duration::from_ms(10);
+        let mut a = sack_ack(m, 1, &[(5, 20)]);
+        a.wnd = (2 * m) as u32;
+        s.on_segment(t, &a);
+        assert_eq!(s.snd_wnd(), 2 * m);
+        s.force_rexmit = true;
+        assert_eq!(drain(&mut s, t), [m, 2 * m], "segments 3 and 4 start at or past 3 MSS");
     }
 }

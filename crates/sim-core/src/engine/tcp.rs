@@ -115,6 +115,7 @@ fn segment_of(p: &Packet) -> Segment {
         ecn: p.ecn,
         tsval: p.ts,
         tsecr: t.tsecr,
+        wnd: t.wnd,
     }
 }
 
@@ -284,6 +285,7 @@ impl<F: CcFactory> Shard<F> {
                 sack: seg.sack,
                 ace: seg.ace,
                 tsecr: seg.tsecr,
+                wnd: seg.wnd,
             }),
         }
     }
