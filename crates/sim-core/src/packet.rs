@@ -254,7 +254,7 @@ impl Packet {
 
 /// The TCP header fields a segment carries besides its sequence number, length and ECN
 /// codepoint, which live in [`Packet::seq`], [`Packet::payload`] and [`Packet::ecn`].
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TcpFields {
     /// Cumulative acknowledgement.
     pub ack: u64,
@@ -269,6 +269,21 @@ pub struct TcpFields {
     pub tsecr: Option<Time>,
     /// The advertised receive window, bytes (`u32::MAX`: none that limits).
     pub wnd: u32,
+}
+
+impl Default for TcpFields {
+    /// No acknowledgement, flags, blocks or echo, and a window that limits nothing (as
+    /// `dcsim_tcp::Segment::default`).
+    fn default() -> TcpFields {
+        TcpFields {
+            ack: 0,
+            flags: Flags::default(),
+            sack: SackBlocks::default(),
+            ace: 0,
+            tsecr: None,
+            wnd: u32::MAX,
+        }
+    }
 }
 
 #[cfg(test)]

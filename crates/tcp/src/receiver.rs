@@ -252,7 +252,9 @@ impl Receiver {
         let len = u64::from(seg.len);
         self.stats.segments += 1;
         self.stats.bytes += len;
-        if let Some(w) = &mut self.win {
+        // Linux `tcp_rcv_rtt_measure_ts`, for segments `tcp_sequence` accepts (not wholly
+        // below the last ACK's point).
+        if let Some(w) = self.win.as_mut().filter(|_| seg.end() > self.rcv_wup) {
             w.measure_ts(now, seg.tsecr.filter(|_| self.cfg.timestamps), len);
         }
         if self.cfg.ecn != EcnMode::Off {
@@ -324,10 +326,15 @@ impl Receiver {
         } else {
             self.stats.ooo_segments += 1;
             // Linux `tcp_data_queue_ofo`: a SACK connection's window grows with held data too,
-            // unless the segment extends a held block (Linux coalesces it into that block).
-            if self.cfg.sack && self.ofo.range(..s).next_back().is_none_or(|(_, &b)| b != s) {
+            // unless every byte is already held. A segment that extends a held block is
+            // charged to it before the window grows (`tcp_try_coalesce`); a new block after.
+            let prev = self.ofo.range(..=s).next_back().map(|(&a, &b)| (a, b));
+            let held_already = prev.is_some_and(|(_, b)| b >= e);
+            if self.cfg.sack && !held_already {
+                let coalesced = self.ofo.range(..s).next_back().is_some_and(|(_, &b)| b == s);
+                let held = self.ofo_bytes + if coalesced { len } else { 0 };
                 if let Some(w) = &mut self.win {
-                    if w.on_out_of_order(len, self.ofo_bytes) {
+                    if w.on_out_of_order(len, held) {
                         self.quick |= 1;
                     }
                 }
@@ -568,6 +575,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Recovery;
     use dcsim_types::Duration;
 
     fn data(seq: u64, len: u32) -> Segment {
@@ -718,12 +726,13 @@ mod tests {
             }
             n
         };
-        // The first period: 21 segments (the first gives a 100 ms RTT sample from its echo).
+        // The first period, begun by the first read: 20 segments (the first gives a 100 ms RTT
+        // sample from its echo).
         assert_eq!(acks_for(&mut r, 0..20, ms(100)), 10, "no room: every second segment");
         assert_eq!(r.rcv_rtt(), Some(Duration::from_ms(100)));
         let (clamp, ssthresh, _) = r.window_state().unwrap();
         assert_eq!((clamp, ssthresh), (64_088, 64_088));
-        // One RTT later a read ends the period: 21 segments read, more than 10, so the clamp
+        // One RTT later a read ends the period: 20 segments read, more than 10, so the clamp
         // rises; the next segments each grow the window and are ACKed at once.
         assert_eq!(acks_for(&mut r, 20..21, ms(201)), 0);
         let (clamp, ssthresh, _) = r.window_state().unwrap();
@@ -741,7 +750,8 @@ mod tests {
     /// After a retransmitted SYN, Karn's rule leaves the client's first RTT sample to the
     /// SYN-ACK's echo of the SYN it answers (Linux `tcp_ack_update_rtt`): the request's
     /// retransmission timer is then the RTO of a 100 ms sample (Linux's formula: 100 + 200 ms),
-    /// not the initial 1 s. Without timestamps there is no sample.
+    /// not the initial 1 s. Without timestamps there is no sample (Linux would then fall back
+    /// to 3 s, `TCP_TIMEOUT_FALLBACK`; not modelled: the initial RTO stays).
     #[test]
     fn a_retransmitted_syn_gives_a_sample_from_the_synacks_echo() {
         for timestamps in [true, false] {
@@ -766,7 +776,8 @@ mod tests {
         }
     }
 
-    /// A small buffer (8 segments of memory: a window of 4 380 B, a clamp of 4 392 B) with ACKs
+    /// A small buffer (8 segments of memory: a SYN window of 5 840 B, a clamp of 4 392 B, a first
+    /// offer of 4 480 B) with ACKs
     /// every 4 segments: Linux's `tcp_incr_quickack` gives 2 quick ACKs, not 16 (half the window
     /// in segments); and each time less than half the window is left open and the offer is at
     /// least twice that (every second segment here), `tcp_cleanup_rbuf` ACKs at once (a window
@@ -794,27 +805,36 @@ mod tests {
         }
     }
 
-    /// With SACK, an out-of-order segment grows the window too (Linux `tcp_data_queue_ofo`),
-    /// and is ACKed at once anyway; one that extends a held block does not grow it (Linux
-    /// coalesces it into the block).
+    /// With SACK, an out-of-order segment with new bytes grows the window too (Linux
+    /// `tcp_data_queue_ofo`, a new block or one coalesced into a held block alike), and is ACKed
+    /// at once anyway; one whose bytes are all held does not. Without SACK none does (Linux
+    /// keeps the duplicate ACKs coming).
     #[test]
-    fn out_of_order_segments_grow_the_window_unless_they_extend_a_block() {
-        let cfg = TcpConfig { quickack: 0, ..TcpConfig::linux() };
-        let m = u64::from(cfg.mss);
-        let mut r = Receiver::new(&cfg, 1 << 30);
-        let ms = |x: u64| Time::ZERO + Duration::from_ms(x);
-        let seg = |k: u64| Segment { tsecr: Some(Time::ZERO), ..data(k * m, cfg.mss) };
-        for k in 0..20 {
-            r.on_segment(ms(100), &seg(k));
+    fn out_of_order_segments_with_new_bytes_grow_the_window() {
+        for sack in [true, false] {
+            let cfg = TcpConfig {
+                quickack: 0,
+                sack,
+                recovery: if sack { Recovery::Sack } else { Recovery::NewReno },
+                ..TcpConfig::linux()
+            };
+            let m = u64::from(cfg.mss);
+            let mut r = Receiver::new(&cfg, 1 << 30);
+            let ms = |x: u64| Time::ZERO + Duration::from_ms(x);
+            let seg = |k: u64| Segment { tsecr: Some(Time::ZERO), ..data(k * m, cfg.mss) };
+            for k in 0..20 {
+                r.on_segment(ms(100), &seg(k));
+            }
+            r.on_segment(ms(201), &seg(20));
+            let ssthresh = |r: &Receiver| r.window_state().unwrap().1;
+            let before = ssthresh(&r);
+            let step = if sack { 2 * m } else { 0 };
+            r.on_segment(ms(201), &seg(30));
+            assert_eq!(ssthresh(&r), before + step, "a new block");
+            r.on_segment(ms(201), &seg(31));
+            assert_eq!(ssthresh(&r), before + 2 * step, "a segment that extends it");
+            r.on_segment(ms(201), &seg(30));
+            assert_eq!(ssthresh(&r), before + 2 * step, "a segment already held: no growth");
         }
-        r.on_segment(ms(201), &seg(20));
-        let ssthresh = |r: &Receiver| r.window_state().unwrap().1;
-        let before = ssthresh(&r);
-        r.on_segment(ms(201), &seg(30));
-        assert_eq!(ssthresh(&r), before + 2 * m, "a new block grows the window");
-        r.on_segment(ms(201), &seg(31));
-        assert_eq!(ssthresh(&r), before + 2 * m, "extending it does not");
-        r.on_segment(ms(201), &seg(33));
-        assert_eq!(ssthresh(&r), before + 4 * m, "a block of its own does");
     }
 }

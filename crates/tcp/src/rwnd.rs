@@ -38,6 +38,8 @@ const MSS_DEFAULT: u64 = 536;
 const INIT_CWND: u64 = 10;
 /// The largest unscaled window field.
 const MAX_FIELD: u64 = 65_535;
+/// Linux `net.core.rmem_max` (212 992 B by default), which the window scale also covers.
+const CORE_RMEM_MAX: u64 = 212_992;
 
 /// Linux `tcp_win_from_space` with `tcp_adv_win_scale = 1`: half of a buffer is payload.
 #[inline]
@@ -48,7 +50,7 @@ fn win_from_space(space: i64) -> i64 {
 /// The window scale the receiver offers (Linux `tcp_select_initial_window`): enough for the
 /// largest buffer, `tcp_rmem[2]`, in 16 bits; at most 14.
 pub fn window_scale(cfg: &TcpConfig) -> u32 {
-    let s = cfg.rmem_max.max(win_from_space(cfg.rmem as i64) as u64).max(1);
+    let s = cfg.rmem_max.max(win_from_space(cfg.rmem as i64) as u64).max(CORE_RMEM_MAX);
     (s.ilog2().saturating_sub(15)).min(14)
 }
 
@@ -91,8 +93,8 @@ pub(crate) struct RcvWindow {
     /// The window-based RTT measurement: the sequence number to reach, from when.
     rtt_seq: u64,
     rtt_time: Option<Time>,
-    /// The last echo sampled (each is used once).
-    last_tsecr: Option<Time>,
+    /// The last echo sampled, in Linux's millisecond ticks (each is used once).
+    last_tsecr: Option<u64>,
 }
 
 impl RcvWindow {
@@ -165,17 +167,19 @@ impl RcvWindow {
         }
     }
 
-    /// Linux `tcp_rcv_rtt_measure_ts`, for every data segment: a sample from its echo of one of
-    /// our ACKs (in whole milliseconds, at least one), once per echo, from full segments only.
+    /// Linux `tcp_rcv_rtt_measure_ts`, for every acceptable data segment: a sample from its
+    /// echo of one of our ACKs (in whole milliseconds, at least one), once per echoed tick (all
+    /// ACKs sent in one millisecond carry the same TSval), from full segments only.
     pub(crate) fn measure_ts(&mut self, now: Time, tsecr: Option<Time>, len: u64) {
         let Some(ecr) = tsecr else { return };
-        if self.last_tsecr == Some(ecr) {
+        let ms = Duration::from_ms(1).as_ps();
+        let tick = ecr.as_ps() / ms;
+        if self.last_tsecr == Some(tick) {
             return;
         }
-        self.last_tsecr = Some(ecr);
+        self.last_tsecr = Some(tick);
         if len >= self.rcv_mss {
-            let ms = Duration::from_ms(1).as_ps();
-            let delta = (now.as_ps() / ms).saturating_sub(ecr.as_ps() / ms).max(1);
+            let delta = (now.as_ps() / ms).saturating_sub(tick).max(1);
             self.rtt_update(Duration::from_ms(delta), false);
         }
     }
@@ -204,10 +208,10 @@ impl RcvWindow {
         len >= 128 && self.grow(len, ooo + len)
     }
 
-    /// Linux `tcp_grow_window` for an out-of-order segment (SACK connections only; not for one
-    /// that extends a held block, which Linux coalesces into it).
-    pub(crate) fn on_out_of_order(&mut self, len: u64, ooo: u64) -> bool {
-        self.grow(len, ooo)
+    /// Linux `tcp_grow_window` for an out-of-order segment with new bytes (SACK connections
+    /// only), `held` bytes charged to the buffer when it runs.
+    pub(crate) fn on_out_of_order(&mut self, len: u64, held: u64) -> bool {
+        self.grow(len, held)
     }
 
     /// Linux `tcp_space`: the window the free buffer holds, with `held` payload bytes queued.
@@ -317,10 +321,13 @@ impl RcvWindow {
         new != 0 && new >= 2 * now
     }
 
-    /// Linux `tcp_incr_quickack`: at most half the window in segments ACKed at once (at least
-    /// two).
+    /// Linux `tcp_incr_quickack`: at most half the window in segments ACKed at once (two when
+    /// that is none).
     pub(crate) fn quickack_bound(&self, n: u32) -> u32 {
-        let segs = (self.rcv_wnd / (2 * self.rcv_mss.max(1))).max(2);
+        let segs = match self.rcv_wnd / (2 * self.rcv_mss.max(1)) {
+            0 => 2,
+            k => k,
+        };
         n.min(u32::try_from(segs).unwrap_or(u32::MAX))
     }
 }
@@ -346,6 +353,9 @@ mod tests {
         assert_eq!(quick, 5);
         // Once the edge is passed, the offer stands.
         assert_eq!(w.select(64_256, 0, 0, &mut quick), 64_128);
+        // The scale also covers `net.core.rmem_max` (212 992 B): 2 for a 64 KiB buffer.
+        let small = TcpConfig { rmem: 65_536, rmem_max: 65_536, ..TcpConfig::linux() };
+        assert_eq!(window_scale(&small), 2);
         // Whole segments of the SYN's MSS (without timestamps, the MSS itself).
         let c = TcpConfig { timestamps: false, mss: 1000, ..TcpConfig::linux() };
         assert_eq!(initial_window(&c), 65_000);
@@ -361,6 +371,9 @@ mod tests {
         let t0 = Time::ZERO;
         w.established(t0);
         w.measure_ts(t0 + Duration::from_ms(100), Some(t0), m);
+        assert_eq!(w.rtt(), Some(Duration::from_ms(100)));
+        // An echo from the same millisecond tick (Linux's TSval) gives no second sample.
+        w.measure_ts(t0 + Duration::from_ms(150), Some(t0 + Duration::from_us(500)), m);
         assert_eq!(w.rtt(), Some(Duration::from_ms(100)));
         w.learn_mss(m);
         assert!(!w.on_in_order(t0 + Duration::from_ms(100), m, m, 0));

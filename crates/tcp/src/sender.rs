@@ -1017,8 +1017,10 @@ impl Sender {
     /// data.
     pub fn on_segment(&mut self, now: Time, seg: &Segment) {
         // RFC 7323 §4.3: the client's segments all sit at or below the last byte we ACKed (its
-        // request is one segment), so each newer timestamp is the one to echo.
-        if self.cfg.timestamps && self.ts_recent.is_none_or(|t| seg.tsval >= t) {
+        // request is one segment), so each newer timestamp is the one to echo; but a repeated
+        // SYN is answered with the first one's (Linux `tcp_check_req` leaves `ts_recent`).
+        let repeated_syn = seg.is_syn() && self.conn != Conn::Listen;
+        if self.cfg.timestamps && !repeated_syn && self.ts_recent.is_none_or(|t| seg.tsval >= t) {
             self.ts_recent = Some(seg.tsval);
         }
         if seg.is_syn() {
@@ -2012,11 +2014,22 @@ mod tests {
         assert_eq!(s.snd_wnd(), 50 * m, "an old ACK is ignored");
         s.on_segment(t, &ack(1_000, 500 * m));
         assert_eq!(s.snd_wnd(), 50 * m, "so is an ACK of data never sent");
-        // With a handshake, the SYN's (unscaled) window is the first.
+        // With a handshake, the SYN's (unscaled) window is the first. A repeated SYN is
+        // answered with the first one's timestamp (Linux `tcp_check_req`).
         let hs = TcpConfig { handshake: true, ..cfg.clone() };
         let mut s = Sender::new(&hs, CcaConfig::NewReno(Default::default()).build(), 1, Time::ZERO);
-        s.on_segment(Time::ZERO, &Segment { flags: Flags::SYN, wnd: 20_000, ..Segment::default() });
+        let syn = |ms: u64| Segment {
+            flags: Flags::SYN,
+            wnd: 20_000,
+            tsval: Time::ZERO + Duration::from_ms(ms),
+            ..Segment::default()
+        };
+        s.on_segment(Time::ZERO, &syn(0));
         assert_eq!(s.snd_wnd(), 20_000);
+        assert_eq!(s.poll_transmit(Time::ZERO).and_then(|a| a.tsecr), Some(Time::ZERO));
+        let t = Time::ZERO + Duration::from_ms(1000);
+        s.on_segment(t, &syn(1000));
+        assert_eq!(s.poll_transmit(t).and_then(|a| a.tsecr), Some(Time::ZERO));
         // Without flow control the window is unlimited.
         let free = TcpConfig { rwnd: false, ..cfg };
         let s = Sender::new(&free, CcaConfig::NewReno(Default::default()).build(), 1, Time::ZERO);

@@ -70,6 +70,8 @@ pub struct AckTrace {
     pub ssthresh: u64,
     pub state: CaState,
     pub snd_una: u64,
+    /// DCTCP's or Prague's α after the ACK (`None` for other controllers).
+    pub alpha: Option<f64>,
 }
 
 /// One transmitted data segment.
@@ -296,6 +298,11 @@ pub fn run(mut o: Opts) -> Run {
                         ssthresh: tx.ssthresh(),
                         state: tx.ca_state(),
                         snd_una: tx.snd_una(),
+                        alpha: match tx.cca() {
+                            Cca::Dctcp(d) => Some(d.alpha()),
+                            Cca::Prague(p) => Some(p.alpha()),
+                            _ => None,
+                        },
                     });
                 }
                 kick_nic = true;
