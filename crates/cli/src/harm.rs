@@ -126,8 +126,8 @@ pub struct HarmArgs {
     /// beside the workload, in this order after the solo run.
     #[arg(long, value_name = "CCA,...", value_delimiter = ',', default_value = "cubic,prague")]
     pub cca: Vec<String>,
-    /// Repeat every run with seeds 1..=N (different workload flow lists); N > 1 adds 95%
-    /// confidence intervals and harm-summary.csv.
+    /// Repeat every run with seeds 1..=N (different workload flow lists and competitor phases);
+    /// N > 1 adds 95% confidence intervals and harm-summary.csv.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seeds: u64,
     /// Workload flows per run (ccafct: 900 = 3 min / 200 ms). The workload window is
@@ -203,7 +203,8 @@ pub struct Cell {
     pub rtt: usize,
     /// Index into [`HarmPlan::ccas`], or `None` for the solo run.
     pub cca: Option<usize>,
-    /// The seed (1-based): the workload's flow list is `HarmWorkload::generate(seed)`.
+    /// The seed (1-based): the workload's flow list is `HarmWorkload::generate(seed)`, and the
+    /// competitor starts at `HarmWorkload::competitor_phase(seed, rtt)`.
     pub seed: u64,
 }
 
@@ -483,7 +484,9 @@ impl HarmPlan {
                 src: COMPETITOR_SERVER,
                 dst: COMPETITOR_CLIENT,
                 size: self.competitor_bytes(),
-                start: Time::ZERO,
+                start: Time::from_ps(
+                    HarmWorkload::competitor_phase(c.seed, self.rtts[c.rtt]).as_ps(),
+                ),
                 pg: CLASS,
                 dport: COMPETITOR_DPORT,
             });
@@ -944,10 +947,15 @@ mod tests {
         let (flows, cfg) = p.setup(&Cell { rtt: 0, cca: Some(0), seed: 3 }, &net);
         assert_eq!(flows.len(), 901);
         let comp = flows[900];
+        // The competitor starts at the seed's phase, within the first RTT.
+        let phase = HarmWorkload::competitor_phase(3, Duration::from_ms(40));
+        assert!(phase < Duration::from_ms(40));
         assert_eq!(
             (comp.src, comp.dst, comp.start),
-            (COMPETITOR_SERVER, COMPETITOR_CLIENT, Time::ZERO)
+            (COMPETITOR_SERVER, COMPETITOR_CLIENT, Time::from_ps(phase.as_ps()))
         );
+        let (other, _) = p.setup(&Cell { rtt: 0, cca: Some(0), seed: 4 }, &net);
+        assert_ne!(other[900].start, comp.start, "another seed, another phase");
         assert!(flows[..900].iter().all(|f| f.src == WORKLOAD_SERVER && f.dst == WORKLOAD_CLIENT));
         assert_eq!(cfg.flow_transport[899], Transport::Tcp(0));
         assert_eq!(cfg.flow_transport[900], Transport::Tcp(1));

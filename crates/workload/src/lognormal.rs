@@ -2,7 +2,7 @@
 //! exponential gaps and lognormal sizes given by their 5th and 95th percentiles.
 
 use dcsim_core::units::{Duration, Time, PS_PER_NS};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 use thiserror::Error;
@@ -18,6 +18,8 @@ pub const Z95: f64 = 1.645;
 const STREAM_GAPS: u64 = 0x4841_524D_0000_0000;
 /// RNG stream of the sizes.
 const STREAM_SIZES: u64 = STREAM_GAPS | 1;
+/// RNG stream of the competitor's phase ([`HarmWorkload::competitor_phase`]).
+const STREAM_PHASE: u64 = STREAM_GAPS | 2;
 
 /// Why a [`HarmWorkload`] cannot be generated.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -76,7 +78,7 @@ pub struct HarmFlow {
 /// # Random streams
 /// A [`ChaCha8Rng`] seeded with `seed_from_u64(seed)`, with two streams (`set_stream`): one
 /// for the gaps (one `f64` per gap, `flows − 1` gaps) and one for the sizes (one standard
-/// normal per flow, via `rand_distr`). Flow `i` therefore gets the same start time and size
+/// normal per flow, via `rand_distr`). A third gives the competitor's phase. Flow `i` therefore gets the same start time and size
 /// whatever `flows` is (a longer list extends a shorter one), and changing the size
 /// percentiles does not move the start times. The output is bit-identical for a seed on a
 /// given platform (`ln` and `exp` come from the platform's math library).
@@ -192,6 +194,21 @@ impl HarmWorkload {
     }
 }
 
+impl HarmWorkload {
+    /// The competing flow's start for seed `seed`: uniform in `[0, span)` picoseconds (one draw
+    /// from its own stream, so the flow list does not depend on it). `dcsim harm` starts the
+    /// competitor this far into the run, with `span` one base RTT: a run of ccafct's starts its
+    /// competitor at no fixed phase of the path's round trip, of the endpoints' millisecond
+    /// clocks, or of the workload's arrivals, and each seed samples one. Zero when `span` is 0.
+    pub fn competitor_phase(seed: u64, span: Duration) -> Duration {
+        if span.as_ps() == 0 {
+            return Duration::ZERO;
+        }
+        let mut rng = stream(seed, STREAM_PHASE);
+        Duration::from_ps(rng.gen_range(0..span.as_ps()))
+    }
+}
+
 /// One of the generator's random streams.
 fn stream(seed: u64, purpose: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -202,6 +219,23 @@ fn stream(seed: u64, purpose: u64) -> ChaCha8Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The competitor's phase is uniform in `[0, span)`: over 2 000 seeds every draw is inside,
+    /// the mean is within 3% of span / 2 and both ends of the range are reached; a seed always
+    /// draws the same phase, and the flow list does not depend on it.
+    #[test]
+    fn competitor_phases_are_uniform_within_the_span() {
+        let span = Duration::from_ms(160);
+        let draws: Vec<u64> =
+            (1..=2000).map(|s| HarmWorkload::competitor_phase(s, span).as_ps()).collect();
+        assert!(draws.iter().all(|&d| d < span.as_ps()));
+        let mean = draws.iter().map(|&d| d as f64).sum::<f64>() / draws.len() as f64;
+        assert!((mean / (span.as_ps() as f64 / 2.0) - 1.0).abs() < 0.03, "mean {mean}");
+        assert!(draws.iter().any(|&d| d < span.as_ps() / 50));
+        assert!(draws.iter().any(|&d| d > span.as_ps() / 50 * 49));
+        assert_eq!(HarmWorkload::competitor_phase(7, span).as_ps(), draws[6]);
+        assert_eq!(HarmWorkload::competitor_phase(7, Duration::ZERO), Duration::ZERO);
+    }
 
     #[test]
     fn ccafct_parameters() {
