@@ -144,7 +144,8 @@ pub struct HarmArgs {
     /// Bottleneck rate each way, from 1 Mb/s to below the 10 Gb/s host links.
     #[arg(long, value_name = "RATE", default_value = "50Mbps")]
     pub bandwidth: String,
-    /// When the workload starts; the competitor starts at 0 (ccafct's slow-start delay).
+    /// When the workload starts; the competitor starts within the first RTT (ccafct's
+    /// slow-start delay).
     #[arg(long, value_name = "TIME", default_value = "20s")]
     pub warmup: String,
     /// The receivers' largest receive buffer (Linux `tcp_rmem[2]`; its half is the largest
