@@ -350,11 +350,9 @@ impl Receiver {
             }
             if !self.ack_now {
                 if let Some(w) = &self.win {
-                    let mut quick = self.quick;
-                    if w.update_due(self.rcv_nxt, self.rcv_wup, self.ofo_bytes, &mut quick) {
+                    if w.update_due(self.rcv_nxt, self.rcv_wup, self.ofo_bytes, &mut self.quick) {
                         self.ack_now = true;
                     }
-                    self.quick = quick;
                 }
             }
         }

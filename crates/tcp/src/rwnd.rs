@@ -29,6 +29,7 @@
 use dcsim_types::{Duration, Time};
 
 use crate::config::TcpConfig;
+use crate::rtt::ts_rtt;
 
 /// Bytes of the timestamps option, which Linux's SYN-time MSS does not yet subtract.
 const TS_OPTION: u64 = 12;
@@ -179,8 +180,7 @@ impl RcvWindow {
         }
         self.last_tsecr = Some(tick);
         if len >= self.rcv_mss {
-            let delta = (now.as_ps() / ms).saturating_sub(tick).max(1);
-            self.rtt_update(Duration::from_ms(delta), false);
+            self.rtt_update(ts_rtt(now, ecr), false);
         }
     }
 
@@ -194,8 +194,7 @@ impl RcvWindow {
 
     /// Linux `tcp_event_data_recv` for in-order data of `len` bytes, `rcv_nxt` already past it
     /// and `ooo` bytes held out of order: times a window (`tcp_rcv_rtt_measure`) and grows
-    /// `rcv_ssthresh`. Returns whether it grew, in which case
-    /// Linux ACKs the segment at once.
+    /// `rcv_ssthresh`. Returns whether it grew, in which case Linux ACKs the segment at once.
     pub(crate) fn on_in_order(&mut self, now: Time, len: u64, rcv_nxt: u64, ooo: u64) -> bool {
         if self.rtt_time.is_none() || rcv_nxt >= self.rtt_seq {
             if let Some(t) = self.rtt_time {
