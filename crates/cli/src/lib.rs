@@ -707,6 +707,13 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
             "TCP: {} retransmitted segments, {} recoveries, {} timeouts, {} tail-loss probes",
             c.tcp_retransmits, c.tcp_recoveries, c.timeouts, c.tlp_probes
         )?;
+        if c.tcp_undos > 0 {
+            writeln!(
+                out,
+                "TCP undos: {} reductions found spurious, {} of them timeouts by F-RTO",
+                c.tcp_undos, c.tcp_spurious_rtos
+            )?;
+        }
     }
     if r.rto {
         writeln!(

@@ -164,6 +164,12 @@ counters! {
     drops_link_down,
     /// RoCE flows that gave up after exhausting their retransmission timeouts.
     flows_failed,
+    /// TCP retransmission timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
+    tcp_spurious_rtos,
+    /// TCP reductions undone as spurious: timeouts (by F-RTO or a timestamp echo older than the
+    /// first retransmission) and fast recoveries (by the echo). Linux `TCPLossUndo` plus
+    /// `TCPFullUndo`.
+    tcp_undos,
 }
 
 impl Counters {

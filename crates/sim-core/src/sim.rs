@@ -1308,6 +1308,8 @@ impl<F: CcFactory> Simulation<F> {
                         c.tcp_recoveries += st.recoveries;
                         c.timeouts += st.timeouts;
                         c.tlp_probes += st.tlp_probes;
+                        c.tcp_spurious_rtos += st.spurious_rtos;
+                        c.tcp_undos += st.loss_undos + st.recovery_undos;
                     }
                 }
             }

@@ -106,6 +106,11 @@ pub struct TcpConfig {
     pub prr: bool,
     /// Tail loss probe (RFC 8985 §7 as Linux `tcp_schedule_loss_probe`; needs SACK, as Linux).
     pub tlp: bool,
+    /// F-RTO (RFC 5682, the SACK-enhanced version with SACK; Linux `tcp_frto = 2`): after a
+    /// timeout, the first ACK that advances `snd_una` releases new data instead of more
+    /// retransmissions, and an ACK of data never retransmitted marks the timeout spurious and
+    /// undoes its reduction.
+    pub frto: bool,
     /// The receiver ACKs once more than `delack_segments − 1` full segments are unacknowledged
     /// (Linux: 2).
     pub delack_segments: u32,
@@ -164,6 +169,7 @@ impl Default for TcpConfig {
             limited_transmit: true,
             prr: true,
             tlp: true,
+            frto: true,
             delack_segments: 2,
             delack_timeout: Duration::from_ms(40),
             quickack: 16,
@@ -244,6 +250,7 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
     ParamSpec::new("limited_transmit", Kind::Bool, "true", "RFC 3042 limited transmit"),
     ParamSpec::new("prr", Kind::Bool, "true", "proportional rate reduction (RFC 6937)"),
     ParamSpec::new("tlp", Kind::Bool, "true", "tail loss probe (RFC 8985 §7; needs SACK)"),
+    ParamSpec::new("frto", Kind::Bool, "true", "F-RTO after a timeout (RFC 5682, Linux tcp_frto)"),
     ParamSpec::new("delack_segments", Kind::Integer, "2", "ACK every N full segments"),
     ParamSpec::new("delack_timeout", Kind::Duration, "40ms", "delayed-ACK timer"),
     ParamSpec::new("quickack", Kind::Integer, "16", "segments ACKed at once at connection start"),
@@ -275,13 +282,13 @@ pub const TCP_SPEC: PluginSpec = PluginSpec {
 };
 
 impl TcpConfig {
-    /// Linux defaults (the FCT-harm experiment): SACK with RACK and PRR, TLP, delayed ACK every
+    /// Linux defaults (the FCT-harm experiment): SACK with RACK and PRR, TLP, F-RTO, delayed ACK every
     /// 2 segments with quick-ACK start, 200 ms minimum RTO with Linux's RTO formula.
     pub fn linux() -> TcpConfig {
         TcpConfig::default()
     }
 
-    /// The data-center NewReno of the buffer-sizing study: no SACK (so no TLP), RFC 6582
+    /// The data-center NewReno of the buffer-sizing study: no SACK (so no TLP), no F-RTO, RFC 6582
     /// recovery, delayed ACK every 4 segments, RFC 6298 RTO with a 2 ms minimum, no ECN,
     /// MSS 1460 in 1500-byte frames (IP MTU, no Ethernet header or timestamps counted).
     pub fn dc_newreno() -> TcpConfig {
@@ -297,6 +304,7 @@ impl TcpConfig {
             loss_detection: LossDetection::DupThresh,
             prr: false,
             tlp: false,
+            frto: false,
             delack_segments: 4,
             rto_mode: RtoMode::Rfc6298,
             min_rto: Duration::from_ms(2),
@@ -355,6 +363,7 @@ impl TcpConfig {
             limited_transmit: p.bool("limited_transmit", d.limited_transmit),
             prr: p.bool("prr", d.prr),
             tlp: p.bool("tlp", d.tlp),
+            frto: p.bool("frto", d.frto),
             delack_segments: p.u32("delack_segments", d.delack_segments)?,
             delack_timeout: p.duration("delack_timeout", d.delack_timeout),
             quickack: p.u32("quickack", d.quickack)?,
@@ -629,6 +638,6 @@ mod tests {
         for spec in TCP_PARAMS {
             assert!(TCP_SPEC.param(spec.name).is_some());
         }
-        assert_eq!(TCP_SPEC.params.len(), 33);
+        assert_eq!(TCP_SPEC.params.len(), 34);
     }
 }

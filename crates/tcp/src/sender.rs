@@ -67,6 +67,15 @@ pub struct SenderStats {
     pub dupacks: u64,
     /// ACKs that reported CE-marked bytes (accurate) or carried ECE (classic).
     pub ce_acks: u64,
+    /// Timeouts F-RTO found spurious: an ACK covered data sent before the timeout and never
+    /// retransmitted (Linux `TCPSpuriousRTOs`).
+    pub spurious_rtos: u64,
+    /// Timeouts undone, by F-RTO or by a timestamp echo older than the first retransmission
+    /// (Linux `TCPLossUndo`).
+    pub loss_undos: u64,
+    /// Fast recoveries undone at their end by a timestamp echo older than the first
+    /// retransmission (Linux `TCPFullUndo`).
+    pub recovery_undos: u64,
 }
 
 /// One sent segment in the retransmission queue (the scoreboard).
@@ -158,6 +167,10 @@ pub struct Sender {
     /// duplicate threshold in segments: a short segment counts as one).
     sacked_segs: u64,
     lost_bytes: u64,
+    /// Bytes retransmitted and in flight but no longer marked lost: an undo clears the lost
+    /// marks and leaves retransmissions counted in flight (Linux `tcp_undo_cwnd_reduction`).
+    /// Otherwise every retransmitted segment is a lost one.
+    retrans_unlost: u64,
     /// Bytes ever marked lost (Linux `tp->lost`, which only grows): an ACK's newly lost bytes
     /// are its rise, even when the same ACK also acknowledges bytes marked lost before.
     lost_total: u64,
@@ -182,10 +195,25 @@ pub struct Sender {
     req_rcvd: u64,
     ack_pending: bool,
     // Reduction (PRR) state.
+    /// cwnd when the current reduction began (Linux `prior_cwnd`: PRR's and the undo's).
     prior_cwnd: u64,
     prr_delivered: u64,
     prr_out: u64,
     force_rexmit: bool,
+    // Undo (Linux `tcp_init_undo`, `tcp_undo_cwnd_reduction`) and F-RTO (RFC 5682).
+    /// `snd_una` when the current recovery or timeout began, while it may still be undone
+    /// (Linux `undo_marker`).
+    undo_marker: Option<u64>,
+    /// The ssthresh an undo restores (Linux `prior_ssthresh`; 0: none, after an ECN echo).
+    prior_ssthresh: u64,
+    /// When the episode's first retransmission left (Linux `retrans_stamp`); a timestamp echo
+    /// older than it shows an original transmission got through.
+    retrans_stamp: Option<Time>,
+    /// F-RTO runs for the current timeout (Linux `tp->frto`).
+    frto: bool,
+    /// F-RTO step 2b: segments of new data still sent before any retransmission, until the
+    /// next ACK (Linux `REXMIT_NEW`: what `tcp_write_xmit` sends at that ACK).
+    frto_new: u64,
     // TLP.
     tlp_fire: bool,
     tlp_high_seq: Option<u64>,
@@ -239,6 +267,7 @@ impl Sender {
             sacked_bytes: 0,
             sacked_segs: 0,
             lost_bytes: 0,
+            retrans_unlost: 0,
             lost_total: 0,
             last_data_sent: None,
             retrans_bytes: 0,
@@ -259,6 +288,11 @@ impl Sender {
             prr_delivered: 0,
             prr_out: 0,
             force_rexmit: false,
+            undo_marker: None,
+            prior_ssthresh: 0,
+            retrans_stamp: None,
+            frto: false,
+            frto_new: 0,
             tlp_fire: false,
             tlp_high_seq: None,
             tlp_retrans: false,
@@ -397,10 +431,11 @@ impl Sender {
             return None;
         }
         // A retransmitted segment is lost (`retrans` is set only on a lost segment, and
-        // cleared with `lost` or before it), so the bytes lost and not retransmitted are
-        // `lost_bytes - retrans_bytes`. With none, no segment qualifies: the scan would walk
-        // the whole window behind a repaired loss at every readiness query.
-        if self.lost_bytes == self.retrans_bytes {
+        // cleared with `lost` or before it) unless an undo cleared its mark
+        // (`retrans_unlost`), so the bytes lost and not retransmitted are
+        // `lost_bytes - (retrans_bytes - retrans_unlost)`. With none, no segment qualifies: the
+        // scan would walk the whole window behind a repaired loss at every readiness query.
+        if self.lost_bytes + self.retrans_unlost == self.retrans_bytes {
             debug_assert_eq!(self.scan_rexmit(), None, "a lost segment not counted");
             return None;
         }
@@ -425,6 +460,12 @@ impl Sender {
     fn choose(&self) -> Option<Choice> {
         if !self.data_ready {
             return None;
+        }
+        if self.frto_new > 0 && self.snd_nxt < self.total && self.new_fits_window() {
+            // F-RTO step 2b (Linux `REXMIT_NEW`): new data first; the retransmissions wait for
+            // the next ACK, which tells whether the timeout was spurious.
+            let len = (self.total - self.snd_nxt).min(self.w.mss);
+            return (self.pipe() + len <= self.w.cwnd).then_some(Choice::New);
         }
         if self.tlp_fire {
             // Linux `tcp_send_loss_probe`: new data if the window takes it, else the last
@@ -619,6 +660,7 @@ impl Sender {
         self.stamp(now, &mut rec);
         self.sb.push_back(rec);
         self.snd_nxt += len;
+        self.frto_new = self.frto_new.saturating_sub(1);
         let ect = self.cfg.ecn != EcnMode::Off;
         let seg = self.data_segment(start, len, ect);
         self.on_sent(now, len);
@@ -646,6 +688,8 @@ impl Sender {
                 self.retrans_bytes += len;
             }
             rec.retrans = true;
+            // Linux `tcp_retransmit_skb` (a probe goes through `__tcp_retransmit_skb`).
+            self.retrans_stamp.get_or_insert(now);
         }
         rec.ever_retrans = true;
         self.stamp(now, &mut rec);
@@ -782,14 +826,22 @@ impl Sender {
         let from = self.ca;
         let flight = self.snd_nxt - self.snd_una;
         // Linux `tcp_enter_loss`: a new ssthresh unless this window is already being reduced;
-        // in Loss, also after progress since the last timeout (`icsk_retransmits` is 0).
+        // in Loss, also after progress since the last timeout (`icsk_retransmits` is 0). What
+        // it replaces is kept for an undo (`tcp_init_undo`).
         if self.ca <= CaState::Disorder
             || self.high_seq <= self.snd_una
             || (self.ca == CaState::Loss && self.rto_retransmits == 0)
         {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.prior_cwnd = self.w.cwnd;
             self.w.ssthresh = self.cca.ssthresh(&self.w, Congestion::Timeout, flight);
             self.cca.on_loss_event(&mut self.w);
+            self.undo_marker = Some(self.snd_una);
         }
+        // F-RTO step 1 (RFC 5682 §3.1): for a timeout that does not interrupt a recovery, or
+        // one that repeats on the same `snd_una` (§3.2).
+        self.frto = self.cfg.frto && (from < CaState::Recovery || self.rto_retransmits > 0);
+        self.frto_new = 0;
         // Linux `tcp_timeout_mark_lost`: every segment is marked lost, except, with RACK, those
         // (after the first) sent less than RACK's RTT ago, which may still arrive. Only where
         // RACK runs here (with SACK recovery), or nothing would mark them lost later.
@@ -835,7 +887,7 @@ impl Sender {
         self.rack_detect_loss(now);
         if self.pipe() != before && self.ca != CaState::Recovery {
             let flight = self.snd_nxt - self.snd_una;
-            self.enter_recovery(now, flight);
+            self.enter_recovery(now, flight, false);
             if !self.cca.owns_window() && self.cfg.prr {
                 self.prr_reduction(self.w.mss, false, false);
             }
@@ -859,6 +911,10 @@ impl Sender {
             r.lost = true;
             self.lost_bytes += r.len();
             self.lost_total += r.len();
+            if r.retrans {
+                // Its retransmission, in flight since an undo, is now the lost segment's.
+                self.retrans_unlost -= r.len();
+            }
         } else if r.retrans {
             r.retrans = false;
             self.retrans_bytes -= r.len();
@@ -870,8 +926,9 @@ impl Sender {
     /// Linux `tcp_rack_advance`.
     fn rack_advance(&mut self, r: &SegRec, now: Time) {
         let rtt = now.saturating_since(r.sent);
-        if r.ever_retrans && self.rtt.min_rtt().is_some_and(|m| rtt < m) {
-            // Possibly the ACK of the original transmission.
+        if r.ever_retrans && self.rtt.min_rtt().is_none_or(|m| rtt < m) {
+            // Possibly the ACK of the original transmission (Linux's `tcp_min_rtt` is infinite
+            // before the first sample, so no retransmission advances RACK until then).
             return;
         }
         self.rack.advanced = true;
@@ -921,6 +978,25 @@ impl Sender {
         (timeout > 0).then(|| now + Duration(timeout as u64) + self.cfg.timer_min)
     }
 
+    /// Loss detection again after an undo cleared the lost marks (step 6 of [`Sender::on_ack`]).
+    fn redetect_losses(&mut self, now: Time, reo_armed: &mut bool, lost_retrans: &mut bool) {
+        if self.cfg.recovery != Recovery::Sack {
+            return;
+        }
+        match self.cfg.loss_detection {
+            LossDetection::Rack => {
+                self.rack.advanced = false;
+                let prior_retrans = self.retrans_bytes;
+                if let Some(at) = self.rack_detect_loss(now) {
+                    self.timer = Some((at, Timer::Reo));
+                    *reo_armed = true;
+                }
+                *lost_retrans |= self.retrans_bytes < prior_retrans;
+            }
+            LossDetection::DupThresh => self.dupthresh_detect_loss(),
+        }
+    }
+
     /// RFC 6675 `IsLost`: more than `(dupthresh − 1)·MSS` bytes SACKed above.
     fn dupthresh_detect_loss(&mut self) {
         if self.sacked_bytes == 0 {
@@ -961,9 +1037,15 @@ impl Sender {
         self.cca.on_state(&mut self.w, from, to, now);
     }
 
-    /// Linux `tcp_enter_recovery`.
-    fn enter_recovery(&mut self, now: Time, flight: u64) {
+    /// Linux `tcp_enter_recovery`: a recovery may be undone from here on (`tcp_init_undo`),
+    /// its ssthresh only if no ECN echo came with it.
+    fn enter_recovery(&mut self, now: Time, flight: u64, ece_ack: bool) {
+        self.prior_ssthresh = 0;
+        self.undo_marker = Some(self.snd_una);
         if !matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            if !ece_ack {
+                self.prior_ssthresh = self.current_ssthresh();
+            }
             self.init_reduction(Congestion::Loss, flight);
         }
         self.stats.recoveries += 1;
@@ -984,6 +1066,81 @@ impl Sender {
         if !self.cca.owns_window() && self.w.ssthresh < u64::MAX {
             self.w.cwnd = self.w.ssthresh;
         }
+    }
+
+    /// Linux `tcp_current_ssthresh`: in a reduction its ssthresh, else at least ¾ of cwnd (in
+    /// whole segments, as Linux counts them).
+    fn current_ssthresh(&self) -> u64 {
+        if matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            return self.w.ssthresh;
+        }
+        let segs = self.w.cwnd / self.w.mss;
+        self.w.ssthresh.max(((segs >> 1) + (segs >> 2)) * self.w.mss)
+    }
+
+    /// Linux `tcp_any_retrans_done`.
+    fn any_retrans_done(&self) -> bool {
+        self.retrans_bytes > 0 || self.sb.front().is_some_and(|h| h.ever_retrans)
+    }
+
+    /// Linux `tcp_may_undo` without DSACK (its `undo_retrans` then never returns to 0): the
+    /// reduction may still be undone and the ACK shows that an original transmission got
+    /// through (`tcp_packet_delayed`): nothing was retransmitted, or the ACK echoes a
+    /// timestamp from a millisecond before the first retransmission (Eifel, RFC 3522).
+    fn may_undo(&self, seg: &Segment) -> bool {
+        if self.undo_marker.is_none() {
+            return false;
+        }
+        let Some(first) = self.retrans_stamp else { return true };
+        let ms = Duration::from_ms(1).as_ps();
+        self.cfg.timestamps && seg.tsecr.is_some_and(|e| e.as_ps() / ms < first.as_ps() / ms)
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`: the reduction was spurious. cwnd goes back (the
+    /// controller's `undo_cwnd`) and ssthresh too, unless an ECN echo came during it; with
+    /// `unmark_loss` no segment stays marked lost (retransmissions stay in flight).
+    fn undo_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            for r in &mut self.sb {
+                if r.lost {
+                    r.lost = false;
+                    if r.retrans {
+                        self.retrans_unlost += r.len();
+                    }
+                }
+            }
+            self.lost_bytes = 0;
+            self.rexmit_hint = u64::MAX;
+        }
+        if self.prior_ssthresh > 0 {
+            self.w.cwnd = self.cca.undo_cwnd(&self.w, self.prior_cwnd);
+            if self.prior_ssthresh > self.w.ssthresh {
+                self.w.ssthresh = self.prior_ssthresh;
+                // `tcp_ecn_withdraw_cwr`.
+                self.cwr_pending = false;
+            }
+        }
+        self.undo_marker = None;
+        // Linux has RACK look at the losses again.
+        self.rack.advanced = true;
+    }
+
+    /// Linux `tcp_try_undo_loss`: a timeout undone, by F-RTO (`frto_undo`) or by the echo.
+    /// With SACK (or F-RTO's verdict) the state returns to Open.
+    fn try_undo_loss(&mut self, now: Time, seg: &Segment, frto_undo: bool) -> bool {
+        if !(frto_undo || self.may_undo(seg)) {
+            return false;
+        }
+        self.undo_reduction(true);
+        self.stats.loss_undos += 1;
+        if frto_undo {
+            self.stats.spurious_rtos += 1;
+        }
+        self.rto_retransmits = 0;
+        if frto_undo || self.cfg.recovery == Recovery::Sack {
+            self.set_state(CaState::Open, now);
+        }
+        true
     }
 
     /// Linux `tcp_cwnd_reduction` (PRR-SSRB, RFC 6937), in bytes.
@@ -1124,6 +1281,8 @@ impl Sender {
         let prior_delivered = self.delivered;
         let prior_lost = self.lost_total;
         let old_ack = ack < self.snd_una;
+        // F-RTO's new data goes out at the ACK that released it, not later.
+        self.frto_new = 0;
 
         // ECN input.
         let mut ce = 0u64;
@@ -1145,6 +1304,10 @@ impl Sender {
         let mut retrans_acked = false;
         let mut first_sackt: Option<Time> = None;
         let mut last_sackt: Option<Time> = None;
+        // Linux `FLAG_ORIG_SACK_ACKED`: data never retransmitted, up to `high_seq`, (S)ACKed.
+        let mut orig_acked = false;
+        // Linux `FLAG_DATA_SACKED`.
+        let mut data_sacked = false;
 
         // 1. Cumulative ACK (tcp_clean_rtx_queue).
         if ack > self.snd_una {
@@ -1160,6 +1323,9 @@ impl Sender {
                         }
                         if r.retrans {
                             self.retrans_bytes -= d;
+                            if !r.lost {
+                                self.retrans_unlost -= d;
+                            }
                         }
                         if r.sacked {
                             self.sacked_bytes -= d;
@@ -1176,6 +1342,9 @@ impl Sender {
                 }
                 if r.retrans {
                     self.retrans_bytes -= len;
+                    if !r.lost {
+                        self.retrans_unlost -= len;
+                    }
                 }
                 if r.ever_retrans {
                     retrans_acked = true;
@@ -1190,6 +1359,7 @@ impl Sender {
                         if first_ackt.is_none() {
                             first_ackt = Some(r.sent);
                         }
+                        orig_acked |= r.end <= self.high_seq;
                     }
                     self.rack_advance(&r, now);
                     rate_pick(&mut rs_rec, &r);
@@ -1227,13 +1397,18 @@ impl Sender {
                         if rm.retrans {
                             rm.retrans = false;
                             self.retrans_bytes -= len;
+                            if !r.lost {
+                                self.retrans_unlost -= len;
+                            }
                         }
+                        data_sacked = true;
                         self.sacked_bytes += len;
                         self.sacked_segs += 1;
                         self.delivered += len;
                         if !r.ever_retrans {
                             last_sackt = Some(last_sackt.map_or(r.sent, |t| t.max(r.sent)));
                             first_sackt = Some(first_sackt.map_or(r.sent, |t| t.min(r.sent)));
+                            orig_acked |= r.end <= self.high_seq;
                         }
                         self.rack_advance(&r, now);
                         rate_pick(&mut rs_rec, &r);
@@ -1386,12 +1561,58 @@ impl Sender {
                 }
             }
         }
-        let newly_lost = self.lost_total > prior_lost;
 
         // 7. State machine (tcp_fastretrans_alert).
         let flight = self.snd_nxt - self.snd_una;
         let was_recovery = self.ca == CaState::Recovery;
-        if matches!(self.ca, CaState::Cwr | CaState::Recovery | CaState::Loss)
+        let ece_ack = ece || ce > 0;
+        if self.ca == CaState::Open || (self.ca <= CaState::Cwr && !self.any_retrans_done()) {
+            // The episode is over (Linux clears `retrans_stamp` here and in `tcp_try_to_open`).
+            self.retrans_stamp = None;
+        }
+        if ece_ack {
+            // Linux step A: the reduction an ECN echo asks for is not undone.
+            self.prior_ssthresh = 0;
+        }
+        // F-RTO step 2b: this ACK releases new data.
+        let mut frto_release = false;
+        if self.ca == CaState::Loss {
+            // Linux `tcp_process_loss`.
+            let recovered = self.snd_una >= self.high_seq;
+            let mut undone = una_advanced && self.try_undo_loss(now, seg, false);
+            if !undone && self.frto {
+                if orig_acked && self.try_undo_loss(now, seg, true) {
+                    // Step 3b: data sent before the timeout arrived without a retransmission.
+                    undone = true;
+                } else if self.snd_nxt > self.high_seq {
+                    if data_sacked || is_dup {
+                        // Step 3a: the loss was real.
+                        self.frto = false;
+                    }
+                } else if una_advanced && !recovered {
+                    self.high_seq = self.snd_nxt;
+                    if self.snd_nxt < self.total
+                        && self.snd_una.saturating_add(self.snd_wnd) > self.snd_nxt
+                    {
+                        frto_release = true;
+                    } else {
+                        self.frto = false;
+                    }
+                }
+            }
+            if undone {
+                // Linux runs RACK again on the unmarked scoreboard (`tcp_identify_packet_loss`).
+                self.redetect_losses(now, &mut reo_armed, &mut lost_retrans);
+            } else if recovered && !frto_release {
+                // Linux `tcp_try_undo_recovery`: the Loss state ends, undone if the echo shows
+                // the originals got through.
+                if self.may_undo(seg) {
+                    self.undo_reduction(false);
+                    self.stats.loss_undos += 1;
+                }
+                self.set_state(CaState::Open, now);
+            }
+        } else if matches!(self.ca, CaState::Cwr | CaState::Recovery)
             && self.snd_una >= self.high_seq
         {
             let done = self.snd_una >= self.snd_nxt;
@@ -1401,7 +1622,12 @@ impl Sender {
                     self.set_state(CaState::Open, now);
                 }
                 CaState::Recovery => {
-                    if self.cfg.recovery == Recovery::NewReno
+                    if self.may_undo(seg) {
+                        // Linux `tcp_try_undo_recovery`: cwnd and ssthresh go back, and
+                        // `tcp_end_cwnd_reduction` leaves them.
+                        self.undo_reduction(false);
+                        self.stats.recovery_undos += 1;
+                    } else if self.cfg.recovery == Recovery::NewReno
                         && !self.cfg.prr
                         && !self.cca.owns_window()
                     {
@@ -1412,10 +1638,10 @@ impl Sender {
                     }
                     self.set_state(CaState::Open, now);
                 }
-                CaState::Loss => self.set_state(CaState::Open, now),
                 _ => {}
             }
         }
+        let newly_lost = self.lost_total > prior_lost;
         // Linux `tcp_time_to_recover`: any segment marked lost (`lost_out`), retransmitted or
         // not, starts a recovery from below it; and from Loss, a lost retransmission does
         // (`FLAG_LOST_RETRANS`: ssthresh then comes from the Loss state's window, and PRR takes
@@ -1425,9 +1651,11 @@ impl Sender {
             && self.lost_bytes > 0
             && (self.cfg.recovery == Recovery::Sack || self.first_rexmit().is_some())
         {
-            self.enter_recovery(now, flight);
+            self.enter_recovery(now, flight, ece_ack);
         } else if self.ca <= CaState::Disorder && (ce > 0 || ece) && self.cfg.ecn != EcnMode::Off {
-            // tcp_enter_cwr
+            // tcp_enter_cwr: an ECN reduction is never undone.
+            self.prior_ssthresh = 0;
+            self.undo_marker = None;
             self.init_reduction(Congestion::Ecn, flight);
             self.stats.ecn_reductions += 1;
             self.set_state(CaState::Cwr, now);
@@ -1467,6 +1695,22 @@ impl Sender {
             self.cca.increase(&mut self.w, &sample);
         }
         self.w.cwnd = self.w.cwnd.max(self.w.mss);
+
+        if frto_release {
+            // Linux `tcp_xmit_recovery(REXMIT_NEW)`, after the window's update: what
+            // `tcp_write_xmit` sends now (all cwnd allows; one segment when paced, the pacing
+            // timer's later sends being retransmissions first). If nothing can go now, F-RTO
+            // gives way to the usual recovery.
+            let len = (self.total - self.snd_nxt).min(self.w.mss);
+            if self.new_fits_window()
+                && self.pipe() + len <= self.w.cwnd
+                && (!self.paced || self.next_send <= now)
+            {
+                self.frto_new = if self.paced { 1 } else { u64::MAX };
+            } else {
+                self.frto = false;
+            }
+        }
 
         if self.first_rexmit().is_none() {
             self.force_rexmit = false;
@@ -1699,8 +1943,10 @@ mod tests {
         s.on_rto(ms(300));
         assert_eq!(s.ca, CaState::Loss);
         assert_eq!(drain(&mut s, ms(300)), vec![0], "cwnd: one segment");
-        // Segment 0's retransmission is acknowledged: slow start, two retransmissions.
-        s.on_segment(ms(310), &sack_ack(mss, 1, &[]));
+        // Segment 0's retransmission is acknowledged (its echo gives the first RTT sample,
+        // without which no retransmission would advance RACK): slow start, two
+        // retransmissions.
+        s.on_segment(ms(310), &Segment { tsecr: Some(ms(300)), ..sack_ack(mss, 1, &[]) });
         assert_eq!(s.ca, CaState::Loss);
         assert_eq!(drain(&mut s, ms(310)), vec![mss, 2 * mss]);
         // Segment 1's is lost, 2's SACKed: RACK marks 1's retransmission lost.
@@ -2097,5 +2343,172 @@ mod tests {
         assert_eq!(s.snd_wnd(), 2 * m);
         s.force_rexmit = true;
         assert_eq!(drain(&mut s, t), [m, 2 * m], "segments 3 and 4 start at or past 3 MSS");
+    }
+
+    /// A NewReno sender of 40 segments under `cfg`, 20 of them sent at 0 (cwnd 20), then a
+    /// timeout at 300 ms whose retransmission of the head leaves at once.
+    fn timed_out_with_data_left(cfg: &TcpConfig) -> Sender {
+        let mss = u64::from(cfg.mss);
+        let mut s =
+            Sender::new(cfg, CcaConfig::NewReno(Default::default()).build(), 40 * mss, Time::ZERO);
+        s.w.cwnd = 20 * mss;
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 20);
+        s.on_rto(ms_time(300));
+        assert_eq!(drain(&mut s, ms_time(300)), [0], "the head, at the timeout");
+        assert_eq!((s.ca, s.w.ssthresh), (CaState::Loss, 10 * mss));
+        s
+    }
+
+    fn ms_time(k: u64) -> Time {
+        Time::ZERO + Duration::from_ms(k)
+    }
+
+    /// An ACK of everything below segment `a`, SACKing `blocks`, echoing `tsecr`.
+    fn echo_ack(mss: u64, a: u64, blocks: &[(u64, u64)], tsecr: Time) -> Segment {
+        Segment { tsecr: Some(tsecr), ..sack_ack(mss, a, blocks) }
+    }
+
+    /// F-RTO (RFC 5682 §3.1 steps 2b and 3a, Linux `tcp_process_loss`): after a genuine
+    /// timeout, the first ACK that advances `snd_una` releases new data, not the next lost
+    /// segment; a SACK of that new data then shows the loss was real, and the retransmissions
+    /// go on. Without F-RTO the same ACK releases retransmissions at once.
+    #[test]
+    fn frto_sends_new_data_before_retransmitting_more_after_a_timeout() {
+        for frto in [true, false] {
+            let cfg = TcpConfig { frto, ..TcpConfig::linux() };
+            let mss = u64::from(cfg.mss);
+            let mut s = timed_out_with_data_left(&cfg);
+            // The head's retransmission arrives; 1..20 were lost. The echo is the
+            // retransmission's, so the timestamps show nothing spurious.
+            s.on_segment(ms_time(310), &echo_ack(mss, 1, &[], ms_time(300)));
+            assert_eq!(s.ca, CaState::Loss);
+            let sent = drain(&mut s, ms_time(310));
+            if frto {
+                assert_eq!(sent, [20 * mss, 21 * mss], "step 2b: new data, as cwnd (2) allows");
+                // Their SACK, with the hole at 1 still open: step 3a.
+                s.on_segment(ms_time(320), &echo_ack(mss, 1, &[(20, 22)], ms_time(310)));
+                assert!(!s.frto, "the loss was real");
+                assert_eq!(drain(&mut s, ms_time(320)), [mss, 2 * mss], "retransmissions resume");
+            } else {
+                assert_eq!(sent, [mss, 2 * mss], "the lost segments first");
+            }
+            assert_eq!(s.w.ssthresh, 10 * mss, "nothing undone");
+            assert_eq!((s.stats.spurious_rtos, s.stats.loss_undos), (0, 0));
+        }
+    }
+
+    /// F-RTO step 3b: an ACK of data sent before the timeout and never retransmitted shows the
+    /// timeout was spurious. Without timestamps only F-RTO can tell: the reduction is undone
+    /// (cwnd and ssthresh back, no segment left marked lost, state Open) and new data follows,
+    /// not the retransmissions the timeout had queued.
+    #[test]
+    fn frto_undoes_a_spurious_timeout() {
+        for frto in [true, false] {
+            let cfg = TcpConfig { frto, timestamps: false, ..TcpConfig::linux() };
+            let mss = u64::from(cfg.mss);
+            let mut s = timed_out_with_data_left(&cfg);
+            // The first five originals were only delayed.
+            s.on_segment(ms_time(310), &sack_ack(mss, 5, &[]));
+            if frto {
+                assert_eq!(s.ca, CaState::Open);
+                assert_eq!((s.stats.spurious_rtos, s.stats.loss_undos), (1, 1));
+                assert_eq!(s.w.ssthresh, u64::MAX, "the ssthresh before the timeout");
+                assert!(s.w.cwnd >= 20 * mss, "cwnd back to {} ≥ 20 segments", s.w.cwnd / mss);
+                assert_eq!(s.lost_bytes, 0);
+                assert_eq!(drain(&mut s, ms_time(310))[0], 20 * mss, "new data, no retransmission");
+            } else {
+                assert_eq!((s.ca, s.w.ssthresh), (CaState::Loss, 10 * mss));
+                assert_eq!(drain(&mut s, ms_time(310))[0], 5 * mss, "the next segment again");
+            }
+        }
+    }
+
+    /// Eifel (RFC 3522, Linux `tcp_packet_delayed`): with timestamps, an ACK that echoes a
+    /// timestamp from before the first retransmission shows that an original got through, and
+    /// the timeout is undone without F-RTO. The same ACK echoing the retransmission is not.
+    #[test]
+    fn an_echo_older_than_the_retransmission_undoes_a_timeout() {
+        for (echo, undone) in [(ms_time(0), true), (ms_time(300), false)] {
+            let cfg = TcpConfig { frto: false, ..TcpConfig::linux() };
+            let mss = u64::from(cfg.mss);
+            let mut s = timed_out_with_data_left(&cfg);
+            s.on_segment(ms_time(310), &echo_ack(mss, 5, &[], echo));
+            assert_eq!(s.stats.loss_undos, u64::from(undone));
+            assert_eq!(s.stats.spurious_rtos, 0, "not F-RTO's verdict");
+            if undone {
+                assert_eq!((s.ca, s.w.ssthresh), (CaState::Open, u64::MAX));
+            } else {
+                assert_eq!((s.ca, s.w.ssthresh), (CaState::Loss, 10 * mss));
+            }
+        }
+    }
+
+    /// An ECN echo during the episode forbids restoring ssthresh and cwnd (Linux step A of
+    /// `tcp_fastretrans_alert` zeroes `prior_ssthresh`); the lost marks are still cleared, and
+    /// the echo then starts an ECN reduction from the undone state (`tcp_try_to_open`).
+    #[test]
+    fn an_ecn_echo_keeps_a_spurious_timeouts_reduction() {
+        let cfg = TcpConfig { timestamps: false, ecn: EcnMode::Classic, ..TcpConfig::linux() };
+        let mss = u64::from(cfg.mss);
+        let mut s = timed_out_with_data_left(&cfg);
+        let mut a = sack_ack(mss, 5, &[]);
+        a.flags.insert(Flags::ECE);
+        s.on_segment(ms_time(310), &a);
+        assert_eq!(s.stats.spurious_rtos, 1);
+        assert_eq!(s.ca, CaState::Cwr);
+        assert!(s.w.ssthresh <= 10 * mss, "no ssthresh restored: {}", s.w.ssthresh);
+        assert_eq!(s.prior_cwnd, mss, "the ECN reduction starts from the timeout's cwnd");
+        assert_eq!(s.lost_bytes, 0);
+    }
+
+    /// A fast recovery whose retransmission was not needed (the original head was only
+    /// delayed) is undone when it ends, if the ACK that ends it echoes a timestamp from before
+    /// the retransmission (Linux `tcp_try_undo_recovery`); otherwise cwnd falls to ssthresh.
+    #[test]
+    fn a_recovery_the_echo_shows_spurious_is_undone_at_its_end() {
+        for (echo, undone) in [(ms_time(0), true), (ms_time(10), false)] {
+            let cfg = TcpConfig::linux();
+            let mss = u64::from(cfg.mss);
+            let mut s = twenty_in_flight(&cfg);
+            // 1..4 SACKed 10 ms after they left: RACK marks the head lost at once.
+            s.on_segment(ms_time(10), &echo_ack(mss, 0, &[(1, 4)], ms_time(0)));
+            assert_eq!(s.ca, CaState::Recovery);
+            assert_eq!(drain(&mut s, ms_time(10))[0], 0, "the fast retransmission");
+            s.on_segment(ms_time(12), &echo_ack(mss, 20, &[], echo));
+            assert_eq!(s.ca, CaState::Open);
+            assert_eq!(s.stats.recovery_undos, u64::from(undone));
+            if undone {
+                // cwnd back to 20 segments, then slow start (ssthresh is infinite again) on the
+                // 17 segments this ACK delivered.
+                assert_eq!((s.w.cwnd, s.w.ssthresh), (37 * mss, u64::MAX));
+            } else {
+                // cwnd to ssthresh, then one segment of additive increase for the 17 delivered.
+                assert_eq!((s.w.cwnd, s.w.ssthresh), (11 * mss, 10 * mss));
+            }
+        }
+    }
+
+    /// A retransmission whose lost mark an undo cleared stays in flight; marked lost again,
+    /// it is the lost segment's retransmission, not a segment to resend (Linux
+    /// `tcp_mark_skb_lost`), and the scoreboard's counts stay consistent.
+    #[test]
+    fn an_undone_retransmission_marked_lost_again_is_not_resent() {
+        let cfg = TcpConfig { timestamps: false, ..TcpConfig::linux() };
+        let mss = u64::from(cfg.mss);
+        let mut s = timed_out_with_data_left(&cfg);
+        // As an undo leaves it: the head's retransmission in flight with no lost mark; of the
+        // rest, only segment 1 still lost (as many bytes lost as retransmitted).
+        for r in s.sb.iter_mut().filter(|r| r.start != mss) {
+            r.lost = false;
+        }
+        s.lost_bytes = mss;
+        s.retrans_unlost += mss;
+        s.undo_marker = None;
+        assert_eq!(s.first_rexmit(), Some(1));
+        s.mark_lost(0);
+        assert_eq!(s.retrans_unlost, 0);
+        assert_eq!(s.first_rexmit(), Some(1), "the head's retransmission is still out");
+        s.mark_lost(0);
+        assert_eq!(s.first_rexmit(), Some(0), "lost again: resent");
     }
 }

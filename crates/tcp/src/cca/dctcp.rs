@@ -76,6 +76,8 @@ pub struct Dctcp {
     next_seq: u64,
     old_delivered: u64,
     old_delivered_ce: u64,
+    /// cwnd when the last reduction began (Linux `loss_cwnd`), for the undo.
+    loss_cwnd: u64,
 }
 
 /// Linux `DCTCP_MAX_ALPHA`.
@@ -85,7 +87,7 @@ impl Dctcp {
     /// A fresh controller.
     pub fn new(cfg: DctcpConfig) -> Dctcp {
         let alpha = cfg.alpha_on_init.min(MAX_ALPHA);
-        Dctcp { cfg, alpha, next_seq: 0, old_delivered: 0, old_delivered_ce: 0 }
+        Dctcp { cfg, alpha, next_seq: 0, old_delivered: 0, old_delivered_ce: 0, loss_cwnd: 0 }
     }
     /// α as a fraction.
     pub fn alpha(&self) -> f64 {
@@ -120,6 +122,8 @@ impl CongestionControl for Dctcp {
     }
 
     fn ssthresh(&mut self, w: &Window, cause: Congestion, _in_flight: u64) -> u64 {
+        // Both `dctcp_ssthresh` and `dctcp_react_to_loss` record the window they reduce.
+        self.loss_cwnd = w.cwnd;
         let segs = w.segs();
         let s = match cause {
             Congestion::Ecn => segs - ((segs * u64::from(self.alpha)) >> 11),
@@ -127,6 +131,11 @@ impl CongestionControl for Dctcp {
             Congestion::Loss | Congestion::Timeout => segs / 2,
         };
         s.max(2) * w.mss
+    }
+
+    /// Linux `dctcp_cwnd_undo`.
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u64) -> u64 {
+        w.cwnd.max(self.loss_cwnd)
     }
 
     fn needs_ecn(&self) -> bool {
@@ -148,5 +157,17 @@ mod tests {
         // 100 − 100·256/2048 = 87.5 → 88 segments (Linux subtracts the truncated product).
         assert_eq!(d.ssthresh(&w, Congestion::Ecn, 0), 88_000);
         assert_eq!(d.ssthresh(&w, Congestion::Loss, 0), 50_000);
+    }
+
+    /// Linux `dctcp_cwnd_undo`: back to the window the last reduction started from, whatever
+    /// the socket's `prior_cwnd`.
+    #[test]
+    fn undo_returns_to_the_reduced_window() {
+        let mut d = Dctcp::new(DctcpConfig::default());
+        let w = Window { cwnd: 100_000, ssthresh: u64::MAX, mss: 1000, cwnd_cnt: 0 };
+        d.ssthresh(&w, Congestion::Timeout, 0);
+        let now = Window { cwnd: 3_000, ..w };
+        assert_eq!(d.undo_cwnd(&now, 7_000), 100_000);
+        assert_eq!(d.undo_cwnd(&Window { cwnd: 120_000, ..w }, 7_000), 120_000);
     }
 }

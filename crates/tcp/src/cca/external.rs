@@ -20,6 +20,11 @@ impl CongestionControl for External {
         (in_flight / 2).max(2 * w.mss)
     }
 
+    /// The window is the outside law's: an undo leaves it as it is.
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u64) -> u64 {
+        w.cwnd
+    }
+
     fn owns_window(&self) -> bool {
         true
     }

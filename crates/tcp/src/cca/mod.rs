@@ -218,6 +218,14 @@ pub trait CongestionControl {
     /// being reduced). Called before [`CongestionControl::on_state`] with `to = Loss`.
     fn on_loss_event(&mut self, _w: &mut Window) {}
 
+    /// The window to go back to when the socket undoes a reduction it found spurious (Linux
+    /// `undo_cwnd`, called by `tcp_undo_cwnd_reduction` before the state returns to Open).
+    /// `prior_cwnd` is cwnd when the reduction began. The default is Linux's
+    /// `tcp_reno_undo_cwnd`, which CUBIC and NewReno use: the larger of the two.
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u64) -> u64 {
+        w.cwnd.max(prior_cwnd)
+    }
+
     /// Whether the controller runs the whole window itself (Linux `cong_control`): the socket
     /// then calls [`CongestionControl::control`] on every ACK instead of PRR or `increase`, and
     /// does not set cwnd to ssthresh when a reduction ends.
@@ -383,6 +391,9 @@ impl CongestionControl for Cca {
     }
     fn on_loss_event(&mut self, w: &mut Window) {
         dispatch!(self, c => c.on_loss_event(w))
+    }
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u64) -> u64 {
+        dispatch!(self, c => c.undo_cwnd(w, prior_cwnd))
     }
     fn owns_window(&self) -> bool {
         dispatch!(self, c => c.owns_window())

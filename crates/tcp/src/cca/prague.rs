@@ -107,6 +107,8 @@ pub struct Prague {
     ai_ack_increase: u64,
     cwnd_cnt: i64,
     loss_cwnd: u64,
+    /// `cwnd_cnt` when the last loss reduction began (`loss_cwnd_cnt`), for the undo.
+    loss_cwnd_cnt: i64,
     old_delivered: u64,
     old_delivered_ce: u64,
     next_seq: u64,
@@ -127,6 +129,7 @@ impl Prague {
             ai_ack_increase: ONE_CWND as u64,
             cwnd_cnt: 0,
             loss_cwnd: 0,
+            loss_cwnd_cnt: 0,
             old_delivered: 0,
             old_delivered_ce: 0,
             next_seq: 0,
@@ -209,6 +212,7 @@ impl Prague {
     fn enter_loss(&mut self, w: &Window) {
         let cwnd = w.segs() as i64;
         self.loss_cwnd = w.segs();
+        self.loss_cwnd_cnt = self.cwnd_cnt;
         self.cwnd_cnt -= (cwnd << (CWND_UNIT - 1)) + (self.cwnd_cnt >> 1);
         self.in_loss = true;
         self.update_ai_ack_increase();
@@ -252,6 +256,14 @@ impl CongestionControl for Prague {
             CaState::Open => self.in_loss = false,
             CaState::Disorder => {}
         }
+    }
+
+    /// Linux `prague_cwnd_undo`: the fraction keeps what it gained since the reduction began
+    /// (`cwnd_cnt += cwnd_cnt − loss_cwnd_cnt`), and cwnd goes back to at least `loss_cwnd`.
+    /// `in_loss` ends with the state's return to Open.
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u64) -> u64 {
+        self.cwnd_cnt += self.cwnd_cnt - self.loss_cwnd_cnt;
+        self.loss_cwnd.max(w.segs()) * w.mss
     }
 
     /// Linux `prague_cwnd_event(CA_EVENT_LOSS)`.
@@ -337,9 +349,37 @@ impl Prague {
         }
     }
 
-    /// cwnd (segments) when the last loss reduction began (Linux `loss_cwnd`; undo is not
-    /// modelled).
+    /// cwnd (segments) when the last loss reduction began (Linux `loss_cwnd`, which an undo
+    /// restores).
     pub fn loss_cwnd_segments(&self) -> u64 {
         self.loss_cwnd
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Linux `prague_cwnd_undo`: cwnd back to at least `loss_cwnd`, and the fraction keeps
+    /// what it gained since the reduction (the reduction itself is what is undone, by cwnd).
+    #[test]
+    fn undo_restores_the_loss_window_and_keeps_the_fractions_gain() {
+        let mut p = Prague::new(PragueConfig::default());
+        let w = Window { cwnd: 20 * 1000, ssthresh: 20 * 1000, mss: 1000, cwnd_cnt: 0 };
+        p.cwnd_cnt = ONE_CWND / 4;
+        p.on_loss_event(&mut w.clone());
+        assert_eq!(p.loss_cwnd_segments(), 20);
+        // The reduction: cwnd/2 segments plus half the fraction.
+        assert_eq!(p.cwnd_cnt, ONE_CWND / 4 - (10 * ONE_CWND + ONE_CWND / 8));
+        // Later the fraction has gained an eighth of a segment; cwnd is down to 12.
+        p.cwnd_cnt += ONE_CWND / 8;
+        let gained = p.cwnd_cnt - ONE_CWND / 4;
+        let now = Window { cwnd: 12 * 1000, ..w };
+        assert_eq!(p.undo_cwnd(&now, 0), 20 * 1000);
+        assert_eq!(
+            p.cwnd_cnt,
+            ONE_CWND / 4 - (10 * ONE_CWND + ONE_CWND / 8) + ONE_CWND / 8 + gained
+        );
+        assert_eq!(p.undo_cwnd(&Window { cwnd: 25 * 1000, ..w }, 0), 25 * 1000);
     }
 }
