@@ -34,10 +34,10 @@
 //! let names: Vec<String> = plan.cells().iter().map(|c| plan.cell_name(c)).collect();
 //! assert_eq!(names, ["rtt10-solo-s1", "rtt10-prague-s1", "rtt40-solo-s1", "rtt40-prague-s1"]);
 //!
-//! let bad = Cmd::parse_from(["harm", "--out", "x", "--cca", "bbr"]).args;
+//! let bad = Cmd::parse_from(["harm", "--out", "x", "--cca", "bbr2"]).args;
 //! assert_eq!(
 //!     HarmPlan::new(&bad).unwrap_err().to_string(),
-//!     "--cca: unknown congestion control \"bbr\"; known: newreno, cubic, dctcp, prague"
+//!     "--cca: unknown congestion control \"bbr2\"; known: newreno, cubic, dctcp, prague, bbr"
 //! );
 //! ```
 
@@ -122,7 +122,7 @@ pub struct HarmArgs {
         default_value = "10ms,20ms,40ms,80ms,160ms"
     )]
     pub rtt: Vec<String>,
-    /// Competing congestion-control algorithms (newreno, cubic, dctcp, prague), one run each
+    /// Competing congestion-control algorithms (newreno, cubic, dctcp, prague, bbr), one run each
     /// beside the workload, in this order after the solo run.
     #[arg(long, value_name = "CCA,...", value_delimiter = ',', default_value = "cubic,prague")]
     pub cca: Vec<String>,

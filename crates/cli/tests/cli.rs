@@ -1455,7 +1455,7 @@ fn unknown_transport_controller_and_queue_names() {
         &[
             "field `group[0].cca`",
             "unknown congestion controller \"bbr9\"",
-            "newreno, cubic, dctcp, prague",
+            "newreno, cubic, dctcp, prague, bbr",
         ],
     );
     c.scenario(&[], "\n[[queue]]\nat = \"all\"\nkind = \"sfq\"\n");

@@ -14,7 +14,8 @@ use std::collections::VecDeque;
 use dcsim_types::{Duration, Ecn, Time};
 
 use crate::cca::{
-    AckSample, CaState, Cca, Congestion, CongestionControl, PacingInput, RateSample, Window,
+    AckSample, CaState, Cca, Congestion, CongestionControl, PacingInput, RateSample, StateChange,
+    Window,
 };
 use crate::config::{EcnMode, LossDetection, Pacing, Recovery, TcpConfig};
 use crate::rtt::{backoff_of, ts_rtt, RttEstimator};
@@ -248,7 +249,7 @@ impl Sender {
             Pacing::Off => false,
             Pacing::Auto => cca.wants_pacing(),
         };
-        Sender {
+        let mut s = Sender {
             cfg: cfg.clone(),
             w: Window { cwnd: u64::from(cfg.iw) * mss, ssthresh: u64::MAX, mss, cwnd_cnt: 0 },
             cca,
@@ -309,7 +310,16 @@ impl Sender {
             max_out: 0,
             cwnd_usage_seq: 0,
             stats: SenderStats::default(),
+        };
+        if !cfg.handshake {
+            s.init_cca(now);
         }
+        s
+    }
+
+    /// Linux `tcp_init_congestion_control`: when the connection is established.
+    fn init_cca(&mut self, now: Time) {
+        self.cca.on_init(&mut self.w, now, self.rtt.srtt(), self.rtt.min_rtt());
     }
 
     // ----- accessors -----
@@ -399,6 +409,9 @@ impl Sender {
     }
     /// The pacing rate in bytes per second (0 before an RTT sample: unpaced).
     pub fn pacing_rate(&self) -> u64 {
+        if let Some(r) = self.cca.own_pacing_rate() {
+            return r;
+        }
         let Some(srtt) = self.rtt.srtt() else { return 0 };
         let in_flight = self.pipe();
         let p =
@@ -634,7 +647,8 @@ impl Sender {
     /// (`CA_EVENT_TX_START`); the segment's time is the new `lsndtime`.
     fn data_sent(&mut self, now: Time) {
         if let Some(last) = self.last_data_sent.filter(|_| self.pipe() == 0) {
-            self.cca.on_tx_start(&self.w, now.saturating_since(last), now);
+            let app_limited = self.app_limited != 0;
+            self.cca.on_tx_start(&mut self.w, now.saturating_since(last), now, app_limited);
         }
         self.last_data_sent = Some(now);
     }
@@ -857,7 +871,8 @@ impl Sender {
         self.w.cwnd = self.pipe() + self.w.mss;
         self.w.cwnd_cnt = 0;
         // As Linux, the state changes after cwnd is set.
-        self.cca.on_state(&mut self.w, from, CaState::Loss, now);
+        let change = self.state_change(from, CaState::Loss, now);
+        self.cca.on_state(&mut self.w, &change);
         self.high_seq = self.snd_nxt;
         self.recover_valid = true;
         self.ca = CaState::Loss;
@@ -1034,7 +1049,19 @@ impl Sender {
     fn set_state(&mut self, to: CaState, now: Time) {
         let from = self.ca;
         self.ca = to;
-        self.cca.on_state(&mut self.w, from, to, now);
+        let change = self.state_change(from, to, now);
+        self.cca.on_state(&mut self.w, &change);
+    }
+
+    fn state_change(&self, from: CaState, to: CaState, now: Time) -> StateChange {
+        StateChange {
+            from,
+            to,
+            now,
+            snd_nxt: self.snd_nxt,
+            delivered: self.delivered,
+            lost: self.lost_total,
+        }
     }
 
     /// Linux `tcp_enter_recovery`: a recovery may be undone from here on (`tcp_init_undo`),
@@ -1223,6 +1250,7 @@ impl Sender {
                 // Linux tcp_init_transfer: a handshake with retransmissions starts at cwnd 1.
                 self.w.cwnd = self.w.mss;
             }
+            self.init_cca(now);
             if self.cfg.request_bytes == 0 {
                 self.start_data(now);
             }
@@ -1280,6 +1308,7 @@ impl Sender {
         let prior_una = self.snd_una;
         let prior_delivered = self.delivered;
         let prior_lost = self.lost_total;
+        let prior_in_flight = self.pipe();
         let old_ack = ack < self.snd_una;
         // F-RTO's new data goes out at the ACK that released it, not later.
         self.frto_new = 0;
@@ -1463,6 +1492,11 @@ impl Sender {
         }
 
         // 4. Rate sample (tcp_rate_gen).
+        if let Some(r) = rs_rec {
+            // Linux `tcp_rate_skb_delivered`: the send phase of segments sent from now on
+            // starts at the newest delivered segment's send time.
+            self.first_tx_time = r.sent;
+        }
         let rate = match rs_rec {
             Some(r) => RateSample {
                 delivered: self.delivered - r.delivered,
@@ -1494,6 +1528,11 @@ impl Sender {
             abc_limit: u64::from(self.cfg.abc) * self.w.mss,
             pacing_rate: self.pacing_rate(),
             paced: self.paced,
+            prior_in_flight,
+            lost: 0,
+            lost_total: self.lost_total,
+            delivered_time: self.delivered_time,
+            next_send: if self.paced { self.next_send.max(now) } else { now },
         };
         if acked > 0 || ce > 0 || una_advanced {
             self.cca.on_ack(&mut self.w, &sample);
@@ -1675,8 +1714,14 @@ impl Sender {
         sample.state = self.ca;
         sample.in_flight = self.pipe();
         sample.cwnd_limited = self.cwnd_limited();
+        sample.lost = self.lost_total - prior_lost;
+        sample.lost_total = self.lost_total;
         if self.cca.owns_window() {
             self.cca.control(&mut self.w, &sample);
+            if self.cca.take_app_limited() {
+                // Linux BBR in PROBE_RTT: `tp->app_limited = delivered + in flight` (or 1).
+                self.app_limited = (self.delivered + self.pipe()).max(1);
+            }
         } else if matches!(self.ca, CaState::Cwr | CaState::Recovery) {
             if self.cfg.prr {
                 self.prr_reduction(acked, newly_lost, una_advanced);

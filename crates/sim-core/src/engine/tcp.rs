@@ -14,6 +14,7 @@
 //! when its receiver holds every byte in order: its FCT runs from the flow's start to that
 //! instant (the application's view; RoCE flows complete at the sender's last ACK).
 
+use dcsim_tcp::cca::CongestionControl;
 use dcsim_tcp::{Readiness, Receiver, Segment, Sender};
 
 use super::link::Paused;
@@ -327,7 +328,11 @@ impl<F: CcFactory> Shard<F> {
         let now = self.now;
         let t = tx_mut(&mut self.tx, flow);
         let g = Self::tcp_group(sh, t.group);
-        let mut ep = Sender::new(Self::tcp_cfg(sh, t.group, flow), g.cca.build(), size, now);
+        let mut cca = g.cca.build();
+        // A controller that draws random numbers (BBR's gain-cycle phase) gets a stream of its
+        // own, fixed by the run's seed and the flow.
+        cca.seed(mix64(sh.cfg.seed ^ mix64(0xbb72_0000_0000 | flow as u64)));
+        let mut ep = Sender::new(Self::tcp_cfg(sh, t.group, flow), cca, size, now);
         if let Some(pc) = &g.probe {
             let f = &sh.flows[flow];
             let m = &sh.meta[flow];

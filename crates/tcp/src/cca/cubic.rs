@@ -14,7 +14,7 @@
 use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 use dcsim_types::{Duration, Time};
 
-use super::{AckSample, CaState, Congestion, CongestionControl, Window};
+use super::{AckSample, CaState, Congestion, CongestionControl, StateChange, Window};
 
 const HYSTART_MODES: &[&str] = &["classic", "plus", "off"];
 
@@ -256,9 +256,14 @@ impl Cubic {
     }
 
     fn hystart_reset(&mut self, ack: &AckSample) {
-        self.round_start = ack.now;
-        self.last_ack = ack.now;
-        self.end_seq = ack.snd_nxt;
+        self.start_round(ack.now, ack.snd_nxt);
+    }
+
+    /// Linux `bictcp_hystart_reset`: a HyStart round from `now` to `snd_nxt`.
+    fn start_round(&mut self, now: Time, snd_nxt: u64) {
+        self.round_start = now;
+        self.last_ack = now;
+        self.end_seq = snd_nxt;
         self.curr_rtt = None;
         self.sample_cnt = 0;
     }
@@ -466,16 +471,21 @@ impl CongestionControl for Cubic {
         (cwnd * b / 1024).max(2) * w.mss
     }
 
-    fn on_state(&mut self, _w: &mut Window, _from: CaState, to: CaState, _now: Time) {
-        if to == CaState::Loss {
+    /// Linux `cubictcp_state`: a timeout resets the controller (`bictcp_reset`: W_max, the
+    /// epoch, `delay_min` and HyStart's verdict) and starts a HyStart round at once
+    /// (`bictcp_hystart_reset`): from now, until `snd_una` passes the `snd_nxt` of the timeout,
+    /// which the slow start that follows resends.
+    fn on_state(&mut self, _w: &mut Window, change: &StateChange) {
+        if change.to == CaState::Loss {
             self.reset();
+            self.start_round(change.now, change.snd_nxt);
         }
     }
 
     /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: after an idle period the epoch starts
     /// that much later (never after now), so that W(t) continues where it stopped instead of
     /// jumping by the idle time (a persistent connection between messages).
-    fn on_tx_start(&mut self, _w: &Window, idle: Duration, now: Time) {
+    fn on_tx_start(&mut self, _w: &mut Window, idle: Duration, now: Time, _app_limited: bool) {
         if let Some(e) = self.epoch_start.filter(|_| idle > Duration::ZERO) {
             self.epoch_start = Some((e + idle).min(now));
         }
@@ -507,6 +517,11 @@ mod tests {
             abc_limit: 0,
             pacing_rate: 0,
             paced: false,
+            prior_in_flight: 0,
+            lost: 0,
+            lost_total: 0,
+            delivered_time: now,
+            next_send: now,
         }
     }
 
@@ -517,15 +532,15 @@ mod tests {
         let mut c = Cubic::new(CubicConfig::default());
         let w = Window { cwnd: 100 * 1000, ssthresh: 50 * 1000, mss: 1000, cwnd_cnt: 0 };
         let ms = Duration::from_ms;
-        c.on_tx_start(&w, ms(5), Time::ZERO + ms(20));
+        c.on_tx_start(&mut w.clone(), ms(5), Time::ZERO + ms(20), false);
         assert_eq!(c.epoch_start(), None, "no epoch yet: nothing to move");
         c.increase(&mut w.clone(), &ack(Time::ZERO + ms(10), 1000));
         assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(10)));
-        c.on_tx_start(&w, ms(5), Time::ZERO + ms(40));
+        c.on_tx_start(&mut w.clone(), ms(5), Time::ZERO + ms(40), false);
         assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(15)));
-        c.on_tx_start(&w, ms(100), Time::ZERO + ms(60));
+        c.on_tx_start(&mut w.clone(), ms(100), Time::ZERO + ms(60), false);
         assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(60)), "never after now");
-        c.on_tx_start(&w, Duration::ZERO, Time::ZERO + ms(70));
+        c.on_tx_start(&mut w.clone(), Duration::ZERO, Time::ZERO + ms(70), false);
         assert_eq!(c.epoch_start(), Some(Time::ZERO + ms(60)));
     }
 
@@ -579,5 +594,41 @@ mod tests {
         c.increase(&mut w, &ack(Time::from_ns(1), 1000));
         let expect = (30.0 / (410.0 / 1024.0f64)).cbrt();
         assert!((c.k_seconds() - expect).abs() < 1e-9, "{}", c.k_seconds());
+    }
+
+    /// A timeout starts a HyStart round at once (Linux `cubictcp_state` calls
+    /// `bictcp_hystart_reset` on entering Loss): it lasts until `snd_una` passes the timeout's
+    /// `snd_nxt`, and its ACK train would have to start within `hystart_ack_delta` of the
+    /// timeout. So a train of ACKs 1 ms apart in the slow start that follows does not end it,
+    /// where a round started at the first of those ACKs would have after 5 ms (half of
+    /// `delay_min`).
+    #[test]
+    fn a_timeout_starts_a_hystart_round_that_its_slow_start_cannot_end_by_an_ack_train() {
+        let mut c = Cubic::new(CubicConfig::default());
+        let mut w = Window { cwnd: 20 * 1000, ssthresh: u64::MAX, mss: 1000, cwnd_cnt: 0 };
+        let at = |us: u64| Time::ZERO + Duration::from_us(us);
+        c.ssthresh(&w, Congestion::Timeout, 0);
+        let change = StateChange {
+            from: CaState::Open,
+            to: CaState::Loss,
+            now: at(300_000),
+            snd_nxt: 40_000,
+            delivered: 0,
+            lost: 0,
+        };
+        c.on_state(&mut w, &change);
+        assert_eq!((c.end_seq, c.round_start), (40_000, at(300_000)));
+        assert_eq!(c.delay_min(), None, "bictcp_reset forgets delay_min");
+        w.cwnd = 16 * 1000;
+        for k in 0..10u64 {
+            let a = AckSample {
+                snd_una: 1000 * (k + 1),
+                snd_nxt: 40_000,
+                ..ack(at(311_000 + 1000 * k), 1000)
+            };
+            c.on_ack(&mut w, &a);
+        }
+        assert_eq!(c.round_start, at(300_000), "still the timeout's round");
+        assert!(!c.hystart_found());
     }
 }

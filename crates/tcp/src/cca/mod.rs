@@ -16,12 +16,14 @@
 use dcsim_types::params::{ParamError, Params, PluginSpec};
 use dcsim_types::{Duration, Ecn, Time};
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod external;
 pub mod newreno;
 pub mod prague;
 
+pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use cubic::{Cubic, CubicConfig, HyStartMode};
 pub use dctcp::{Dctcp, DctcpConfig};
 pub use external::External;
@@ -101,6 +103,24 @@ pub enum CaState {
     Loss,
 }
 
+/// A change of the congestion state, as the controller sees it (Linux `set_state` reads the
+/// socket for the rest).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct StateChange {
+    /// The state before.
+    pub from: CaState,
+    /// The new state.
+    pub to: CaState,
+    /// When.
+    pub now: Time,
+    /// The socket's `snd_nxt`.
+    pub snd_nxt: u64,
+    /// Bytes delivered so far (Linux `tp->delivered`, in bytes).
+    pub delivered: u64,
+    /// Bytes ever marked lost (Linux `tp->lost`, in bytes), the timeout's marks included.
+    pub lost: u64,
+}
+
 /// What triggered a window reduction.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum Congestion {
@@ -177,6 +197,17 @@ pub struct AckSample {
     pub pacing_rate: u64,
     /// Whether the socket enforces pacing.
     pub paced: bool,
+    /// Bytes in flight before the ACK (Linux `rs->prior_in_flight`).
+    pub prior_in_flight: u64,
+    /// Bytes newly marked lost while the ACK was handled (Linux `rs->losses`, in bytes).
+    pub lost: u64,
+    /// Bytes ever marked lost (Linux `tp->lost`, in bytes).
+    pub lost_total: u64,
+    /// When data was last delivered (Linux `tp->delivered_mstamp`).
+    pub delivered_time: Time,
+    /// When pacing lets the next segment leave (Linux `tp->tcp_wstamp_ns`, the earliest
+    /// departure time); at most now when not paced.
+    pub next_send: Time,
 }
 
 /// Inputs of a pacing-rate computation.
@@ -207,11 +238,42 @@ pub trait CongestionControl {
     /// The congestion state changed (Linux `set_state`); on a timeout the socket calls this with
     /// `to = Loss` (also when already in Loss, as Linux does) after `ssthresh` and after setting
     /// cwnd to what is in flight plus one segment, as `tcp_enter_loss` does.
-    fn on_state(&mut self, _w: &mut Window, _from: CaState, _to: CaState, _now: Time) {}
+    fn on_state(&mut self, _w: &mut Window, _change: &StateChange) {}
 
     /// A data segment leaves with nothing in flight, `idle` after the previous one (Linux
-    /// `CA_EVENT_TX_START`: the application sent nothing for a while).
-    fn on_tx_start(&mut self, _w: &Window, _idle: Duration, _now: Time) {}
+    /// `CA_EVENT_TX_START`: the application sent nothing for a while). `app_limited` is the
+    /// socket's mark that it ran out of data (Linux `tp->app_limited`).
+    fn on_tx_start(&mut self, _w: &mut Window, _idle: Duration, _now: Time, _app_limited: bool) {}
+
+    /// The connection is established and the controller starts (Linux `init`): after the
+    /// handshake, with its RTT sample, or when the sender is created without one.
+    fn on_init(
+        &mut self,
+        _w: &mut Window,
+        _now: Time,
+        _srtt: Option<Duration>,
+        _min_rtt: Option<Duration>,
+    ) {
+    }
+
+    /// A controller that draws random numbers (BBR's gain-cycle phase) gets its own seed, so
+    /// that runs are reproducible and flows independent.
+    fn seed(&mut self, _seed: u64) {}
+
+    /// The pacing rate the controller keeps itself (Linux `sk_pacing_rate` set by the
+    /// controller, as BBR does), in bytes per second; `None` leaves it to
+    /// [`CongestionControl::pacing_rate`] and the socket, which pace only once there is an RTT
+    /// sample.
+    fn own_pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether the controller asked, on the ACK just handled, that the socket mark the data in
+    /// flight application-limited (Linux: BBR's PROBE_RTT sets `tp->app_limited`); the
+    /// question clears the request.
+    fn take_app_limited(&mut self) -> bool {
+        false
+    }
 
     /// A timeout reduced ssthresh (Linux `CA_EVENT_LOSS`, raised by `tcp_enter_loss` right after
     /// `ssthresh`, and only when it called `ssthresh`: not on a timeout in a window already
@@ -270,13 +332,16 @@ pub enum CcaConfig {
     Dctcp(DctcpConfig),
     /// TCP Prague (Linux `tcp_prague.c` v0.6).
     Prague(PragueConfig),
+    /// BBR v1 (Linux `tcp_bbr.c`).
+    Bbr(BbrConfig),
     /// The window is set from outside the socket ([`External`]: HPCC over TCP). Not in
     /// [`CCA_SPECS`]: a front end builds it together with the law that sets the window.
     External,
 }
 
 /// Every controller's spec, for lookup by name and "known controllers: ..." messages.
-pub const CCA_SPECS: &[PluginSpec] = &[newreno::SPEC, cubic::SPEC, dctcp::SPEC, prague::SPEC];
+pub const CCA_SPECS: &[PluginSpec] =
+    &[newreno::SPEC, cubic::SPEC, dctcp::SPEC, prague::SPEC, bbr::SPEC];
 
 /// The spec of controller `name`.
 pub fn cca_spec(name: &str) -> Option<&'static PluginSpec> {
@@ -294,6 +359,7 @@ impl CcaConfig {
             "cubic" => CcaConfig::Cubic(CubicConfig::from_params(p)?),
             "dctcp" => CcaConfig::Dctcp(DctcpConfig::from_params(p)?),
             "prague" => CcaConfig::Prague(PragueConfig::from_params(p)?),
+            "bbr" => CcaConfig::Bbr(BbrConfig::from_params(p)?),
             _ => {
                 let names: Vec<&str> = CCA_SPECS.iter().map(|s| s.name).collect();
                 return Err(ParamError::new(
@@ -311,6 +377,7 @@ impl CcaConfig {
             CcaConfig::Cubic(_) => cubic::SPEC.name,
             CcaConfig::Dctcp(_) => dctcp::SPEC.name,
             CcaConfig::Prague(_) => prague::SPEC.name,
+            CcaConfig::Bbr(_) => bbr::SPEC.name,
             CcaConfig::External => "external",
         }
     }
@@ -322,6 +389,7 @@ impl CcaConfig {
             CcaConfig::Cubic(c) => Cca::Cubic(Cubic::new(c.clone())),
             CcaConfig::Dctcp(c) => Cca::Dctcp(Dctcp::new(c.clone())),
             CcaConfig::Prague(c) => Cca::Prague(Prague::new(c.clone())),
+            CcaConfig::Bbr(c) => Cca::Bbr(Box::new(Bbr::new(c.clone()))),
             CcaConfig::External => Cca::External(External),
         }
     }
@@ -344,6 +412,8 @@ pub enum Cca {
     Dctcp(Dctcp),
     /// Prague.
     Prague(Prague),
+    /// BBR (boxed: its state is the largest).
+    Bbr(Box<Bbr>),
     /// Window set from outside.
     External(External),
 }
@@ -355,6 +425,7 @@ macro_rules! dispatch {
             Cca::Cubic($c) => $e,
             Cca::Dctcp($c) => $e,
             Cca::Prague($c) => $e,
+            Cca::Bbr($c) => $e,
             Cca::External($c) => $e,
         }
     };
@@ -368,6 +439,7 @@ impl Cca {
             Cca::Cubic(_) => cubic::SPEC.name,
             Cca::Dctcp(_) => dctcp::SPEC.name,
             Cca::Prague(_) => prague::SPEC.name,
+            Cca::Bbr(_) => bbr::SPEC.name,
             Cca::External(_) => "external",
         }
     }
@@ -383,11 +455,29 @@ impl CongestionControl for Cca {
     fn ssthresh(&mut self, w: &Window, cause: Congestion, in_flight: u64) -> u64 {
         dispatch!(self, c => c.ssthresh(w, cause, in_flight))
     }
-    fn on_state(&mut self, w: &mut Window, from: CaState, to: CaState, now: Time) {
-        dispatch!(self, c => c.on_state(w, from, to, now))
+    fn on_state(&mut self, w: &mut Window, change: &StateChange) {
+        dispatch!(self, c => c.on_state(w, change))
     }
-    fn on_tx_start(&mut self, w: &Window, idle: Duration, now: Time) {
-        dispatch!(self, c => c.on_tx_start(w, idle, now))
+    fn on_tx_start(&mut self, w: &mut Window, idle: Duration, now: Time, app_limited: bool) {
+        dispatch!(self, c => c.on_tx_start(w, idle, now, app_limited))
+    }
+    fn on_init(
+        &mut self,
+        w: &mut Window,
+        now: Time,
+        srtt: Option<Duration>,
+        min_rtt: Option<Duration>,
+    ) {
+        dispatch!(self, c => c.on_init(w, now, srtt, min_rtt))
+    }
+    fn seed(&mut self, seed: u64) {
+        dispatch!(self, c => c.seed(seed))
+    }
+    fn own_pacing_rate(&self) -> Option<u64> {
+        dispatch!(self, c => c.own_pacing_rate())
+    }
+    fn take_app_limited(&mut self) -> bool {
+        dispatch!(self, c => c.take_app_limited())
     }
     fn on_loss_event(&mut self, w: &mut Window) {
         dispatch!(self, c => c.on_loss_event(w))
@@ -421,12 +511,12 @@ mod tests {
 
     #[test]
     fn specs_are_found_by_name_and_unknown_names_are_rejected() {
-        for name in ["newreno", "cubic", "dctcp", "prague"] {
+        for name in ["newreno", "cubic", "dctcp", "prague", "bbr"] {
             let spec = cca_spec(name).unwrap();
             let c = CcaConfig::from_params(name, &Params::default()).unwrap();
             assert_eq!((spec.name, c.name(), c.build().name()), (name, name, name));
         }
-        let e = CcaConfig::from_params("bbr", &Params::default()).unwrap_err();
+        let e = CcaConfig::from_params("vegas", &Params::default()).unwrap_err();
         assert_eq!(e.field, "cca");
         assert!(e.message.contains("cubic"), "{e}");
     }

@@ -20,7 +20,7 @@
 use dcsim_types::params::{Kind, ParamError, ParamSpec, Params, PluginSpec};
 use dcsim_types::{Duration, Ecn, Time};
 
-use super::{AckSample, CaState, Congestion, CongestionControl, PacingInput, Window};
+use super::{AckSample, CaState, Congestion, CongestionControl, PacingInput, StateChange, Window};
 
 /// Prague's parameters.
 pub const SPEC: PluginSpec = PluginSpec {
@@ -243,7 +243,8 @@ impl CongestionControl for Prague {
         w.ssthresh
     }
 
-    fn on_state(&mut self, w: &mut Window, from: CaState, to: CaState, now: Time) {
+    fn on_state(&mut self, w: &mut Window, change: &StateChange) {
+        let (from, to, now) = (change.from, change.to, change.now);
         if from == to {
             return;
         }

@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use dcsim_tcp::cca::CaState;
+use dcsim_tcp::cca::{BbrMode, CaState};
 use dcsim_tcp::{Cca, Readiness, Receiver, Segment, Sender, TcpConfig};
 use dcsim_types::{BitsPerSec, Duration, Ecn, Time};
 use rand::{Rng, SeedableRng};
@@ -72,6 +72,8 @@ pub struct AckTrace {
     pub snd_una: u64,
     /// DCTCP's or Prague's α after the ACK (`None` for other controllers).
     pub alpha: Option<f64>,
+    /// BBR's mode and bandwidth estimate (payload bytes per second) after the ACK.
+    pub bbr: Option<(BbrMode, u64)>,
 }
 
 /// One transmitted data segment.
@@ -301,6 +303,10 @@ pub fn run(mut o: Opts) -> Run {
                         alpha: match tx.cca() {
                             Cca::Dctcp(d) => Some(d.alpha()),
                             Cca::Prague(p) => Some(p.alpha()),
+                            _ => None,
+                        },
+                        bbr: match tx.cca() {
+                            Cca::Bbr(b) => Some((b.mode(), b.bw_bytes_per_sec(u64::from(cfg.mss)))),
                             _ => None,
                         },
                     });
