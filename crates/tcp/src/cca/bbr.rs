@@ -875,6 +875,28 @@ mod tests {
         assert_eq!(m.get(), 80, "the maximum aged out; the next choice took over");
         m.running_max(10, 12, 120);
         assert_eq!(m.get(), 120);
+        // Nothing measured for longer than the window: the new sample is all there is.
+        m.running_max(10, 30, 10);
+        assert_eq!(m.get(), 10);
+    }
+
+    /// `tcp_rate_gen`: a rate sample whose interval is shorter than the minimum RTT (ACK
+    /// compression) is not valid: it neither counts a round nor enters the filter.
+    #[test]
+    fn a_rate_sample_shorter_than_the_minimum_rtt_is_not_used() {
+        let mss = 1000;
+        let mut b = Bbr::new(BbrConfig);
+        let mut w = Window { cwnd: 20 * mss, ssthresh: u64::MAX, mss, cwnd_cnt: 0 };
+        b.on_init(&mut w, Time::ZERO, Some(Duration::from_ms(10)), Some(Duration::from_ms(10)));
+        let mut a = ack(CaState::Open, 10 * mss, mss, 0);
+        a.rate =
+            RateSample { delivered: 10 * mss, interval: Duration::from_ms(5), app_limited: false };
+        b.control(&mut w, &a);
+        assert_eq!((b.max_bw(), b.rtt_cnt), (0, 0), "5 ms < min RTT 10 ms");
+        a.rate.interval = Duration::from_ms(20);
+        b.control(&mut w, &a);
+        // 10 packets in 20 000 µs, ≪ 24.
+        assert_eq!((b.max_bw(), b.rtt_cnt), ((10 << 24) / 20_000, 1));
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: 2.885 × cwnd / RTT, 1 ms without a sample, 1% below.
