@@ -48,8 +48,15 @@ impl RttEstimator {
     /// Takes one RTT sample `r`. `snd_una` and `snd_nxt` delimit Linux's per-RTT window for the
     /// deviation maximum (ignored by RFC 6298).
     pub fn sample(&mut self, r: Duration, snd_una: u64, snd_nxt: u64) {
+        self.sample_ack(r, r, snd_una, snd_nxt);
+    }
+
+    /// An ACK's samples (Linux `tcp_ack_update_rtt`): `r` (the oldest newly acknowledged
+    /// segment's, Karn's rule permitting) feeds the estimator; `ca`, the newest (S)ACKed
+    /// segment's, the minimum (`tcp_update_rtt_min`).
+    pub fn sample_ack(&mut self, r: Duration, ca: Duration, snd_una: u64, snd_nxt: u64) {
         let m = r.as_ps().max(1);
-        self.min_rtt = Some(self.min_rtt.map_or(r, |x| x.min(r)));
+        self.min_rtt = Some(self.min_rtt.map_or(ca, |x| x.min(ca)));
         match self.mode {
             RtoMode::Rfc6298 => {
                 if self.srtt == 0 {

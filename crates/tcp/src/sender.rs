@@ -555,8 +555,13 @@ impl Sender {
             });
         }
         let choice = self.choose();
-        if self.data_ready && self.snd_nxt >= self.total && self.pipe() < self.w.cwnd {
-            // Linux tcp_rate_check_app_limited: no data to fill cwnd.
+        if self.data_ready
+            && self.total - self.snd_nxt < self.w.mss
+            && self.pipe() < self.w.cwnd
+            && self.first_rexmit().is_none()
+        {
+            // Linux `tcp_rate_check_app_limited`: less than a segment left to send, cwnd not
+            // full, and every lost segment retransmitted.
             self.app_limited = (self.delivered + self.pipe()).max(1);
         }
         let seg = match choice {
@@ -609,12 +614,16 @@ impl Sender {
             self.prr_out += len;
         }
         if self.paced {
+            // Linux `tcp_update_skb_after_send`: the first 10 data segments leave unpaced (as
+            // sch_fq lets them), and a segment sent late by `credit` (the sender was held by
+            // cwnd, not by the pacing rate) has its gap shortened by it, by at most half.
             let rate = self.pacing_rate();
-            if rate > 0 {
-                let gap = Duration::from_ps(
-                    (u128::from(len) * 1_000_000_000_000 / u128::from(rate)) as u64,
-                );
-                self.next_send = self.next_send.max(now) + gap;
+            let prior = self.next_send;
+            self.next_send = prior.max(now);
+            if rate > 0 && self.stats.segments >= 10 {
+                let gap = (u128::from(len) * 1_000_000_000_000 / u128::from(rate)) as u64;
+                let credit = self.next_send.saturating_since(prior).as_ps();
+                self.next_send = self.next_send + Duration::from_ps(gap - credit.min(gap / 2));
             }
         }
         // Linux tcp_cwnd_validate.
@@ -1309,6 +1318,9 @@ impl Sender {
         let prior_delivered = self.delivered;
         let prior_lost = self.lost_total;
         let prior_in_flight = self.pipe();
+        // Linux `tcp_ack` leaves old ACKs (`old_ack`) and ACKs with nothing outstanding
+        // (`no_queue`) before `tcp_cong_control`.
+        let cong_control = ack >= self.snd_una && self.snd_nxt > self.snd_una;
         let old_ack = ack < self.snd_una;
         // F-RTO's new data goes out at the ACK that released it, not later.
         self.frto_new = 0;
@@ -1487,7 +1499,7 @@ impl Sender {
             }
         }
         if let Some(r) = rtt_sample {
-            self.rtt.sample(r, self.snd_una, self.snd_nxt);
+            self.rtt.sample_ack(r, ca_rtt.unwrap_or(r), self.snd_una, self.snd_nxt);
             self.backoff = 0;
         }
 
@@ -1717,14 +1729,18 @@ impl Sender {
         sample.lost = self.lost_total - prior_lost;
         sample.lost_total = self.lost_total;
         if self.cca.owns_window() {
-            self.cca.control(&mut self.w, &sample);
-            if self.cca.take_app_limited() {
-                // Linux BBR in PROBE_RTT: `tp->app_limited = delivered + in flight` (or 1).
-                self.app_limited = (self.delivered + self.pipe()).max(1);
+            if cong_control {
+                self.cca.control(&mut self.w, &sample);
+                if self.cca.take_app_limited() {
+                    // Linux BBR in PROBE_RTT: `tp->app_limited = delivered + in flight` (or 1).
+                    self.app_limited = (self.delivered + self.pipe()).max(1);
+                }
             }
         } else if matches!(self.ca, CaState::Cwr | CaState::Recovery) {
             if self.cfg.prr {
-                self.prr_reduction(acked, newly_lost, una_advanced);
+                if cong_control {
+                    self.prr_reduction(acked, newly_lost, una_advanced);
+                }
             } else if self.ca == CaState::Recovery && self.cfg.recovery == Recovery::NewReno {
                 if is_dup && was_recovery {
                     // RFC 6582 step 4: inflate by one MSS per further duplicate ACK.
@@ -2555,5 +2571,65 @@ mod tests {
         assert_eq!(s.first_rexmit(), Some(1), "the head's retransmission is still out");
         s.mark_lost(0);
         assert_eq!(s.first_rexmit(), Some(0), "lost again: resent");
+    }
+
+    /// Linux `tcp_update_skb_after_send`: the first 10 data segments leave unpaced; from the
+    /// tenth on each adds its gap at the pacing rate, and a segment sent late (held by cwnd,
+    /// not by pacing) has its gap shortened by the delay, by at most half.
+    #[test]
+    fn pacing_spares_the_first_ten_segments_and_credits_a_late_send() {
+        let cfg = TcpConfig::linux();
+        let mss = u64::from(cfg.mss);
+        let bbr = CcaConfig::Bbr(crate::cca::BbrConfig).build();
+        let mut s = Sender::new(&cfg, bbr, 100 * mss, Time::ZERO);
+        s.w.cwnd = 12 * mss;
+        let rate = s.pacing_rate();
+        assert!(rate > 0, "BBR paces from the start");
+        let gap =
+            Duration::from_ps((u128::from(mss) * 1_000_000_000_000 / u128::from(rate)) as u64);
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 10, "ten segments at once");
+        assert_eq!(s.readiness(Time::ZERO), Readiness::At(Time::ZERO + gap));
+        assert_eq!(drain(&mut s, Time::ZERO + gap).len(), 1);
+        assert_eq!(s.next_send, Time::ZERO + gap + gap);
+        // cwnd full: the twelfth segment leaves late, after an ACK, by a quarter of a gap.
+        let late = Time::ZERO + gap + gap + Duration(gap.as_ps() / 4);
+        s.w.cwnd = 13 * mss;
+        assert_eq!(drain(&mut s, late).len(), 1);
+        assert_eq!(s.next_send, late + gap - Duration(gap.as_ps() / 4));
+    }
+
+    /// Linux `tcp_ack_update_rtt`: the estimator takes the oldest newly acknowledged segment's
+    /// RTT, the minimum the newest's (`ca_rtt_us`).
+    #[test]
+    fn the_minimum_rtt_comes_from_the_newest_segment_acknowledged() {
+        let cfg = TcpConfig { timestamps: false, ..TcpConfig::linux() };
+        let mss = u64::from(cfg.mss);
+        let mut s =
+            Sender::new(&cfg, CcaConfig::NewReno(Default::default()).build(), 10 * mss, Time::ZERO);
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 10);
+        // Segment 3 as if sent 5 ms later than the others; the first four ACKed at 15 ms.
+        s.sb[3].sent = ms_time(5);
+        s.on_segment(ms_time(15), &sack_ack(mss, 4, &[]));
+        assert_eq!(s.min_rtt(), Some(Duration::from_ms(10)), "segment 3's");
+        assert_eq!(s.srtt(), Some(Duration::from_ms(15)), "segment 0's");
+    }
+
+    /// Linux `tcp_ack` reaches `tcp_cong_control` only with data outstanding: an ACK after
+    /// everything was acknowledged (a window update) does not run the controller, so an idle
+    /// BBR flow whose minimum RTT expired does not enter PROBE_RTT on it.
+    #[test]
+    fn an_ack_with_nothing_outstanding_does_not_run_the_controller() {
+        let cfg = TcpConfig::linux();
+        let mss = u64::from(cfg.mss);
+        let bbr = CcaConfig::Bbr(crate::cca::BbrConfig).build();
+        let mut s = Sender::new(&cfg, bbr, 2 * mss, Time::ZERO);
+        assert_eq!(drain(&mut s, Time::ZERO).len(), 2);
+        s.on_segment(ms_time(10), &echo_ack(mss, 2, &[], Time::ZERO));
+        let cwnd = s.cwnd();
+        let update = Segment { wnd: 1 << 20, ..echo_ack(mss, 2, &[], Time::ZERO) };
+        s.on_segment(ms_time(11_000), &update);
+        let Cca::Bbr(b) = s.cca() else { unreachable!() };
+        assert_ne!(b.mode(), crate::cca::BbrMode::ProbeRtt);
+        assert_eq!(s.cwnd(), cwnd);
     }
 }
