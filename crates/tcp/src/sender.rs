@@ -623,7 +623,7 @@ impl Sender {
             if rate > 0 && self.stats.segments >= 10 {
                 let gap = (u128::from(len) * 1_000_000_000_000 / u128::from(rate)) as u64;
                 let credit = self.next_send.saturating_since(prior).as_ps();
-                self.next_send = self.next_send + Duration::from_ps(gap - credit.min(gap / 2));
+                self.next_send += Duration::from_ps(gap - credit.min(gap / 2));
             }
         }
         // Linux tcp_cwnd_validate.
