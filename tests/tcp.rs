@@ -191,6 +191,7 @@ fn every_controller_through_every_queue_discipline_is_sound_and_deterministic() 
         CcaConfig::Cubic(Default::default()),
         CcaConfig::Dctcp(Default::default()),
         CcaConfig::Prague(Default::default()),
+        CcaConfig::Bbr(Default::default()),
     ];
     for qdisc in &qdiscs {
         for cca in &ccas {
@@ -238,6 +239,52 @@ fn every_controller_through_every_queue_discipline_is_sound_and_deterministic() 
             );
         }
     }
+}
+
+/// BBR v1 against CUBIC on a drop-tail bottleneck, each sending 10 MB: in a buffer of a quarter
+/// BDP BBR, which does not back off for loss, takes most of the link and finishes first; in a
+/// buffer of 16 BDPs CUBIC fills the buffer while BBR's cwnd stays near twice its BDP, and CUBIC
+/// finishes first (the shape of Ware et al., IMC 2019, "Modeling BBR's interactions with
+/// loss-based congestion control").
+#[test]
+fn bbr_wins_a_shallow_buffer_from_cubic_and_loses_a_deep_one() {
+    use dcsim::aqm::fifo::FifoParams;
+    let first_done = |buffer_bdps: f64| -> &'static str {
+        let (net, routes) = dumbbell(2, BitsPerSec::mbps(100));
+        // Propagation RTT: 3 links of 500 µs each way.
+        let bdp = 100e6 / 8.0 * 3e-3;
+        let mut cfg = tcp_cfg(CcaConfig::Cubic(Default::default()), TcpConfig::linux(), 2);
+        cfg.tcp_groups.push(TcpGroup {
+            name: "bbr".into(),
+            tcp: TcpConfig::linux(),
+            cca: CcaConfig::Bbr(Default::default()),
+            probe: None,
+        });
+        cfg.flow_transport = vec![Transport::Tcp(0), Transport::Tcp(1)];
+        let limit = (buffer_bdps * bdp) as u64;
+        cfg.switch.qdiscs = vec![PortQdisc {
+            node: NodeId(3),
+            port: bottleneck_port(&net, 3, 4),
+            classes: 0xfe,
+            qdisc: QdiscConfig::Fifo(FifoParams {
+                limit_bytes: Some(dcsim::core::units::Bytes(limit)),
+                limit_packets: None,
+            }),
+        }];
+        let flows =
+            vec![flow(0, 0, 2, 10_000_000, Time::ZERO), flow(1, 1, 2, 10_000_000, Time::ZERO)];
+        let mut sim = on_threads(net, routes, cfg, flows, 1);
+        sim.run();
+        assert_sound(&sim);
+        let fct = |i: usize| sim.flow_results()[i].fct.unwrap();
+        if fct(1) < fct(0) {
+            "bbr"
+        } else {
+            "cubic"
+        }
+    };
+    assert_eq!(first_done(0.25), "bbr");
+    assert_eq!(first_done(16.0), "cubic");
 }
 
 fn ms(v: f64) -> Duration {
