@@ -5,8 +5,9 @@
 //! can drive it.
 //!
 //! The model follows Linux rather than the RFCs where they differ (see `docs/tcp.md`): SACK
-//! with RACK loss detection and PRR, tail loss probes, quick-ACK at connection start, delayed
-//! ACKs every two segments, Linux's RTO formula, CUBIC with HyStart, DCTCP and Prague v0.6.
+//! with RACK loss detection and PRR, tail loss probes, F-RTO and the undo of spurious
+//! reductions, quick-ACK at connection start, delayed ACKs every two segments, Linux's RTO
+//! formula, the receive window, CUBIC with HyStart, DCTCP, Prague v0.6 and BBR v1.
 //! The `dc-newreno` profile is the RFC-style NewReno of the buffer-sizing study.
 //!
 //! ## Driving it

@@ -4,7 +4,7 @@
 //! The socket ([`crate::Sender`]) owns loss detection, recovery and the congestion state machine
 //! ([`CaState`]); a controller owns the window *rules*: growth ([`CongestionControl::increase`]),
 //! the slow-start threshold on a reduction ([`CongestionControl::ssthresh`]), and reactions to
-//! state changes. A controller that runs the whole window itself (Prague, later BBR or HPCC)
+//! state changes. A controller that runs the whole window itself (Prague, BBR)
 //! returns `true` from [`CongestionControl::owns_window`] and gets every ACK in
 //! [`CongestionControl::control`] instead of the socket's PRR and growth calls, as Linux's
 //! `cong_control`.
