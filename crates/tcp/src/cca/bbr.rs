@@ -1015,4 +1015,49 @@ mod tests {
         seen.dedup();
         assert_eq!(seen, [0, 2, 3, 4, 5, 6, 7]);
     }
+
+    /// `bbr_check_full_bw_reached`: the pipe is full after three rounds in which the bandwidth
+    /// grew by less than 25%; a round with 25% growth starts the count again.
+    #[test]
+    fn the_pipe_is_full_after_three_rounds_without_a_quarter_more_bandwidth() {
+        let mut b = Bbr::new(BbrConfig);
+        let round = |b: &mut Bbr, bw: u64| {
+            b.bw.reset(b.rtt_cnt, bw);
+            b.round_start = true;
+            b.check_full_bw_reached(false);
+        };
+        round(&mut b, 1000);
+        for bw in [1249, 1249] {
+            round(&mut b, bw);
+            assert!(!b.full_bw_reached);
+        }
+        // 1250 is 25% above 1000: the count starts again.
+        round(&mut b, 1250);
+        assert_eq!((b.full_bw, b.full_bw_cnt), (1250, 0));
+        for _ in 0..2 {
+            round(&mut b, 1500);
+            assert!(!b.full_bw_reached);
+        }
+        round(&mut b, 1500);
+        assert!(b.full_bw_reached, "three rounds below 1562");
+    }
+
+    /// `bbr_quantization_budget`: three TSO bursts, rounded up to even, and two more segments in
+    /// the 5/4 phase of the gain cycle.
+    #[test]
+    fn the_cwnd_target_adds_tso_bursts_an_even_rounding_and_the_probe_phases_two() {
+        let mut b = Bbr::new(BbrConfig);
+        let mss = 1000;
+        // 2 MB/s: bursts of 2 segments (2 000 000 >> 10 = 1953 B, at least 2).
+        b.pacing_rate = 2_000_000;
+        assert_eq!(b.tso_segs_goal(mss), 2);
+        b.mode = BbrMode::ProbeBw;
+        b.cycle_idx = 2;
+        assert_eq!(b.quantization_budget(11, mss), 18, "11 + 6, rounded up to even");
+        b.cycle_idx = 0;
+        assert_eq!(b.quantization_budget(11, mss), 20);
+        // Below 1.2 Mb/s a burst is one segment.
+        b.pacing_rate = 100_000;
+        assert_eq!(b.tso_segs_goal(mss), 1);
+    }
 }
