@@ -281,8 +281,9 @@ fn karn_without_any_sample_backs_off_to_max_rto_and_still_completes() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
 
-    /// Under any pattern of data and ACK losses, both profiles deliver every byte once and in
-    /// order, the sender completes, and every byte sent was either received or dropped. The
+    /// Under any pattern of data and ACK losses, both profiles and NewReno, CUBIC or BBR deliver
+    /// every byte once and in order, the sender completes, and every byte sent was either
+    /// received or dropped. The
     /// horizon is long (10⁵ s): with no RTT sample the RTO sits at `max_rto`, 120 s, and each
     /// expiry's ACK may itself be lost (see the test above).
     #[test]
@@ -291,6 +292,7 @@ proptest! {
         drops in proptest::collection::vec((0u64..60, 0u32..3), 0..12),
         ack_loss in 0.0f64..0.3,
         profile in 0usize..2,
+        controller in 0usize..3,
         handshake in any::<bool>(),
         seed in 0u64..1000,
     ) {
@@ -300,7 +302,12 @@ proptest! {
         let bytes = segments * mss - mss / 3;
         let mut path = Path::new(BitsPerSec::mbps(100), ms(2), 30_000);
         path.seed = seed;
-        let mut o = Opts::new(cfg, newreno(), bytes, path);
+        let cca = match controller {
+            0 => newreno(),
+            1 => CcaConfig::Cubic(Default::default()),
+            _ => CcaConfig::Bbr(Default::default()),
+        };
+        let mut o = Opts::new(cfg, cca, bytes, path);
         o.ack_loss = ack_loss;
         o.until = Time::ZERO + Duration::from_ms(100_000_000);
         o.drop = Some(Box::new(move |n, s| s.len > 0 && drops.iter().any(|&(i, k)| s.seq == i * mss && n <= k)));
