@@ -409,16 +409,14 @@ impl Sender {
     }
     /// The pacing rate in bytes per second (0 before an RTT sample: unpaced).
     pub fn pacing_rate(&self) -> u64 {
-        if let Some(r) = self.cca.own_pacing_rate() {
-            return r;
-        }
-        let Some(srtt) = self.rtt.srtt() else { return 0 };
+        let srtt = self.rtt.srtt();
         let in_flight = self.pipe();
         let p =
             PacingInput { srtt, in_flight, mtu: u64::from(self.cfg.mss + self.cfg.header_bytes) };
         if let Some(r) = self.cca.pacing_rate(&self.w, &p) {
             return r;
         }
+        let Some(srtt) = srtt else { return 0 };
         let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
             self.cfg.pacing_ss_ratio
         } else {

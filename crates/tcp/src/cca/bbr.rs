@@ -526,13 +526,13 @@ impl Bbr {
         self.lt_bw_interval_done(bw, mss);
     }
 
-    /// `bbr_update_bw`, with `tcp_rate_gen`'s validity test.
-    fn update_bw(&mut self, ack: &AckSample, mss: u64) -> Option<(u64, u64)> {
+    /// `bbr_update_bw`, with `tcp_rate_gen`'s validity test; whether the sample was valid.
+    fn update_bw(&mut self, ack: &AckSample, mss: u64) -> bool {
         self.round_start = false;
         let interval_us = ack.rate.interval.as_ps() / 1_000_000;
         let min_rtt_us = ack.min_rtt.map_or(u64::MAX, |m| m.as_ps() / 1_000_000);
         if ack.rate.interval.as_ps() == 0 || interval_us == 0 || interval_us < min_rtt_us {
-            return None;
+            return false;
         }
         let prior_delivered = ack.delivered - ack.rate.delivered;
         if prior_delivered >= self.next_rtt_delivered {
@@ -546,7 +546,7 @@ impl Bbr {
         if !ack.rate.app_limited || bw >= self.max_bw() {
             self.bw.running_max(BW_RTTS, self.rtt_cnt, bw);
         }
-        Some((interval_us, bw))
+        true
     }
 
     fn update_ack_aggregation(&mut self, w: &Window, ack: &AckSample, acked: u64) {
@@ -822,7 +822,7 @@ impl CongestionControl for Bbr {
         self.delivered_mstamp = ack.delivered_time;
         let acked = packets(ack.acked, mss);
         // bbr_update_model
-        let valid = self.update_bw(ack, mss).is_some();
+        let valid = self.update_bw(ack, mss);
         if valid {
             self.update_ack_aggregation(w, ack, acked);
         }
@@ -838,10 +838,7 @@ impl CongestionControl for Bbr {
         self.set_cwnd(w, ack, acked, bw, self.cwnd_gain);
     }
 
-    fn own_pacing_rate(&self) -> Option<u64> {
-        Some(self.pacing_rate)
-    }
-
+    /// `sk_pacing_rate` as BBR keeps it, from the connection's start.
     fn pacing_rate(&self, _w: &Window, _p: &PacingInput) -> Option<u64> {
         Some(self.pacing_rate)
     }
@@ -906,10 +903,10 @@ mod tests {
         let mut w = Window { cwnd: 10 * 1448, ssthresh: u64::MAX, mss: 1448, cwnd_cnt: 0 };
         b.on_init(&mut w, Time::ZERO, None, None);
         let expect = 2.885 * 10.0 * 1448.0 / 1e-3 * 0.99;
-        let got = b.own_pacing_rate().unwrap() as f64;
+        let got = b.pacing_rate as f64;
         assert!((got / expect - 1.0).abs() < 0.002, "{got} vs {expect}");
         b.on_init(&mut w, Time::ZERO, Some(Duration::from_ms(20)), Some(Duration::from_ms(20)));
-        let got = b.own_pacing_rate().unwrap() as f64;
+        let got = b.pacing_rate as f64;
         assert!((got / (expect / 20.0) - 1.0).abs() < 0.002, "{got}");
         assert_eq!(b.min_rtt(), Some(Duration::from_ms(20)));
     }

@@ -213,8 +213,8 @@ pub struct AckSample {
 /// Inputs of a pacing-rate computation.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct PacingInput {
-    /// Smoothed RTT.
-    pub srtt: Duration,
+    /// Smoothed RTT (`None` before the first sample).
+    pub srtt: Option<Duration>,
     /// Bytes in flight.
     pub in_flight: u64,
     /// Frame bytes of a full segment (Linux `tcp_mss_to_mtu`).
@@ -260,14 +260,6 @@ pub trait CongestionControl {
     /// that runs are reproducible and flows independent.
     fn seed(&mut self, _seed: u64) {}
 
-    /// The pacing rate the controller keeps itself (Linux `sk_pacing_rate` set by the
-    /// controller, as BBR does), in bytes per second; `None` leaves it to
-    /// [`CongestionControl::pacing_rate`] and the socket, which pace only once there is an RTT
-    /// sample.
-    fn own_pacing_rate(&self) -> Option<u64> {
-        None
-    }
-
     /// Whether the controller asked, on the ACK just handled, that the socket mark the data in
     /// flight application-limited (Linux: BBR's PROBE_RTT sets `tp->app_limited`); the
     /// question clears the request.
@@ -299,7 +291,8 @@ pub trait CongestionControl {
     fn control(&mut self, _w: &mut Window, _ack: &AckSample) {}
 
     /// The controller's own pacing rate in bytes per second, or `None` for the socket's
-    /// `ratio·cwnd/SRTT`.
+    /// `ratio·cwnd/SRTT` (none before an RTT sample). A controller that keeps
+    /// `sk_pacing_rate` itself, as BBR does, answers before the first sample too.
     fn pacing_rate(&self, _w: &Window, _p: &PacingInput) -> Option<u64> {
         None
     }
@@ -472,9 +465,6 @@ impl CongestionControl for Cca {
     }
     fn seed(&mut self, seed: u64) {
         dispatch!(self, c => c.seed(seed))
-    }
-    fn own_pacing_rate(&self) -> Option<u64> {
-        dispatch!(self, c => c.own_pacing_rate())
     }
     fn take_app_limited(&mut self) -> bool {
         dispatch!(self, c => c.take_app_limited())

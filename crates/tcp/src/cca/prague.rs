@@ -322,12 +322,13 @@ impl CongestionControl for Prague {
     }
 
     fn pacing_rate(&self, w: &Window, p: &PacingInput) -> Option<u64> {
+        let srtt = p.srtt?;
         let inflight = w.segs().max(p.in_flight.div_ceil(w.mss));
         let mut rate = u128::from(p.mtu) * u128::from(inflight) * 1_000_000_000_000;
         if w.cwnd < w.ssthresh / 2 {
             rate *= 2;
         }
-        Some((rate / u128::from(p.srtt.as_ps().max(1))) as u64)
+        Some((rate / u128::from(srtt.as_ps().max(1))) as u64)
     }
 
     fn wants_pacing(&self) -> bool {
