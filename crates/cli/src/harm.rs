@@ -50,6 +50,7 @@ use dcsim_analysis::{
     aggregate_seeds, harm_ci_table, harm_csv, harm_summary_csv, harm_table, plot_harm_all,
     FctStats, HarmRow,
 };
+use dcsim_aqm::codel::CeSelector;
 use dcsim_aqm::{DualPi2Params, FqCodelParams, QdiscConfig};
 use dcsim_core::cc::NoCcFactory;
 use dcsim_core::config::{FlowSpec, PortQdisc, SimConfig, SwitchConfig, TcpGroup, Transport};
@@ -103,6 +104,8 @@ pub const RIGHT_SWITCH: NodeId = NodeId(5);
 pub const MIN_BANDWIDTH: BitsPerSec = BitsPerSec::mbps(1);
 /// The largest RTT accepted.
 pub const MAX_RTT: Duration = Duration::from_ms(10_000);
+/// The largest `--ce-threshold` accepted.
+const MAX_CE_THRESHOLD: Duration = Duration::from_ms(10_000);
 /// The most seeds accepted.
 pub const MAX_SEEDS: u64 = 1000;
 /// The most workload flows accepted.
@@ -138,6 +141,16 @@ pub struct HarmArgs {
     /// Only with --aqm fq_codel [default: 1].
     #[arg(long = "fq-flows", value_name = "N")]
     pub fq_flows: Option<u32>,
+    /// fq_codel's `ce_threshold`: also mark the packets `--ce-selector` picks whenever their
+    /// sojourn exceeds this (spec A4's sensitivity check: 1 ms for ECT(1)). Only with --aqm
+    /// fq_codel [default: off].
+    #[arg(long = "ce-threshold", value_name = "TIME")]
+    pub ce_threshold: Option<String>,
+    /// The packets `--ce-threshold` applies to: ect1 (ECT(1) and CE, Linux
+    /// `ce_threshold_selector 0x1/0x1`, for L4S traffic) or any (every ECN-capable packet).
+    /// Only with --ce-threshold [default: ect1].
+    #[arg(long = "ce-selector", value_name = "ect1|any")]
+    pub ce_selector: Option<String>,
     /// Queue discipline on both ends of the bottleneck: fq_codel (ccafct) or dualpi2.
     #[arg(long, value_name = "NAME", default_value = "fq_codel")]
     pub aqm: String,
@@ -152,6 +165,14 @@ pub struct HarmArgs {
     /// window autotuning reaches), from 128 KiB to 2 GiB, or `off` for no flow control.
     #[arg(long = "rmem-max", value_name = "SIZE|off", default_value = "6MiB")]
     pub rmem_max: String,
+    /// ECN of the workload's connections: off (ccafct's `tcp_ecn = 2`: Not-ECT, so CoDel drops
+    /// them), classic (RFC 3168, `tcp_ecn = 1`) or accurate (AccECN, `tcp_ecn = 3`).
+    #[arg(long = "workload-ecn", value_name = "MODE", default_value = "off")]
+    pub workload_ecn: String,
+    /// ECN of the competitor's connection: accurate (ccafct's `tcp_ecn = 3`), classic or off.
+    /// dctcp and prague take off or accurate.
+    #[arg(long = "competitor-ecn", value_name = "MODE", default_value = "accurate")]
+    pub competitor_ecn: String,
     /// How long after the workload window (flows × 200 ms) a run waits for unfinished
     /// workload flows (ccafct: 60 s).
     #[arg(long, value_name = "TIME", default_value = "60s")]
@@ -172,6 +193,8 @@ pub enum Aqm {
     FqCodel {
         /// Flow queues (1 = one CoDel queue, as ccafct).
         flows: u32,
+        /// `ce_threshold` and the packets it applies to, or `None` (Linux's default: off).
+        ce_threshold: Option<(Duration, CeSelector)>,
     },
     /// DualPI2 with Linux defaults (ECT(1) to the L queue).
     DualPi2,
@@ -181,9 +204,12 @@ impl Aqm {
     /// The discipline's configuration.
     pub fn qdisc(self) -> QdiscConfig {
         match self {
-            Aqm::FqCodel { flows } => {
-                QdiscConfig::FqCodel(FqCodelParams { flows, ..FqCodelParams::default() })
-            }
+            Aqm::FqCodel { flows, ce_threshold } => QdiscConfig::FqCodel(FqCodelParams {
+                flows,
+                ce_threshold: ce_threshold.map(|(t, _)| t),
+                ce_threshold_selector: ce_threshold.map_or(CeSelector::Any, |(_, s)| s),
+                ..FqCodelParams::default()
+            }),
             Aqm::DualPi2 => QdiscConfig::DualPi2(DualPi2Params::default()),
         }
     }
@@ -191,7 +217,14 @@ impl Aqm {
     /// `fq_codel flows N` or `dualpi2`, as in ccafct's parameter list.
     pub fn describe(self) -> String {
         match self {
-            Aqm::FqCodel { flows } => format!("fq_codel flows {flows}"),
+            Aqm::FqCodel { flows, ce_threshold: None } => format!("fq_codel flows {flows}"),
+            Aqm::FqCodel { flows, ce_threshold: Some((t, sel)) } => {
+                let sel = match sel {
+                    CeSelector::Ect1 => " ce_threshold_selector 0x1/0x1",
+                    CeSelector::Any => "",
+                };
+                format!("fq_codel flows {flows} ce_threshold {}{sel}", HumanDuration(t))
+            }
             Aqm::DualPi2 => "dualpi2".to_string(),
         }
     }
@@ -230,6 +263,10 @@ pub struct HarmPlan {
     pub timeout: Duration,
     /// The receivers' `tcp_rmem[2]`, or `None` without flow control.
     pub rmem_max: Option<u64>,
+    /// ECN of the workload's connections.
+    pub workload_ecn: EcnMode,
+    /// ECN of the competitor's connection.
+    pub competitor_ecn: EcnMode,
 }
 
 fn bad(option: &'static str, message: impl Into<String>) -> CliError {
@@ -240,6 +277,26 @@ fn duration_option(option: &'static str, text: &str) -> Result<Duration, CliErro
     parse_duration(text.trim()).map_err(|e| bad(option, e.to_string()))
 }
 
+fn ecn_option(option: &'static str, text: &str) -> Result<EcnMode, CliError> {
+    match text.trim() {
+        "off" => Ok(EcnMode::Off),
+        "classic" => Ok(EcnMode::Classic),
+        "accurate" => Ok(EcnMode::Accurate),
+        other => {
+            Err(bad(option, format!("unknown ECN mode {other:?}; known: off, classic, accurate")))
+        }
+    }
+}
+
+/// The name of an ECN mode, as the options take it.
+pub fn ecn_name(m: EcnMode) -> &'static str {
+    match m {
+        EcnMode::Off => "off",
+        EcnMode::Classic => "classic",
+        EcnMode::Accurate => "accurate",
+    }
+}
+
 impl HarmPlan {
     /// Checks every option.
     ///
@@ -248,7 +305,9 @@ impl HarmPlan {
     /// above 4 µs (the host links' share of the round trip) or is above 10 s, or is given twice;
     /// an unknown or repeated algorithm; zero or too many seeds or flows; `--fq-flows` outside
     /// 1..=65536 or given with `--aqm dualpi2`; an unknown `--aqm`; a bottleneck rate below 1 Mb/s
-    /// or not below the host links' 10 Gb/s; a warm-up or timeout above an hour.
+    /// or not below the host links' 10 Gb/s; a warm-up or timeout above an hour; an unknown ECN
+    /// mode, or `--competitor-ecn classic` with dctcp or prague (whose response needs the
+    /// accurate CE count).
     pub fn new(a: &HarmArgs) -> Result<HarmPlan, CliError> {
         let min_rtt = HOST_DELAY * 4;
         let mut rtts = Vec::with_capacity(a.rtt.len());
@@ -319,7 +378,41 @@ impl HarmPlan {
                         format!("must be in 1..={}, got {flows}", FqCodelParams::MAX_FLOWS),
                     ));
                 }
-                Aqm::FqCodel { flows }
+                let ce_threshold = match &a.ce_threshold {
+                    None => {
+                        if let Some(sel) = &a.ce_selector {
+                            return Err(bad(
+                                "--ce-selector",
+                                format!(
+                                    "{} given, but it only applies with --ce-threshold",
+                                    sel.trim()
+                                ),
+                            ));
+                        }
+                        None
+                    }
+                    Some(text) => {
+                        let t = duration_option("--ce-threshold", text)?;
+                        if t == Duration::ZERO || t > MAX_CE_THRESHOLD {
+                            return Err(bad(
+                                "--ce-threshold",
+                                format!("{} is outside (0, 10 s]", text.trim()),
+                            ));
+                        }
+                        let sel = match a.ce_selector.as_deref().map(str::trim) {
+                            None | Some("ect1") => CeSelector::Ect1,
+                            Some("any") => CeSelector::Any,
+                            Some(other) => {
+                                return Err(bad(
+                                    "--ce-selector",
+                                    format!("unknown selector {other:?}; known: ect1, any"),
+                                ))
+                            }
+                        };
+                        Some((t, sel))
+                    }
+                };
+                Aqm::FqCodel { flows, ce_threshold }
             }
             "dualpi2" => {
                 if let Some(f) = a.fq_flows {
@@ -327,6 +420,16 @@ impl HarmPlan {
                         "--fq-flows",
                         format!("{f} given, but it only applies to --aqm fq_codel"),
                     ));
+                }
+                for (option, v) in
+                    [("--ce-threshold", &a.ce_threshold), ("--ce-selector", &a.ce_selector)]
+                {
+                    if let Some(v) = v {
+                        return Err(bad(
+                            option,
+                            format!("{} given, but it only applies to --aqm fq_codel", v.trim()),
+                        ));
+                    }
                 }
                 Aqm::DualPi2
             }
@@ -372,6 +475,19 @@ impl HarmPlan {
                 Some(v)
             }
         };
+        let workload_ecn = ecn_option("--workload-ecn", &a.workload_ecn)?;
+        let competitor_ecn = ecn_option("--competitor-ecn", &a.competitor_ecn)?;
+        if competitor_ecn == EcnMode::Classic {
+            if let Some(c) = ccas.iter().find(|c| matches!(c.as_str(), "dctcp" | "prague")) {
+                return Err(bad(
+                    "--competitor-ecn",
+                    format!(
+                        "{c} needs the accurate CE count (RFC 3168's echo latches until CWR, \
+                         so its alpha would be overestimated); give off or accurate"
+                    ),
+                ));
+            }
+        }
         Ok(HarmPlan {
             rtts,
             ccas,
@@ -382,6 +498,8 @@ impl HarmPlan {
             bandwidth,
             timeout,
             rmem_max,
+            workload_ecn,
+            competitor_ecn,
         })
     }
 
@@ -471,7 +589,8 @@ impl HarmPlan {
                 dport: WORKLOAD_DPORT,
             })
             .collect();
-        let workload_tcp = TcpConfig { ecn: EcnMode::Off, handshake: true, ..self.linux_tcp() };
+        let workload_tcp =
+            TcpConfig { ecn: self.workload_ecn, handshake: true, ..self.linux_tcp() };
         let mut groups = vec![TcpGroup {
             name: "workload".into(),
             tcp: workload_tcp,
@@ -493,7 +612,7 @@ impl HarmPlan {
             });
             groups.push(TcpGroup {
                 name: self.ccas[i].clone(),
-                tcp: TcpConfig { ecn: EcnMode::Accurate, ..self.linux_tcp() },
+                tcp: TcpConfig { ecn: self.competitor_ecn, ..self.linux_tcp() },
                 cca: self.cca_configs[i].clone(),
                 probe: None,
             });
@@ -829,8 +948,12 @@ pub fn harm_command(
     let plots = dir.join("plots");
     let made = !plots.exists();
     mkdir(&plots)?;
-    let title =
+    let mut title =
         format!("ccafct, {} at {} Mb/s", plan.aqm.describe(), plan.bandwidth.0 as f64 / 1e6);
+    if (plan.workload_ecn, plan.competitor_ecn) != (EcnMode::Off, EcnMode::Accurate) {
+        let (w, c) = (ecn_name(plan.workload_ecn), ecn_name(plan.competitor_ecn));
+        title.push_str(&format!(", ECN workload {w}, competitor {c}"));
+    }
     let placed = (|| {
         let drafts = output::Drafts::new(&plots, "plots")?;
         let figures = plot_harm_all(&summaries, drafts.path(), "rtt", &title)?;
@@ -918,7 +1041,10 @@ mod tests {
         let p = plan(&[]);
         assert_eq!(p.rtt_ms(), [10.0, 20.0, 40.0, 80.0, 160.0]);
         assert_eq!(p.ccas, ["cubic", "prague"]);
-        assert_eq!((p.seeds, p.workload.flows, p.aqm), (1, 900, Aqm::FqCodel { flows: 1 }));
+        assert_eq!(
+            (p.seeds, p.workload.flows, p.aqm),
+            (1, 900, Aqm::FqCodel { flows: 1, ce_threshold: None })
+        );
         assert_eq!(p.bandwidth, BitsPerSec::mbps(50));
         // 20 s warm-up + 900 × 200 ms + 60 s.
         assert_eq!(p.deadline(), Time::from_ns(260_000_000_000));
@@ -988,5 +1114,61 @@ mod tests {
         let (solo, cfg) = p.setup(&Cell { rtt: 0, cca: None, seed: 3 }, &net);
         assert_eq!(solo[..], flows[..900]);
         assert_eq!(cfg.tcp_groups.len(), 1);
+    }
+
+    #[test]
+    fn ce_threshold_reaches_fq_codel_and_its_description() {
+        let p = plan(&["--ce-threshold", "1ms", "--fq-flows", "8"]);
+        let want = Some((Duration::from_ms(1), CeSelector::Ect1));
+        assert_eq!(p.aqm, Aqm::FqCodel { flows: 8, ce_threshold: want });
+        let QdiscConfig::FqCodel(f) = p.aqm.qdisc() else { panic!("{:?}", p.aqm.qdisc()) };
+        assert_eq!(
+            f,
+            FqCodelParams {
+                flows: 8,
+                ce_threshold: Some(Duration::from_ms(1)),
+                ce_threshold_selector: CeSelector::Ect1,
+                ..FqCodelParams::default()
+            }
+        );
+        assert!(p.aqm.describe().contains("ce_threshold_selector 0x1/0x1"), "{}", p.aqm.describe());
+        let any = plan(&["--ce-threshold", "500us", "--ce-selector", "any"]);
+        let QdiscConfig::FqCodel(f) = any.aqm.qdisc() else { panic!() };
+        assert_eq!(
+            (f.flows, f.ce_threshold, f.ce_threshold_selector),
+            (1, Some(Duration::from_us(500)), CeSelector::Any)
+        );
+        assert!(!any.aqm.describe().contains("selector"));
+        let QdiscConfig::FqCodel(f) = plan(&[]).aqm.qdisc() else { panic!() };
+        assert_eq!(f, FqCodelParams { flows: 1, ..FqCodelParams::default() });
+    }
+
+    #[test]
+    fn ecn_options_reach_the_groups_and_classic_is_refused_for_dctcp_and_prague() {
+        let ecn_of = |extra: &[&str]| {
+            let p = plan(extra);
+            let net = p.network(p.rtts[0]);
+            let (_, cfg) = p.setup(&Cell { rtt: 0, cca: Some(0), seed: 1 }, &net);
+            (cfg.tcp_groups[0].tcp.ecn, cfg.tcp_groups[1].tcp.ecn)
+        };
+        assert_eq!(ecn_of(&["--cca", "bbr"]), (EcnMode::Off, EcnMode::Accurate));
+        assert_eq!(
+            ecn_of(&["--cca", "bbr", "--competitor-ecn", "off", "--workload-ecn", "accurate"]),
+            (EcnMode::Accurate, EcnMode::Off)
+        );
+        assert_eq!(
+            ecn_of(&["--cca", "cubic", "--competitor-ecn", "classic", "--workload-ecn", "classic"]),
+            (EcnMode::Classic, EcnMode::Classic)
+        );
+        let err = |extra: &[&str]| {
+            let mut argv = vec!["harm", "--out", "x"];
+            argv.extend_from_slice(extra);
+            HarmPlan::new(&Cmd::parse_from(argv).args).unwrap_err().to_string()
+        };
+        let e = err(&["--cca", "cubic,prague", "--competitor-ecn", "classic"]);
+        assert!(e.contains("--competitor-ecn") && e.contains("prague"), "{e}");
+        let e = err(&["--workload-ecn", "on"]);
+        assert!(e.contains("--workload-ecn") && e.contains("\"on\""), "{e}");
+        assert!(err(&["--competitor-ecn", "ECT1"]).contains("off, classic, accurate"));
     }
 }

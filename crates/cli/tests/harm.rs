@@ -271,6 +271,23 @@ fn fq_codel_1024_protects_the_workload_from_prague() {
 }
 
 #[test]
+fn ce_threshold_for_ect1_protects_the_workload_from_prague() {
+    // (6) fq_codel's `ce_threshold 1ms ce_threshold_selector 0x1/0x1` gives Prague's ECT(1)
+    // packets a step mark at 1 ms of sojourn in the single queue: Prague keeps the queue
+    // below CoDel's 5 ms target, CoDel stops dropping the workload, and the harm falls far below
+    // its value without the threshold.
+    let (single, own) = prague_harm_with(&["--ce-threshold", "1ms"]);
+    for (s, name) in STATS.iter().enumerate() {
+        assert!(
+            own[s] <= single[s] - FAR_BELOW,
+            "{name}: prague harm {:.3} with ce_threshold 1 ms, {:.3} without",
+            own[s],
+            single[s]
+        );
+    }
+}
+
+#[test]
 fn bbr_ignores_codels_marks_and_does_the_most_harm_unless_isolated() {
     // BBR v1 does not respond to the CE marks its ECT(0) packets get, and keeps about a BDP
     // queued: CoDel finds the queue above its target for good and marks and drops ever faster,
@@ -286,6 +303,41 @@ fn bbr_ignores_codels_marks_and_does_the_most_harm_unless_isolated() {
             single[s]
         );
     }
+}
+
+#[test]
+fn the_ecn_asymmetry_decides_pragues_harm_and_workload_ecn_turns_drops_into_marks() {
+    // Spec risk 1: the experiment rests on the competitor being ECN-capable and the workload
+    // not. A Not-ECT Prague (`--competitor-ecn off`) responds to losses like Reno: CoDel drops
+    // its packets as well, its count stays low, and the harm falls to about CUBIC's.
+    let case = Case::new();
+    let base = ["--flows", "300", "--rtt", "10ms", "--cca", "prague", "--jobs", "2"];
+    let with = |out: &str, extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        run_harm(&case, out, &args).1
+    };
+    let single = with("single", &[]);
+    let off = with("off", &["--competitor-ecn", "off"]);
+    for (s, name) in STATS.iter().enumerate() {
+        let (a, b) = (harm_of(&single, 10.0, "prague", s), harm_of(&off, 10.0, "prague", s));
+        assert!(b <= a - FAR_BELOW, "{name}: prague harm {b:.3} without ECN, {a:.3} with it");
+    }
+    let row = |rows: &[Row], cca: &str| rows.iter().find(|r| r.cca == cca).unwrap().clone();
+    assert_eq!(row(&off, "prague").marks, Some(0), "nothing is ECN-capable");
+
+    // ECN-capable workload flows (`--workload-ecn accurate`) have their data marked, not
+    // dropped: alone, CoDel drops only what is Not-ECT (handshakes, pure ACKs).
+    let ecn = with("ecn", &["--workload-ecn", "accurate"]);
+    let (plain, marked) = (row(&single, "-"), row(&ecn, "-"));
+    assert_eq!(plain.marks, Some(0));
+    assert!(plain.drops.unwrap() > 50, "{plain:?}");
+    assert!(marked.marks.unwrap() > 50, "{marked:?}");
+    assert!(marked.drops.unwrap() * 20 < plain.drops.unwrap(), "{marked:?} against {plain:?}");
+    // Beside Prague as well: the workload is marked at Prague's rate instead of dropped.
+    let (p_plain, p_marked) = (row(&single, "prague"), row(&ecn, "prague"));
+    assert!(p_marked.drops.unwrap() * 20 < p_plain.drops.unwrap(), "{p_marked:?}, {p_plain:?}");
+    assert!(p_marked.marks > p_plain.marks, "{p_marked:?}, {p_plain:?}");
 }
 
 /// Every file under `dir`, as relative path → contents.
@@ -396,6 +448,28 @@ fn bad_options_exit_2_name_the_option_and_write_nothing() {
         (&["--rmem-max", "big"], "--rmem-max: `big` does not start with a number"),
         (&["--warmup", "2h"], "--warmup: "),
         (&["--timeout", "3601s"], "--timeout: 3601s is above an hour"),
+        (
+            &["--workload-ecn", "on"],
+            "--workload-ecn: unknown ECN mode \"on\"; known: off, classic, accurate",
+        ),
+        (
+            &["--cca", "cubic,dctcp", "--competitor-ecn", "classic"],
+            "--competitor-ecn: dctcp needs the accurate CE count",
+        ),
+        (&["--ce-threshold", "0ms"], "--ce-threshold: 0ms is outside (0, 10 s]"),
+        (&["--ce-threshold", "11s"], "--ce-threshold: 11s is outside (0, 10 s]"),
+        (
+            &["--ce-selector", "any"],
+            "--ce-selector: any given, but it only applies with --ce-threshold",
+        ),
+        (
+            &["--ce-threshold", "1ms", "--ce-selector", "ect0"],
+            "--ce-selector: unknown selector \"ect0\"; known: ect1, any",
+        ),
+        (
+            &["--aqm", "dualpi2", "--ce-threshold", "1ms"],
+            "--ce-threshold: 1ms given, but it only applies to --aqm fq_codel",
+        ),
         (&["--jobs", "0"], "--jobs"),
         (&["--seeds", "two"], "--seeds"),
     ];
@@ -426,7 +500,8 @@ fn full_size(seeds: &str, extra: &[&str]) -> Vec<Row> {
 }
 
 #[test]
-#[ignore = "full size: 15 runs of 900 flows per seed (about 10 s per seed in release on 2 cores)"]
+#[ignore = "full size: 15 runs of 900 flows per seed (about 10 s per seed in release on 2 cores), \
+            then DualPI2 and ce_threshold runs of one seed"]
 fn full_size_default_experiment_has_the_shape_of_the_seed() {
     let rows = full_size("3", &[]);
     assert!(rows.iter().all(|r| r.unfinished == 0), "every flow finishes");
@@ -458,6 +533,17 @@ fn full_size_default_experiment_has_the_shape_of_the_seed() {
             assert!(
                 well_below(own, single),
                 "{rtt} ms {name}: dualpi2 {own:.3}, flows 1 {single:.3}"
+            );
+        }
+    }
+    // Test 6 with fq_codel's ce_threshold 1 ms for ECT(1).
+    let ce = full_size("1", &["--ce-threshold", "1ms", "--cca", "prague"]);
+    for rtt in RTTS {
+        for (s, name) in STATS.iter().enumerate() {
+            let (single, own) = (harm_of(&rows, rtt, "prague", s), harm_of(&ce, rtt, "prague", s));
+            assert!(
+                well_below(own, single),
+                "{rtt} ms {name}: ce_threshold 1 ms {own:.3}, without {single:.3}"
             );
         }
     }
