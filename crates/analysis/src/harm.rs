@@ -365,6 +365,18 @@ fn trimmed_1(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// An RTT label: ccafct's (`10ms`, `12.5ms`: milliseconds with at most one decimal) when that
+/// shows the RTT exactly, else microseconds with at most one decimal (`5us`, `1250us`), so that
+/// RTTs ccafct's format would round together (5 µs and 10 µs are both `0ms` there) stay apart.
+fn rtt_label(ms: f64) -> String {
+    let tenths = ms * 10.0;
+    if (tenths - tenths.round()).abs() <= 1e-9 * tenths.abs().max(1.0) && ms >= 0.1 {
+        format!("{}ms", trimmed_1(ms))
+    } else {
+        format!("{}us", trimmed_1(ms * 1000.0))
+    }
+}
+
 /// A float as Go's `%.3f` prints it (`+Inf`, `-Inf` and `NaN` included).
 fn go_3(v: f64) -> String {
     if v.is_nan() {
@@ -433,7 +445,8 @@ fn tab_table(header: &[&str], rows: &[Vec<String>]) -> String {
 /// 10ms   cubic   339.3ms (0.481)   314.9ms (0.510)   2002.7ms (0.470)
 /// ```
 ///
-/// The RTT has at most one decimal, trailing zeros dropped (`10ms`, `12.5ms`); FCTs have one
+/// The RTT has at most one decimal, trailing zeros dropped (`10ms`, `12.5ms`; in microseconds
+/// when that is not exact, as `5us`); FCTs have one
 /// decimal; a harm follows in parentheses with 3 decimals, **omitted when it is missing (solo)
 /// or exactly 0** (a competitor that did no harm), and shown as `!(…)` when outside `[0, 1]`
 /// (`!(+Inf)` for a zero FCT). Columns are separated as Go's `tabwriter` with padding 2 does:
@@ -444,7 +457,7 @@ pub fn harm_table(rows: &[HarmRow]) -> String {
         .iter()
         .map(|r| {
             vec![
-                format!("{}ms", trimmed_1(r.rtt_ms)),
+                rtt_label(r.rtt_ms),
                 r.cca.clone(),
                 fct_cell(r.geomean_ms, r.geomean_harm),
                 fct_cell(r.median_ms, r.median_harm),
@@ -624,7 +637,7 @@ pub fn harm_ci_table(summaries: &[HarmSummary]) -> String {
         .iter()
         .map(|s| {
             vec![
-                format!("{}ms", trimmed_1(s.rtt_ms)),
+                rtt_label(s.rtt_ms),
                 s.cca.clone(),
                 s.seeds.to_string(),
                 ci_cell(&s.geomean_ms, s.geomean_harm.as_ref()),
@@ -878,6 +891,13 @@ mod tests {
         assert_eq!(trimmed_1(100.0), "100");
         assert_eq!(trimmed_1(12.5), "12.5");
         assert_eq!(trimmed_1(0.04), "0");
+        assert_eq!(rtt_label(10.0), "10ms");
+        assert_eq!(rtt_label(12.5), "12.5ms");
+        assert_eq!(rtt_label(0.1), "0.1ms");
+        assert_eq!(rtt_label(0.005), "5us");
+        assert_eq!(rtt_label(0.01), "10us");
+        assert_eq!(rtt_label(1.25), "1250us");
+        assert_eq!(rtt_label(0.0125), "12.5us");
         assert_eq!(go_3(f64::INFINITY), "+Inf");
         assert_eq!(go_3(f64::NEG_INFINITY), "-Inf");
         assert_eq!(go_3(f64::NAN), "NaN");
