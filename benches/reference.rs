@@ -17,6 +17,10 @@
 //!   arrivals at 30% (a sixth of `examples/perf/fattree-12ms.toml`), on one and two threads.
 //! - `harm40ms_tcp_cubic_prague`: TCP through `fq_codel` — the FCT-harm setting at 40 ms RTT,
 //!   CUBIC workload flows against a Prague bulk flow (TCP's events/s and frames/s beside RoCE's).
+//!   Every link has the path's delay.
+//! - `harm40ms_ccafct_solo`: `examples/harm/base.toml`, the solo run of `dcsim harm` at 40 ms:
+//!   900 CUBIC flows on ccafct's dumbbell (1 µs, 10 Gb/s host links; a 50 Mb/s bottleneck
+//!   with all of the delay), where events come ~70 µs apart.
 //!
 //! Only the simulation is timed (`RunOutput::wall`, as in the run summary), not the loading.
 //! Two groups report the same runs in two units: `reference_events` in simulated events per
@@ -32,6 +36,7 @@ use dcsim_cli::scenario::{self, Source, ValidScenario};
 use dcsim_cli::schemes::RunOutput;
 
 const FATTREE_2MS: &str = include_str!("../examples/perf/fattree-2ms.toml");
+const HARM_SOLO_40MS: &str = include_str!("../examples/harm/base.toml");
 
 /// TCP beside RoCE's figures: the ccafct FCT-harm setting at 40 ms RTT (a 50 Mb/s dumbbell with
 /// `fq_codel flows 1` both ways), 150 CUBIC workload flows of lognormal sizes against one
@@ -173,6 +178,12 @@ fn cases() -> Vec<Case> {
         name: "harm40ms_tcp_cubic_prague".into(),
         path: Path::new(env!("CARGO_MANIFEST_DIR")).join("harm-40ms.toml"),
         toml: HARM_40MS.into(),
+        threads: 1,
+    });
+    cases.push(Case {
+        name: "harm40ms_ccafct_solo".into(),
+        path: Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/harm/base.toml"),
+        toml: HARM_SOLO_40MS.into(),
         threads: 1,
     });
     cases

@@ -405,6 +405,17 @@ impl<E: Copy> EventQueue<E> for TwoHeapQueue<E> {
 /// queued as there are buckets (so a fabric with more links in flight gets finer buckets; the
 /// horizon stays).
 ///
+/// The width also follows the time between events, as in Brown's calendar queue: every
+/// [`REVIEW_POPS`] pops the queue takes the mean gap between them. Where that gap spans more
+/// than 512 buckets in two reviews in a row (eight bitmap words of empty buckets to search
+/// past per pop, and most pushes land beyond the horizon, in the heap), the queue is rebuilt
+/// with buckets a 64th of the gap wide, as many as it was made with. When the gap falls below 64
+/// buckets again, it is rebuilt narrower, down to its first width. A run on a 50 Mb/s
+/// bottleneck with a 40 ms RTT pops an event every ~70 µs, against the 64 ps of the buckets
+/// its 10 Gb/s host links give (docs/performance.md, "Thirty-fourth session"); a fabric's
+/// busy events come a few buckets apart, and its shape stays. The order is the same whatever
+/// the shape.
+///
 /// A binary heap pays a walk from its root to a leaf on every pop (seven to ten levels at the
 /// 150–650 events a fabric run keeps pending); here an event due a link delay or a frame's
 /// serialization ahead costs a bucket's short list on push and an unlink on pop.
@@ -439,7 +450,39 @@ pub struct CalendarQueue<E> {
     /// The length beyond which the buckets double ([`GROW_SHIFT`]; `usize::MAX` once they
     /// no longer can).
     grow_at: usize,
+    /// Pops until the next review of the width ([`CalendarQueue::review`]).
+    review_in: u32,
+    /// What the reviews keep; out of line, as only they touch it.
+    review: Box<Review>,
 }
+
+/// The state of a [`CalendarQueue`]'s reviews of its width.
+#[derive(Clone, Copy, Default)]
+struct Review {
+    /// The time of the last review (0 before the first).
+    from: u64,
+    /// Whether the last review found the buckets too narrow (a widening needs two in a row).
+    widen_vote: bool,
+    /// The width (`shift`) and bucket count (log 2) the queue was made with: a review never
+    /// makes the buckets narrower than this.
+    first_shape: (u32, u32),
+    /// Pops between two reviews (log 2): [`LOG_REVIEW_POPS`], fewer in tests.
+    log_pops: u32,
+}
+
+/// How many pops a [`CalendarQueue`] makes between two reviews of its width (2^14).
+pub const REVIEW_POPS: u32 = 1 << LOG_REVIEW_POPS;
+const LOG_REVIEW_POPS: u32 = 14;
+
+/// A review asks for buckets a 64th of the mean gap between pops wide (log 2): a bitmap word
+/// of them between two events.
+const GAP_LOG_BUCKETS: u32 = 6;
+
+/// A review widens the buckets when it asks for this factor (log 2) or more: 8.
+const WIDEN_LOG_FACTOR: u32 = 3;
+
+/// The widest buckets a review makes (2^40 ps, about a second).
+const MAX_SHIFT: u32 = 40;
 
 /// No node.
 const NIL: u32 = u32::MAX;
@@ -487,7 +530,102 @@ impl<E: Copy> CalendarQueue<E> {
             far_abs: 0,
             len: 0,
             grow_at: Self::grow_at(shift, n),
+            review_in: REVIEW_POPS,
+            review: Box::new(Review {
+                from: 0,
+                widen_vote: false,
+                first_shape: (shift, log_buckets),
+                log_pops: LOG_REVIEW_POPS,
+            }),
         }
+    }
+
+    /// The bucket width (log 2 of picoseconds) and the number of buckets: the queue's shape
+    /// now.
+    pub fn shape(&self) -> (u32, usize) {
+        (self.shift, self.buckets())
+    }
+
+    /// [`CalendarQueue::new`] reviewing its width every `2^log_pops` pops instead of
+    /// [`REVIEW_POPS`] (for tests that reshape it often).
+    #[cfg(test)]
+    fn with_review(shift: u32, log_buckets: u32, log_pops: u32) -> Self {
+        let mut q = CalendarQueue::new(shift, log_buckets);
+        q.review.log_pops = log_pops;
+        q.review_in = 1 << log_pops;
+        q
+    }
+
+    /// Counts a pop of an event at time `t`, reviewing the width every [`REVIEW_POPS`] pops.
+    #[inline(always)]
+    fn count_pop(&mut self, t: u64) {
+        self.review_in -= 1;
+        if self.review_in == 0 {
+            self.review(t);
+        }
+    }
+
+    /// Compares the width with the mean gap between the pops since the last review, and
+    /// rebuilds the calendar when they are far apart (see the type's documentation). `now` is
+    /// the time of the pop just made, so no queued event is earlier.
+    #[cold]
+    #[inline(never)]
+    fn review(&mut self, now: u64) {
+        let log_pops = self.review.log_pops;
+        self.review_in = 1 << log_pops;
+        let gap = now.saturating_sub(self.review.from) >> log_pops;
+        self.review.from = now;
+        let first_shift = self.review.first_shape.0;
+        // The width asked for: a 64th of the gap (a bitmap word of buckets between two pops),
+        // rounded down to a power of two, and not below the first width.
+        let want = (63 - gap.max(1).leading_zeros())
+            .saturating_sub(GAP_LOG_BUCKETS)
+            .clamp(first_shift, MAX_SHIFT);
+        if want >= self.shift + WIDEN_LOG_FACTOR {
+            if self.review.widen_vote {
+                self.review.widen_vote = false;
+                self.reshape(want, now);
+            } else {
+                self.review.widen_vote = true;
+            }
+        } else {
+            self.review.widen_vote = false;
+            if want < self.shift && self.shift > first_shift {
+                self.reshape(want, now);
+            }
+        }
+    }
+
+    /// Rebuilds the calendar with the first number of buckets, each `2^shift` ps wide; every
+    /// queued event moves over (none is before `now`, the time of the last pop).
+    #[cold]
+    #[inline(never)]
+    fn reshape(&mut self, shift: u32, now: u64) {
+        let mut fresh = CalendarQueue::new(shift, self.review.first_shape.1);
+        fresh.nodes.reserve(self.nodes.len());
+        fresh.base = now >> shift;
+        fresh.cursor = fresh.base;
+        let len = self.len;
+        for slot in 0..self.buckets() {
+            if !self.occupied(slot) {
+                continue;
+            }
+            let mut at = self.head(slot);
+            while at != NIL {
+                let n = *self.nd(at);
+                fresh.push(Time(n.time), n.seq, n.ev);
+                at = n.next;
+            }
+        }
+        while let Some(e) = self.far.peek() {
+            let (t, seq, ev) = e.split();
+            self.far.remove_root();
+            fresh.push(t, seq, ev);
+        }
+        debug_assert_eq!(fresh.len, len, "a reshape keeps every event");
+        fresh.review_in = self.review_in;
+        fresh.review = std::mem::take(&mut self.review);
+        *self = fresh;
     }
 
     /// The length beyond which a calendar of `n` buckets of `2^shift` ps doubles them.
@@ -824,6 +962,7 @@ impl<E: Copy> CalendarQueue<E> {
     pub fn pop_until(&mut self, last: Time) -> Option<(Time, u64, E)> {
         let slot = self.take_until(last)?;
         let n = self.unlink_head(slot);
+        self.count_pop(n.time);
         Some((Time(n.time), n.seq, n.ev))
     }
 
@@ -849,6 +988,7 @@ impl<E: Copy> CalendarQueue<E> {
                 None => self.far.peek().map(|e| e.ev),
             }
         };
+        self.count_pop(n.time);
         Some(((Time(n.time), n.seq, n.ev), next))
     }
 
@@ -1365,6 +1505,54 @@ mod tests {
         assert_eq!(drain(&mut q), drain(&mut model));
     }
 
+    /// Events ~70 µs apart (a TCP run on a slow bottleneck) widen the buckets to a 64th of
+    /// the gap after two reviews; events 100 ps apart narrow them back to the first width at
+    /// the next review. Fifty events stay queued at random offsets throughout, and the order
+    /// stays `(time, seq)`.
+    #[test]
+    fn the_calendar_follows_the_gap_between_events() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut model = BinaryHeapQueue::default();
+        let mut q = CalendarQueue::new(6, 16);
+        let mut seq = 0u64;
+        let mut push = |q: &mut CalendarQueue<u32>, model: &mut BinaryHeapQueue<u32>, t: u64| {
+            seq += 1;
+            let s = seq * 7919 % 1_000_003;
+            q.push(Time(t), s, seq as u32);
+            model.push(Time(t), s, seq as u32);
+        };
+        for _ in 0..50 {
+            let t = rng.gen_range(0..100_000_000u64);
+            push(&mut q, &mut model, t);
+        }
+        let mut run = |q: &mut CalendarQueue<u32>, n: u32, mean_gap: u64| {
+            for _ in 0..n {
+                let e = q.pop();
+                assert_eq!(e, model.pop());
+                let now = e.expect("as many pushes as pops").0;
+                // Each pop queues one event up to 100 gaps ahead: with 50 queued, one pops
+                // about every `mean_gap`.
+                push(q, &mut model, now.0 + rng.gen_range(0..100 * mean_gap));
+            }
+        };
+        run(&mut q, REVIEW_POPS - 1, 70_000_000);
+        assert_eq!(q.shape(), (6, 1 << 16), "no review yet");
+        run(&mut q, REVIEW_POPS, 70_000_000);
+        assert_eq!(q.shape(), (6, 1 << 16), "one review asks for wider buckets, a second must");
+        run(&mut q, REVIEW_POPS, 70_000_000);
+        // A gap of ~70 µs (2^26 ps): buckets of 2^20 ps, the count kept.
+        assert_eq!(q.shape(), (20, 1 << 16));
+        // The review at the first of these pops still covers sparse events; the next one
+        // finds them dense.
+        run(&mut q, REVIEW_POPS, 100);
+        assert_eq!(q.shape(), (20, 1 << 16));
+        run(&mut q, 1, 100);
+        assert_eq!(q.shape(), (6, 1 << 16), "back to the first width");
+        assert_eq!(q.len(), model.len());
+        assert_eq!(drain(&mut q), drain(&mut model));
+    }
+
     proptest! {
         /// Interleaved pushes (never earlier than the last pop) and pops give the same
         /// sequence from the radix queue and the timing wheel as from the binary heap.
@@ -1380,6 +1568,9 @@ mod tests {
             // 16,384 buckets of 1 ps: a ring of 256 bitmap words, 4 summary words, that the
             // medium steps leave sparse (searches skip words through the summary, and wrap).
             let mut c2 = CalendarQueue::new(0, 14);
+            // Reviewing its width every 4 pops: the big steps widen its buckets, the small
+            // ones narrow them again, and every reshape moves ring and far events.
+            let mut c3 = CalendarQueue::with_review(0, 6, 2);
             let mut now = 0u64;
             let mut seq = 0u64;
             for (kind, dt, big) in ops {
@@ -1419,6 +1610,9 @@ mod tests {
                         _ => c2.pop(),
                     };
                     prop_assert_eq!(c2.peek_event(), a.peek_event());
+                    let u3 = if dt % 2 == 0 { fused(&mut c3, a.peek_event()) } else { c3.pop() };
+                    prop_assert_eq!(c3.peek_event(), a.peek_event());
+                    prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), u3.map(|e| (e.0, e.1, e.2)));
                     prop_assert_eq!(x.map(|e| (e.0, e.1, e.2)), u2.map(|e| (e.0, e.1, e.2)));
                     prop_assert_eq!(h.peek_event(), a.peek_event());
                     prop_assert_eq!(c.peek_event(), a.peek_event());
@@ -1443,6 +1637,7 @@ mod tests {
                     w.push(Time(t), s, seq as u32);
                     c.push(Time(t), s, seq as u32);
                     c2.push(Time(t), s, seq as u32);
+                    c3.push(Time(t), s, seq as u32);
                     // Every third event goes to the second heap.
                     if seq.is_multiple_of(3) {
                         h.push_aside(Time(t), s, seq as u32);
@@ -1455,6 +1650,8 @@ mod tests {
                 prop_assert_eq!(a.len(), h.len());
                 prop_assert_eq!(a.len(), c.len());
                 prop_assert_eq!(a.len(), c2.len());
+                prop_assert_eq!(a.len(), c3.len());
+                prop_assert_eq!(a.peek_time(), EventQueue::peek_time(&mut c3));
                 prop_assert_eq!(a.peek_time(), h.peek_time());
                 prop_assert_eq!(a.peek_time(), EventQueue::peek_time(&mut c2));
                 prop_assert_eq!(a.peek_time(), EventQueue::peek_time(&mut c));
@@ -1470,6 +1667,7 @@ mod tests {
             prop_assert_eq!(&da, &drain(&mut h));
             prop_assert_eq!(&da, &drain(&mut c));
             prop_assert_eq!(&da, &drain(&mut c2));
+            prop_assert_eq!(&da, &drain(&mut c3));
         }
 
         #[test]
