@@ -1,6 +1,7 @@
 //! `dcsim harm`: the FCT-harm experiment of ccafct (heistp/ccafct; spec A4), simulated.
 //!
-//! A workload of short CUBIC flows (new HTTP connections, Not-ECT) crosses one CoDel queue
+//! A workload of short CUBIC flows (new HTTP connections, Not-ECT unless `--workload-ecn` says
+//! otherwise) crosses one CoDel queue
 //! (`fq_codel flows 1`) at a 50 Mb/s bottleneck, first alone ("solo") and then beside one bulk
 //! flow of a competing congestion-control algorithm; the harm the competitor does to the
 //! workload's flow completion times (geometric mean, median, P95) is
@@ -58,7 +59,7 @@ use dcsim_core::ids::{FlowId, NodeId, PortNo};
 use dcsim_core::network::Network;
 use dcsim_core::units::{BitsPerSec, Bytes, Duration, Time};
 use dcsim_core::{Counters, FlowResult, RunSummary, Simulation};
-use dcsim_tcp::{cca_spec, CcaConfig, EcnMode, TcpConfig, CCA_SPECS};
+use dcsim_tcp::{cca_spec, CcaConfig, CongestionControl, EcnMode, TcpConfig, CCA_SPECS};
 use dcsim_types::params::Params;
 use dcsim_workload::HarmWorkload;
 use rayon::prelude::*;
@@ -142,9 +143,9 @@ pub struct HarmArgs {
     #[arg(long = "fq-flows", value_name = "N")]
     pub fq_flows: Option<u32>,
     /// fq_codel's `ce_threshold`: also mark the packets `--ce-selector` picks whenever their
-    /// sojourn exceeds this (spec A4's sensitivity check: 1 ms for ECT(1)). Only with --aqm
-    /// fq_codel [default: off].
-    #[arg(long = "ce-threshold", value_name = "TIME")]
+    /// sojourn exceeds this (spec A4's sensitivity check: 1 ms for ECT(1)), or `off`. Only
+    /// with --aqm fq_codel [default: off].
+    #[arg(long = "ce-threshold", value_name = "TIME|off")]
     pub ce_threshold: Option<String>,
     /// The packets `--ce-threshold` applies to: ect1 (ECT(1) and CE, Linux
     /// `ce_threshold_selector 0x1/0x1`, for L4S traffic) or any (every ECN-capable packet).
@@ -378,8 +379,8 @@ impl HarmPlan {
                         format!("must be in 1..={}, got {flows}", FqCodelParams::MAX_FLOWS),
                     ));
                 }
-                let ce_threshold = match &a.ce_threshold {
-                    None => {
+                let ce_threshold = match a.ce_threshold.as_deref().map(str::trim) {
+                    None | Some("off") => {
                         if let Some(sel) = &a.ce_selector {
                             return Err(bad(
                                 "--ce-selector",
@@ -424,7 +425,7 @@ impl HarmPlan {
                 for (option, v) in
                     [("--ce-threshold", &a.ce_threshold), ("--ce-selector", &a.ce_selector)]
                 {
-                    if let Some(v) = v {
+                    if let Some(v) = v.as_deref().filter(|v| v.trim() != "off") {
                         return Err(bad(
                             option,
                             format!("{} given, but it only applies to --aqm fq_codel", v.trim()),
@@ -500,6 +501,22 @@ impl HarmPlan {
             rmem_max,
             workload_ecn,
             competitor_ecn,
+        })
+    }
+
+    /// Why `--ce-threshold` can mark nothing in this plan, if so: with the `ect1` selector it
+    /// marks only ECT(1) packets, which of the competitors only Prague sends, and only with
+    /// ECN on.
+    pub fn ce_threshold_idle(&self) -> Option<String> {
+        let Aqm::FqCodel { ce_threshold: Some((_, CeSelector::Ect1)), .. } = self.aqm else {
+            return None;
+        };
+        let ect1 = self.competitor_ecn != EcnMode::Off
+            && self.cca_configs.iter().any(|c| c.build().ect() == dcsim_types::Ecn::Ect1);
+        (!ect1).then(|| {
+            "--ce-threshold with --ce-selector ect1 marks only ECT(1) packets, and no run here \
+             sends any (only prague does, with ECN on); it changes nothing"
+                .to_string()
         })
     }
 
@@ -926,6 +943,9 @@ pub fn harm_command(
     let t0 = Instant::now();
     let plan = HarmPlan::new(a)?;
     output::check_out_dir(&a.out)?;
+    if let Some(why) = plan.ce_threshold_idle() {
+        let _ = writeln!(notes, "note: {why}");
+    }
     let jobs = match a.jobs {
         Some(j) => j as usize,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -1141,6 +1161,16 @@ mod tests {
         assert!(!any.aqm.describe().contains("selector"));
         let QdiscConfig::FqCodel(f) = plan(&[]).aqm.qdisc() else { panic!() };
         assert_eq!(f, FqCodelParams { flows: 1, ..FqCodelParams::default() });
+        assert_eq!(plan(&["--ce-threshold", "off"]).aqm, plan(&[]).aqm);
+        assert_eq!(plan(&["--aqm", "dualpi2", "--ce-threshold", "off"]).aqm, Aqm::DualPi2);
+        // The threshold for ECT(1) marks nothing without an ECT(1) sender; `any` marks ECT(0).
+        assert!(p.ce_threshold_idle().is_none(), "prague with ECN sends ECT(1)");
+        for extra in [&["--cca", "cubic,bbr"][..], &["--competitor-ecn", "off"]] {
+            let mut args = vec!["--ce-threshold", "1ms"];
+            args.extend_from_slice(extra);
+            assert!(plan(&args).ce_threshold_idle().is_some(), "{args:?}");
+        }
+        assert!(any.ce_threshold_idle().is_none());
     }
 
     #[test]

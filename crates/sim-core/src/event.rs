@@ -409,7 +409,7 @@ impl<E: Copy> EventQueue<E> for TwoHeapQueue<E> {
 /// [`REVIEW_POPS`] pops the queue takes the mean gap between them. Where that gap spans more
 /// than 512 buckets in two reviews in a row (eight bitmap words of empty buckets to search
 /// past per pop, and most pushes land beyond the horizon, in the heap), the queue is rebuilt
-/// with buckets a 64th of the gap wide, as many as it was made with. When the gap falls below 64
+/// with buckets a 64th of the gap wide, as many as it has. When the gap falls below 64
 /// buckets again, it is rebuilt narrower, down to its first width. A run on a 50 Mb/s
 /// bottleneck with a 40 ms RTT pops an event every ~70 µs, against the 64 ps of the buckets
 /// its 10 Gb/s host links give (docs/performance.md, "Thirty-fourth session"); a fabric's
@@ -463,9 +463,11 @@ struct Review {
     from: u64,
     /// Whether the last review found the buckets too narrow (a widening needs two in a row).
     widen_vote: bool,
-    /// The width (`shift`) and bucket count (log 2) the queue was made with: a review never
-    /// makes the buckets narrower than this.
-    first_shape: (u32, u32),
+    /// The width (`shift`) the queue was made with: a review never makes the buckets
+    /// narrower than this, nor asks for buckets wider only than a grown queue's.
+    first_shift: u32,
+    /// How many times the queue was rebuilt.
+    reshapes: u64,
     /// Pops between two reviews (log 2): [`LOG_REVIEW_POPS`], fewer in tests.
     log_pops: u32,
 }
@@ -534,10 +536,16 @@ impl<E: Copy> CalendarQueue<E> {
             review: Box::new(Review {
                 from: 0,
                 widen_vote: false,
-                first_shape: (shift, log_buckets),
+                first_shift: shift,
+                reshapes: 0,
                 log_pops: LOG_REVIEW_POPS,
             }),
         }
+    }
+
+    /// How many times the queue rebuilt itself to follow the gap between events.
+    pub fn reshapes(&self) -> u64 {
+        self.review.reshapes
     }
 
     /// The bucket width (log 2 of picoseconds) and the number of buckets: the queue's shape
@@ -575,13 +583,16 @@ impl<E: Copy> CalendarQueue<E> {
         self.review_in = 1 << log_pops;
         let gap = now.saturating_sub(self.review.from) >> log_pops;
         self.review.from = now;
-        let first_shift = self.review.first_shape.0;
+        let first_shift = self.review.first_shift;
         // The width asked for: a 64th of the gap (a bitmap word of buckets between two pops),
-        // rounded down to a power of two, and not below the first width.
+        // rounded down to a power of two, at most `MAX_SHIFT` and not below the first width.
         let want = (63 - gap.max(1).leading_zeros())
             .saturating_sub(GAP_LOG_BUCKETS)
-            .clamp(first_shift, MAX_SHIFT);
-        if want >= self.shift + WIDEN_LOG_FACTOR {
+            .min(MAX_SHIFT)
+            .max(first_shift);
+        // Measured from the first width when the buckets have grown narrower than it (a
+        // queue holding many events): a rebuild would only grow them back.
+        if want >= self.shift.max(first_shift) + WIDEN_LOG_FACTOR {
             if self.review.widen_vote {
                 self.review.widen_vote = false;
                 self.reshape(want, now);
@@ -596,12 +607,13 @@ impl<E: Copy> CalendarQueue<E> {
         }
     }
 
-    /// Rebuilds the calendar with the first number of buckets, each `2^shift` ps wide; every
-    /// queued event moves over (none is before `now`, the time of the last pop).
+    /// Rebuilds the calendar with as many buckets, each `2^shift` ps wide; every queued
+    /// event moves over (none is before `now`, the time of the last pop).
     #[cold]
     #[inline(never)]
     fn reshape(&mut self, shift: u32, now: u64) {
-        let mut fresh = CalendarQueue::new(shift, self.review.first_shape.1);
+        self.review.reshapes += 1;
+        let mut fresh = CalendarQueue::new(shift, self.buckets().trailing_zeros());
         fresh.nodes.reserve(self.nodes.len());
         fresh.base = now >> shift;
         fresh.cursor = fresh.base;
@@ -1542,15 +1554,48 @@ mod tests {
         assert_eq!(q.shape(), (6, 1 << 16), "one review asks for wider buckets, a second must");
         run(&mut q, REVIEW_POPS, 70_000_000);
         // A gap of ~70 µs (2^26 ps): buckets of 2^20 ps, the count kept.
-        assert_eq!(q.shape(), (20, 1 << 16));
+        assert_eq!((q.shape(), q.reshapes()), ((20, 1 << 16), 1));
         // The review at the first of these pops still covers sparse events; the next one
         // finds them dense.
         run(&mut q, REVIEW_POPS, 100);
         assert_eq!(q.shape(), (20, 1 << 16));
         run(&mut q, 1, 100);
         assert_eq!(q.shape(), (6, 1 << 16), "back to the first width");
+        assert_eq!(q.reshapes(), 2);
         assert_eq!(q.len(), model.len());
         assert_eq!(drain(&mut q), drain(&mut model));
+    }
+
+    /// A queue whose buckets grew narrower than its first width (it holds many events) is not
+    /// rebuilt by reviews of dense pops: it would only grow back. And a first width above the
+    /// widest a review makes does not stop a review.
+    #[test]
+    fn reviews_leave_a_grown_queue_and_wide_first_buckets_alone() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for (shift, grown) in [(10, (6, 1 << 10)), (45, (41, 1 << 10))] {
+            let mut model = BinaryHeapQueue::default();
+            // 64 buckets, reviewed every 4 pops; 200 events queued double them four times.
+            let mut q = CalendarQueue::with_review(shift, 6, 2);
+            let mut seq = 0u64;
+            for _ in 0..200 {
+                seq += 1;
+                let t = Time(rng.gen_range(0..1_000_000));
+                q.push(t, seq, seq as u32);
+                model.push(t, seq, seq as u32);
+            }
+            assert_eq!(q.shape(), grown);
+            for _ in 0..10_000 {
+                let e = q.pop();
+                assert_eq!(e, model.pop());
+                seq += 1;
+                let t = e.expect("as many pushes as pops").0 + crate::units::Duration(1000);
+                q.push(t, seq, seq as u32);
+                model.push(t, seq, seq as u32);
+            }
+            assert_eq!((q.shape(), q.reshapes()), (grown, 0));
+            assert_eq!(drain(&mut q), drain(&mut model));
+        }
     }
 
     proptest! {
