@@ -279,23 +279,10 @@ fn duration_option(option: &'static str, text: &str) -> Result<Duration, CliErro
 }
 
 fn ecn_option(option: &'static str, text: &str) -> Result<EcnMode, CliError> {
-    match text.trim() {
-        "off" => Ok(EcnMode::Off),
-        "classic" => Ok(EcnMode::Classic),
-        "accurate" => Ok(EcnMode::Accurate),
-        other => {
-            Err(bad(option, format!("unknown ECN mode {other:?}; known: off, classic, accurate")))
-        }
-    }
-}
-
-/// The name of an ECN mode, as the options take it.
-pub fn ecn_name(m: EcnMode) -> &'static str {
-    match m {
-        EcnMode::Off => "off",
-        EcnMode::Classic => "classic",
-        EcnMode::Accurate => "accurate",
-    }
+    EcnMode::from_name(text.trim()).ok_or_else(|| {
+        let known = EcnMode::NAMES.join(", ");
+        bad(option, format!("unknown ECN mode {:?}; known: {known}", text.trim()))
+    })
 }
 
 impl HarmPlan {
@@ -971,7 +958,7 @@ pub fn harm_command(
     let mut title =
         format!("ccafct, {} at {} Mb/s", plan.aqm.describe(), plan.bandwidth.0 as f64 / 1e6);
     if (plan.workload_ecn, plan.competitor_ecn) != (EcnMode::Off, EcnMode::Accurate) {
-        let (w, c) = (ecn_name(plan.workload_ecn), ecn_name(plan.competitor_ecn));
+        let (w, c) = (plan.workload_ecn.name(), plan.competitor_ecn.name());
         title.push_str(&format!(", ECN workload {w}, competitor {c}"));
     }
     let placed = (|| {

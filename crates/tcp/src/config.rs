@@ -60,6 +60,22 @@ pub enum EcnMode {
     Accurate,
 }
 
+impl EcnMode {
+    /// The modes' names, in declaration order (`off`, `classic`, `accurate`), as scenarios
+    /// and options spell them.
+    pub const NAMES: &'static [&'static str] = &["off", "classic", "accurate"];
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// The mode named `name`, if any.
+    pub fn from_name(name: &str) -> Option<EcnMode> {
+        [EcnMode::Off, EcnMode::Classic, EcnMode::Accurate].into_iter().find(|m| m.name() == name)
+    }
+}
+
 /// Transport parameters. `Default` is the Linux profile ([`TcpConfig::linux`]).
 #[derive(Clone, PartialEq, Debug)]
 pub struct TcpConfig {
@@ -214,7 +230,6 @@ const RECOVERY: &[&str] = &["sack", "newreno"];
 const LOSS_DETECTION: &[&str] = &["rack", "dupthresh"];
 const RTO_MODES: &[&str] = &["linux", "rfc6298"];
 const PACING: &[&str] = &["auto", "on", "off"];
-const ECN: &[&str] = &["off", "classic", "accurate"];
 
 /// The transport's parameters (defaults: the `linux` profile; `profile` picks the base).
 pub const TCP_PARAMS: &[ParamSpec] = &[
@@ -268,7 +283,12 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
     ParamSpec::new("pacing", Kind::Choice(PACING), "auto", "pace data: auto = if the CCA asks"),
     ParamSpec::new("pacing_ss_ratio", Kind::Integer, "200", "pacing % of cwnd/SRTT in slow start"),
     ParamSpec::new("pacing_ca_ratio", Kind::Integer, "120", "pacing % of cwnd/SRTT otherwise"),
-    ParamSpec::new("ecn", Kind::Choice(ECN), "off", "ECN: off, classic (RFC 3168) or accurate"),
+    ParamSpec::new(
+        "ecn",
+        Kind::Choice(EcnMode::NAMES),
+        "off",
+        "ECN: off, classic (RFC 3168) or accurate",
+    ),
     ParamSpec::new("handshake", Kind::Bool, "false", "SYN / SYN-ACK / request before data"),
     ParamSpec::new("request_bytes", Kind::Size, "100", "request payload sent by the client"),
     ParamSpec::new("abc", Kind::Integer, "0", "slow-start ABC limit L, segments (0 = none)"),
@@ -385,11 +405,7 @@ impl TcpConfig {
             },
             pacing_ss_ratio: p.u32("pacing_ss_ratio", d.pacing_ss_ratio)?,
             pacing_ca_ratio: p.u32("pacing_ca_ratio", d.pacing_ca_ratio)?,
-            ecn: match p.choice("ecn", ECN[d.ecn as usize]) {
-                "classic" => EcnMode::Classic,
-                "accurate" => EcnMode::Accurate,
-                _ => EcnMode::Off,
-            },
+            ecn: EcnMode::from_name(p.choice("ecn", d.ecn.name())).unwrap_or(EcnMode::Off),
             handshake: p.bool("handshake", d.handshake),
             request_bytes: size32("request_bytes", d.request_bytes)?,
             abc: p.u32("abc", d.abc)?,
@@ -628,8 +644,13 @@ mod tests {
         assert!(e.message.contains("max_rto"), "{e}");
         let p = Params::from_values(TCP_PARAMS, vec![("sack", Value::Bool(false))]);
         assert_eq!(TcpConfig::from_params(&p).unwrap_err().field, "recovery");
-        let p = Params::from_values(TCP_PARAMS, vec![("ecn", Value::Choice("accurate"))]);
-        assert_eq!(TcpConfig::from_params(&p).unwrap().ecn, EcnMode::Accurate);
+        for m in [EcnMode::Off, EcnMode::Classic, EcnMode::Accurate] {
+            let p = Params::from_values(TCP_PARAMS, vec![("ecn", Value::Choice(m.name()))]);
+            assert_eq!(TcpConfig::from_params(&p).unwrap().ecn, m);
+            assert_eq!(EcnMode::from_name(m.name()), Some(m));
+        }
+        assert_eq!(EcnMode::Accurate.name(), "accurate");
+        assert_eq!(EcnMode::from_name("on"), None);
     }
 
     #[test]
