@@ -73,6 +73,7 @@ pub mod compare;
 pub mod error;
 pub mod flowfile;
 pub mod harm;
+pub mod interrupt;
 pub mod ns3import;
 pub mod output;
 pub mod pint;

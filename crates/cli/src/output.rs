@@ -445,7 +445,7 @@ impl QctWriter {
     ) -> Result<QctWriter, CliError> {
         let tmp = dir.join(".qct.csv.tmp");
         let file =
-            create_fresh(&tmp).map_err(|source| CliError::Write { path: tmp.clone(), source })?;
+            create_held(&tmp).map_err(|source| CliError::Write { path: tmp.clone(), source })?;
         let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
         let mut totals: Vec<AppTotals> = Vec::new();
         let mut app_name = Vec::new();
@@ -514,7 +514,7 @@ impl QctWriter {
     pub fn finish_into(mut self, set: &mut Staged) -> Result<Vec<AppTotals>, CliError> {
         let flushed = self.w.flush();
         if let Some(source) = self.error.take().or(flushed.err()) {
-            let _ = std::fs::remove_file(&self.tmp);
+            PENDING.discard(&self.tmp);
             return Err(CliError::Write { path: self.path, source });
         }
         drop(self.w);
@@ -525,7 +525,7 @@ impl QctWriter {
     /// Removes the temporary file (the run failed).
     pub fn abandon(self) {
         drop(self.w);
-        let _ = std::fs::remove_file(&self.tmp);
+        PENDING.discard(&self.tmp);
     }
 }
 
@@ -549,8 +549,10 @@ pub fn check_out_dir(dir: &Path) -> Result<(), CliError> {
     if dir.is_dir() {
         // A file created and removed at once: a folder without write permission fails here.
         let probe = dir.join(".dcsim-write-check.tmp");
-        create_fresh(&probe).map_err(fail)?;
-        std::fs::remove_file(&probe).map_err(fail)?;
+        create_held(&probe).map_err(fail)?;
+        let removed = std::fs::remove_file(&probe);
+        PENDING.discard(&probe);
+        removed.map_err(fail)?;
     }
     Ok(())
 }
@@ -700,6 +702,89 @@ fn write_into(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// The temporary files and folders this process has made and not yet put in place or
+/// removed, so that an interrupt ([`crate::interrupt`]) can remove them before the process
+/// ends: without it, Ctrl-C during a run left `.qct.csv.tmp` (which grows through the run) and,
+/// during the writing, the other outputs' temporary files behind.
+///
+/// It is process-wide, as signals are: every [`Staged`] set, [`QctWriter`] and [`Drafts`]
+/// folder registers here, each in its own thread of a sweep. A file is created and registered
+/// under the lock, and a set's renames are done under it, so an interrupt finds each
+/// temporary file either registered or not yet made, and a set either wholly in place or not
+/// at all.
+#[derive(Debug, Default)]
+pub struct Pending {
+    paths: std::sync::Mutex<Vec<PathBuf>>,
+}
+
+/// This process's [`Pending`] temporary files.
+pub static PENDING: Pending = Pending::new();
+
+impl Pending {
+    /// An empty registry.
+    #[must_use]
+    pub const fn new() -> Pending {
+        Pending { paths: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// The registry, locked (a thread that panicked while holding it left it consistent:
+    /// every change is a single push or removal).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+        self.paths.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Makes `path` with `make` and registers it, both under the lock.
+    fn make<T>(
+        &self,
+        path: &Path,
+        make: impl FnOnce(&Path) -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        let mut held = self.lock();
+        let made = make(path)?;
+        if !held.iter().any(|p| p == path) {
+            held.push(path.to_path_buf());
+        }
+        Ok(made)
+    }
+
+    /// Removes `path` (a file, or a folder with what it holds), if it is there, and forgets
+    /// it.
+    fn discard(&self, path: &Path) {
+        let mut held = self.lock();
+        remove_any(path);
+        held.retain(|p| p != path);
+    }
+
+    /// Whether `path` is registered.
+    #[must_use]
+    pub fn holds(&self, path: &Path) -> bool {
+        self.lock().iter().any(|p| p == path)
+    }
+
+    /// Removes every registered file and folder, and returns how many were there, keeping the
+    /// registry locked until `then` has run with that count (an interrupt ends the process in
+    /// `then`, so no thread makes or renames a temporary file after the removal).
+    pub fn remove_all_then<R>(&self, then: impl FnOnce(usize) -> R) -> R {
+        let mut held = self.lock();
+        let removed = held.drain(..).filter(|p| remove_any(p)).count();
+        then(removed)
+    }
+}
+
+/// Removes a file or a folder (with its contents); whether something was there to remove.
+fn remove_any(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path).is_ok(),
+        Ok(_) => std::fs::remove_file(path).is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// [`create_fresh`], registered in [`PENDING`] until put in place or discarded.
+fn create_held(tmp: &Path) -> std::io::Result<std::fs::File> {
+    PENDING.make(tmp, create_fresh)
+}
+
 /// Creates `tmp`, a hidden temporary file, afresh: whatever is left at that name (a file of an
 /// interrupted run, or a symbolic link or FIFO put there) is removed first, and the file is
 /// created only if nothing is there, so a link is never followed (a link left as
@@ -735,7 +820,7 @@ impl Staged {
         let contents = contents.as_ref();
         self.stage(
             self.dir.join(name),
-            |tmp| std::io::Write::write_all(&mut create_fresh(tmp)?, contents),
+            |tmp| std::io::Write::write_all(&mut create_held(tmp)?, contents),
             || Ok(contents.to_vec()),
         )
     }
@@ -752,7 +837,7 @@ impl Staged {
                 if *to == tmp {
                     return Ok(());
                 }
-                std::io::copy(&mut std::fs::File::open(&tmp)?, &mut create_fresh(to)?).map(|_| ())
+                std::io::copy(&mut std::fs::File::open(&tmp)?, &mut create_held(to)?).map(|_| ())
             },
             || std::fs::read(&tmp),
         );
@@ -760,7 +845,7 @@ impl Staged {
         let kept = staged.is_ok()
             && matches!(self.files.last(), Some(Put::Rename { tmp: t, .. }) if *t == tmp);
         if !kept {
-            let _ = std::fs::remove_file(&tmp);
+            PENDING.discard(&tmp);
         }
         staged
     }
@@ -788,7 +873,7 @@ impl Staged {
             Dest::File(dest) => {
                 let tmp = tmp_beside(&dest);
                 to_tmp(&tmp).map_err(|e| {
-                    let _ = std::fs::remove_file(&tmp);
+                    PENDING.discard(&tmp);
                     fail(&tmp, e)
                 })?;
                 self.files.push(Put::Rename { tmp, dest, shown });
@@ -841,14 +926,23 @@ impl Staged {
         }
         let files = std::mem::take(&mut self.files);
         let mut pending = files.into_iter();
+        // The renames under the registry's lock: an interrupt then finds the set all in place
+        // or none of it.
+        let mut held = PENDING.lock();
         while let Some(put) = pending.next() {
             let Put::Rename { tmp, dest, shown } = put else { continue };
-            if let Err(source) = std::fs::rename(&tmp, &dest) {
+            let renamed = std::fs::rename(&tmp, &dest);
+            if renamed.is_err() {
                 let _ = std::fs::remove_file(&tmp);
+            }
+            held.retain(|p| *p != tmp);
+            if let Err(source) = renamed {
+                drop(held);
                 self.files.extend(pending);
                 return Err(CliError::Write { path: shown, source });
             }
         }
+        drop(held);
         for path in std::mem::take(&mut self.stale) {
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
@@ -864,7 +958,7 @@ impl Drop for Staged {
     fn drop(&mut self) {
         for put in &self.files {
             if let Put::Rename { tmp, .. } = put {
-                let _ = std::fs::remove_file(tmp);
+                PENDING.discard(tmp);
             }
         }
     }
@@ -894,7 +988,7 @@ impl Drafts {
             Ok(_) => std::fs::remove_file(&path).map_err(fail)?,
             Err(_) => {}
         }
-        std::fs::create_dir(&path).map_err(fail)?;
+        PENDING.make(&path, |p| std::fs::create_dir(p)).map_err(fail)?;
         Ok(Drafts { path })
     }
 
@@ -920,7 +1014,7 @@ impl Drafts {
 
 impl Drop for Drafts {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        PENDING.discard(&self.path);
     }
 }
 
@@ -1197,5 +1291,82 @@ mod tests {
         assert_eq!(std::fs::read_to_string(d.join("a.csv")).unwrap(), "old");
         assert_eq!(names(d), ["a.csv", "full.csv"], "no temporary left");
         assert!(d.join("full.csv").is_symlink());
+    }
+
+    /// A registry removes what it holds, files and folders, and forgets what was discarded.
+    #[test]
+    fn a_registry_removes_what_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let reg = Pending::new();
+        let (a, b, f) = (d.join(".a.tmp"), d.join(".b.tmp"), d.join(".f.tmp"));
+        reg.make(&a, create_fresh).unwrap();
+        reg.make(&b, create_fresh).unwrap();
+        reg.make(&f, |p| std::fs::create_dir(p)).unwrap();
+        std::fs::write(f.join("x.png"), "x").unwrap();
+        assert!(reg.holds(&a) && reg.holds(&b) && reg.holds(&f));
+        reg.discard(&b);
+        assert!(!reg.holds(&b) && !b.exists());
+        // One already gone counts as nothing removed.
+        std::fs::remove_file(&a).unwrap();
+        std::fs::write(d.join("kept.csv"), "k").unwrap();
+        assert_eq!(reg.remove_all_then(|n| n), 1);
+        assert!(!f.exists() && !reg.holds(&a) && !reg.holds(&f));
+        assert_eq!(names(d), ["kept.csv"]);
+        // A failed making registers nothing.
+        assert!(reg.make(&d.join("no/such/dir/.c.tmp"), create_fresh).is_err());
+        assert_eq!(reg.remove_all_then(|n| n), 0);
+    }
+
+    /// Every temporary output is in the process's registry from its making until it is put
+    /// in place or removed, so that an interrupt finds it (`crate::interrupt`).
+    #[test]
+    fn temporary_outputs_are_registered_until_in_place_or_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let tmp = d.join(".a.csv.tmp");
+        let mut set = Staged::new(d);
+        set.write("a.csv", "a").unwrap();
+        assert!(tmp.exists() && PENDING.holds(&tmp));
+        set.commit().unwrap();
+        assert!(!PENDING.holds(&tmp) && d.join("a.csv").exists());
+        let mut set = Staged::new(d);
+        set.write("a.csv", "b").unwrap();
+        assert!(PENDING.holds(&tmp));
+        drop(set);
+        assert!(!PENDING.holds(&tmp) && !tmp.exists());
+
+        // The streaming query file: held from its creation, then by the set that adopts it.
+        let apps = dcsim_core::apps::Apps::default();
+        let q = QctWriter::create(d, &apps, Time::from_ps(1)).unwrap();
+        let qtmp = d.join(".qct.csv.tmp");
+        assert!(PENDING.holds(&qtmp));
+        let mut set = Staged::new(d);
+        q.finish_into(&mut set).unwrap();
+        assert!(PENDING.holds(&qtmp));
+        set.commit().unwrap();
+        assert!(!PENDING.holds(&qtmp) && d.join("qct.csv").exists());
+        let q = QctWriter::create(d, &apps, Time::from_ps(1)).unwrap();
+        q.abandon();
+        assert!(!PENDING.holds(&qtmp) && !qtmp.exists());
+
+        // A figures' folder, until dropped; a figure adopted from it is held beside its
+        // destination, and the copy in the folder is not.
+        let drafts = Drafts::new(d, "plots").unwrap();
+        let folder = drafts.path().to_path_buf();
+        assert!(PENDING.holds(&folder));
+        let fig = folder.join("f.png");
+        std::fs::write(&fig, "figure").unwrap();
+        let mut set = Staged::new(d);
+        drafts.stage(std::slice::from_ref(&fig), d, &mut set).unwrap();
+        assert!(PENDING.holds(&d.join(".f.png.tmp")) && !PENDING.holds(&fig));
+        set.commit().unwrap();
+        drop(drafts);
+        assert!(!PENDING.holds(&folder) && !PENDING.holds(&d.join(".f.png.tmp")));
+        assert_eq!(names(d), ["a.csv", "f.png", "qct.csv"]);
+
+        // The write check of an output folder leaves nothing held.
+        check_out_dir(d).unwrap();
+        assert!(!PENDING.holds(&d.join(".dcsim-write-check.tmp")));
     }
 }

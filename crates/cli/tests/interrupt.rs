@@ -1,0 +1,133 @@
+//! A command stopped by a signal leaves no unfinished output behind, and ends by that signal
+//! (`dcsim_cli::interrupt`). The runs are the buffer study's storage traffic, whose queries
+//! stream into a hidden `.qct.csv.tmp` from the run's start: each test waits until such a file
+//! is there, so that it fails where the file would be left.
+#![cfg(unix)]
+
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn example(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+}
+
+/// A running `dcsim`, killed outright if a test leaves it running.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(args: &[&str], ignore: Option<libc::c_int>) -> Running {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dcsim"));
+    cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
+    if let Some(sig) = ignore {
+        use std::os::unix::process::CommandExt as _;
+        // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(sig, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
+    Running(cmd.spawn().expect("dcsim starts"))
+}
+
+/// Every hidden file or folder under `dir`, at any depth.
+fn hidden(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    for e in entries.flatten() {
+        let p = e.path();
+        if e.file_name().to_string_lossy().starts_with('.') {
+            found.push(p.clone());
+        }
+        if p.is_dir() {
+            found.extend(hidden(&p));
+        }
+    }
+    found
+}
+
+/// Waits (up to two minutes) until a hidden temporary output is under `dir`.
+fn wait_for_temporary(run: &mut Running, dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while hidden(dir).is_empty() {
+        assert!(run.0.try_wait().unwrap().is_none(), "dcsim ended before writing anything");
+        assert!(Instant::now() < deadline, "no temporary output under {}", dir.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stop(mut run: Running, sig: libc::c_int) -> (std::process::ExitStatus, String) {
+    // SAFETY: a plain system call on our own child's id.
+    assert_eq!(unsafe { libc::kill(run.0.id() as libc::pid_t, sig) }, 0);
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    (run.0.wait().unwrap(), err)
+}
+
+#[test]
+fn a_run_stopped_by_a_signal_leaves_no_temporary_output_and_ends_by_it() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let scenario = example("examples/buffer/storage80-base.toml");
+        let mut run = start(
+            &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
+            None,
+        );
+        wait_for_temporary(&mut run, &out);
+        let (status, err) = stop(run, sig);
+        assert_eq!(status.signal(), Some(sig), "ended by the signal: {status:?} {err}");
+        assert!(err.contains("removed 1 unfinished output"), "{err}");
+        assert_eq!(hidden(&out), Vec::<PathBuf>::new(), "signal {sig}");
+        assert!(!out.join("qct.csv").exists() && !out.join("fct.csv").exists());
+    }
+}
+
+/// A sweep runs its cells in threads: each cell's streaming file goes, and so do the other
+/// cells'.
+#[test]
+fn a_sweep_stopped_by_a_signal_leaves_no_temporary_output_in_any_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let manifest = example("examples/buffer/storage80.toml");
+    let mut run = start(
+        &["sweep", manifest.to_str().unwrap(), "--out", out.to_str().unwrap(), "--jobs", "2"],
+        None,
+    );
+    wait_for_temporary(&mut run, &out);
+    let (status, err) = stop(run, libc::SIGTERM);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?} {err}");
+    assert!(err.contains("unfinished output"), "{err}");
+    assert_eq!(hidden(&out), Vec::<PathBuf>::new());
+}
+
+/// A signal the command was started with ignored (`nohup`'s SIGHUP) stays ignored: the run
+/// goes on, and another signal still stops it cleanly.
+#[test]
+fn a_signal_ignored_at_the_start_stays_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let scenario = example("examples/buffer/storage80-base.toml");
+    let mut run = start(
+        &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
+        Some(libc::SIGHUP),
+    );
+    wait_for_temporary(&mut run, &out);
+    // SAFETY: as in `stop`.
+    assert_eq!(unsafe { libc::kill(run.0.id() as libc::pid_t, libc::SIGHUP) }, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(run.0.try_wait().unwrap().is_none(), "SIGHUP, ignored, ended the run");
+    assert!(!hidden(&out).is_empty());
+    let (status, _) = stop(run, libc::SIGINT);
+    assert_eq!(status.signal(), Some(libc::SIGINT));
+    assert_eq!(hidden(&out), Vec::<PathBuf>::new());
+}
