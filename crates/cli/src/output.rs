@@ -420,11 +420,13 @@ impl AppTotals {
 
 /// Streams `qct.csv` into a hidden temporary file while a run goes, and renames it into place
 /// when the run is over ([`QctWriter::finish_into`]), so that completed queries need not be kept.
+/// Dropped otherwise (the run failed or panicked), it removes its temporary file.
 #[derive(Debug)]
 pub struct QctWriter {
     tmp: PathBuf,
     path: PathBuf,
-    w: csv::Writer<std::io::BufWriter<std::fs::File>>,
+    /// The open file; `None` once handed on or abandoned.
+    w: Option<csv::Writer<std::io::BufWriter<std::fs::File>>>,
     /// Each app's index into `totals`.
     app_name: Vec<usize>,
     /// Each connection's (client, server) hosts.
@@ -463,7 +465,8 @@ impl QctWriter {
         }
         let conns = apps.connections.iter().map(|c| (c.client.0, c.server.0)).collect();
         let error = w.write_record(QCT_HEADER).err().map(std::io::Error::from);
-        Ok(QctWriter { tmp, path: dir.join("qct.csv"), w, app_name, conns, totals, error })
+        let path = dir.join("qct.csv");
+        Ok(QctWriter { tmp, path, w: Some(w), app_name, conns, totals, error })
     }
 
     /// Appends completed queries.
@@ -495,7 +498,7 @@ impl QctWriter {
                 format!("{:.6}", q.slowdown()),
                 u8::from(q.measured).to_string(),
             ];
-            if let Err(e) = self.w.write_record(&row) {
+            if let Some(Err(e)) = self.w.as_mut().map(|w| w.write_record(&row)) {
                 self.error = Some(e.into());
             }
         }
@@ -512,20 +515,31 @@ impl QctWriter {
     /// # Errors
     /// Any write error met on the way, naming the file (the temporary file is removed).
     pub fn finish_into(mut self, set: &mut Staged) -> Result<Vec<AppTotals>, CliError> {
-        let flushed = self.w.flush();
+        let w = self.w.take().expect("a writer not yet handed on");
+        let flushed = w.into_inner().map_err(|e| e.into_error()).and_then(|mut b| {
+            std::io::Write::flush(&mut b)?;
+            b.into_inner().map(drop).map_err(|e| e.into_error())
+        });
         if let Some(source) = self.error.take().or(flushed.err()) {
             PENDING.discard(&self.tmp);
-            return Err(CliError::Write { path: self.path, source });
+            return Err(CliError::Write { path: std::mem::take(&mut self.path), source });
         }
-        drop(self.w);
-        set.adopt(self.tmp, self.path)?;
-        Ok(self.totals)
+        set.adopt(std::mem::take(&mut self.tmp), std::mem::take(&mut self.path))?;
+        Ok(std::mem::take(&mut self.totals))
     }
 
     /// Removes the temporary file (the run failed).
     pub fn abandon(self) {
-        drop(self.w);
-        PENDING.discard(&self.tmp);
+        drop(self);
+    }
+}
+
+impl Drop for QctWriter {
+    fn drop(&mut self) {
+        // Still open: neither handed on nor abandoned before (a failed run, a panic).
+        if self.w.take().is_some() {
+            PENDING.discard(&self.tmp);
+        }
     }
 }
 
@@ -1348,6 +1362,11 @@ mod tests {
         assert!(!PENDING.holds(&qtmp) && d.join("qct.csv").exists());
         let q = QctWriter::create(d, &apps, Time::from_ps(1)).unwrap();
         q.abandon();
+        assert!(!PENDING.holds(&qtmp) && !qtmp.exists());
+        // Dropped unfinished (a run that failed on the way, or panicked): removed as well.
+        let q = QctWriter::create(d, &apps, Time::from_ps(1)).unwrap();
+        assert!(qtmp.exists());
+        drop(q);
         assert!(!PENDING.holds(&qtmp) && !qtmp.exists());
 
         // A figures' folder, until dropped; a figure adopted from it is held beside its
