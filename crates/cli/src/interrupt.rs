@@ -56,7 +56,7 @@ mod unix {
             }
             let spawned = std::thread::Builder::new()
                 .name("dcsim-signals".into())
-                .stack_size(64 * 1024)
+                .stack_size(128 * 1024)
                 .spawn(move || wait(set));
             if spawned.is_err() {
                 // Nobody would take the signals: unblock them again.
@@ -66,20 +66,16 @@ mod unix {
     }
 
     /// Waits for one of the signals in `set`, removes the temporary outputs, and ends the
-    /// process by that signal.
+    /// process by that signal. Nothing on the way can panic or wait: a panic here would leave
+    /// the signals blocked in every thread, and the process could then be stopped only by
+    /// SIGKILL.
     fn wait(set: libc::sigset_t) {
         let mut sig: libc::c_int = 0;
         // SAFETY: `set` is an initialised signal set; `sig` is written by `sigwait`.
         while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
         PENDING.remove_all_then(|removed| {
             if removed > 0 {
-                use std::io::IsTerminal as _;
-                // On a new line, where a progress bar may have been drawing.
-                let fresh = if std::io::stderr().is_terminal() { "\n" } else { "" };
-                eprintln!(
-                    "{fresh}dcsim: stopped by a signal; removed {removed} unfinished output{}",
-                    if removed == 1 { "" } else { "s" }
-                );
+                tell(removed);
             }
             // SAFETY: the signal's action is still its default (this module never sets one),
             // so unblocking it in this thread and raising it here ends the process by it; the
@@ -95,5 +91,26 @@ mod unix {
             // Not reached where the default action ends the process.
             std::process::exit(128 + sig);
         })
+    }
+
+    /// Says on standard error how many unfinished outputs were removed, if it can at once:
+    /// not through `eprintln!`, which panics when the write fails (a closed terminal, the
+    /// end of a pipe gone with the same Ctrl-C), nor into a full pipe, which would wait.
+    fn tell(removed: usize) {
+        use std::io::IsTerminal as _;
+        // On a new line, where a progress bar may have been drawing.
+        let fresh = if std::io::stderr().is_terminal() { "\n" } else { "" };
+        let text = format!(
+            "{fresh}dcsim: stopped by a signal; removed {removed} unfinished output{}\n",
+            if removed == 1 { "" } else { "s" }
+        );
+        let mut fd = libc::pollfd { fd: 2, events: libc::POLLOUT, revents: 0 };
+        // SAFETY: `fd` is one valid `pollfd`; `write` reads `text.len()` bytes of `text`. A
+        // writable pipe has room for a whole page, more than the message.
+        unsafe {
+            if libc::poll(&mut fd, 1, 0) == 1 && fd.revents & libc::POLLOUT != 0 {
+                let _ = libc::write(2, text.as_ptr().cast(), text.len());
+            }
+        }
     }
 }

@@ -940,8 +940,8 @@ impl Staged {
         }
         let files = std::mem::take(&mut self.files);
         let mut pending = files.into_iter();
-        // The renames under the registry's lock: an interrupt then finds the set all in place
-        // or none of it.
+        // The renames and removals under the registry's lock: an interrupt then finds the set
+        // all in place or none of it.
         let mut held = PENDING.lock();
         while let Some(put) = pending.next() {
             let Put::Rename { tmp, dest, shown } = put else { continue };
@@ -956,7 +956,6 @@ impl Staged {
                 return Err(CliError::Write { path: shown, source });
             }
         }
-        drop(held);
         for path in std::mem::take(&mut self.stale) {
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
@@ -964,6 +963,7 @@ impl Staged {
                 Err(source) => return Err(CliError::Write { path, source }),
             }
         }
+        drop(held);
         Ok(written)
     }
 }

@@ -55,27 +55,37 @@ fn hidden(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Waits (up to two minutes) until a hidden temporary output is under `dir`.
-fn wait_for_temporary(run: &mut Running, dir: &Path) {
+/// Waits (up to two minutes) until `n` hidden temporary outputs are under `dir`.
+fn wait_for_temporaries(run: &mut Running, dir: &Path, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(120);
-    while hidden(dir).is_empty() {
+    while hidden(dir).len() < n {
         assert!(run.0.try_wait().unwrap().is_none(), "dcsim ended before writing anything");
         assert!(Instant::now() < deadline, "no temporary output under {}", dir.display());
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
+/// Sends `sig` and waits (up to a minute: a process the signal does not end fails the test,
+/// and is killed) for the process to end; its exit status and standard error.
 fn stop(mut run: Running, sig: libc::c_int) -> (std::process::ExitStatus, String) {
     // SAFETY: a plain system call on our own child's id.
     assert_eq!(unsafe { libc::kill(run.0.id() as libc::pid_t, sig) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = run.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "signal {sig} did not end the process");
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let mut err = String::new();
     std::io::Read::read_to_string(run.0.stderr.as_mut().unwrap(), &mut err).unwrap();
-    (run.0.wait().unwrap(), err)
+    (status, err)
 }
 
 #[test]
 fn a_run_stopped_by_a_signal_leaves_no_temporary_output_and_ends_by_it() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let scenario = example("examples/buffer/storage80-base.toml");
@@ -83,7 +93,7 @@ fn a_run_stopped_by_a_signal_leaves_no_temporary_output_and_ends_by_it() {
             &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
             None,
         );
-        wait_for_temporary(&mut run, &out);
+        wait_for_temporaries(&mut run, &out, 1);
         let (status, err) = stop(run, sig);
         assert_eq!(status.signal(), Some(sig), "ended by the signal: {status:?} {err}");
         assert!(err.contains("removed 1 unfinished output"), "{err}");
@@ -92,8 +102,7 @@ fn a_run_stopped_by_a_signal_leaves_no_temporary_output_and_ends_by_it() {
     }
 }
 
-/// A sweep runs its cells in threads: each cell's streaming file goes, and so do the other
-/// cells'.
+/// A sweep runs its cells in threads: the streaming files of both running cells go.
 #[test]
 fn a_sweep_stopped_by_a_signal_leaves_no_temporary_output_in_any_cell() {
     let dir = tempfile::tempdir().unwrap();
@@ -103,10 +112,10 @@ fn a_sweep_stopped_by_a_signal_leaves_no_temporary_output_in_any_cell() {
         &["sweep", manifest.to_str().unwrap(), "--out", out.to_str().unwrap(), "--jobs", "2"],
         None,
     );
-    wait_for_temporary(&mut run, &out);
+    wait_for_temporaries(&mut run, &out, 2);
     let (status, err) = stop(run, libc::SIGTERM);
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?} {err}");
-    assert!(err.contains("unfinished output"), "{err}");
+    assert!(err.contains("removed 2 unfinished outputs"), "{err}");
     assert_eq!(hidden(&out), Vec::<PathBuf>::new());
 }
 
@@ -121,7 +130,7 @@ fn a_signal_ignored_at_the_start_stays_ignored() {
         &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
         Some(libc::SIGHUP),
     );
-    wait_for_temporary(&mut run, &out);
+    wait_for_temporaries(&mut run, &out, 1);
     // SAFETY: as in `stop`.
     assert_eq!(unsafe { libc::kill(run.0.id() as libc::pid_t, libc::SIGHUP) }, 0);
     std::thread::sleep(Duration::from_millis(500));
