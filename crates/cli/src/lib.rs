@@ -8,7 +8,7 @@
 //! dcsim gen SCENARIO.toml --out FLOWS.txt [--seed N]
 //! dcsim analyze FCT.csv[:NAME]... [--buckets SPEC] [--dport N] [--out DIR]
 //! dcsim plot FCT.csv[:NAME]... --out DIR [--buckets SPEC] [--dport N] [--title T]
-//! dcsim sweep SWEEP.toml [--jobs N] [--shard i/N] [--out DIR]
+//! dcsim sweep SWEEP.toml [--jobs N] [--shard i/N] [--out DIR] [--dry-run] [--resume]
 //! dcsim merge SHARD_DIR... --out DIR
 //! dcsim import-ns3 CONFIG.txt --out SCENARIO.toml
 //! dcsim compare-ns3 REF_FCT.txt OUR_FCT.csv [--csv OUT.csv]
@@ -251,6 +251,11 @@ pub struct SweepArgs {
     /// anything or writing any file.
     #[arg(long)]
     pub dry_run: bool,
+    /// Keep the cells an earlier run of this sweep into the output folder finished (their
+    /// `scenario.toml` is the cell's, byte for byte) and run only the others, e.g. after an
+    /// interrupted run or a job's time limit; the combined outputs are computed from all.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// Arguments of `dcsim run`.
@@ -347,9 +352,9 @@ pub fn execute(cli: Cli, out: &mut dyn Write, notes: &mut dyn Write) -> Result<(
             let dir = a.out.clone().unwrap_or_else(|| default_out_dir(&a.sweep));
             let shard = a.shard.unwrap_or(Shard::ALL);
             if a.dry_run {
-                sweep::dry_run(&a.sweep, jobs, shard, out, notes)
+                sweep::dry_run(&a.sweep, jobs, shard, a.resume.then_some(&*dir), out, notes)
             } else {
-                sweep::sweep_command(&a.sweep, jobs, shard, &dir, out, notes)
+                sweep::sweep_command(&a.sweep, jobs, shard, a.resume, &dir, out, notes)
             }
         }
         Command::Merge { shards, out: dir } => sweep::merge_command(&shards, &dir, out, notes),

@@ -991,10 +991,50 @@ impl Manifest {
 
 /// What one cell's run reports (stdout only: wall time is not written to any file).
 struct CellReport {
-    done: usize,
-    unfinished: usize,
+    done: u64,
+    unfinished: u64,
     events: u64,
-    wall: f64,
+    /// Seconds of wall time, or `None` for a cell reused from an earlier run (`--resume`).
+    wall: Option<f64>,
+}
+
+impl CellReport {
+    /// The report's wall-time part: `1.4 s`, or `reused`.
+    fn wall_text(&self) -> String {
+        match self.wall {
+            Some(w) => format!("{w:.1} s"),
+            None => "reused".into(),
+        }
+    }
+}
+
+/// A cell that an earlier run of the same sweep into `dir` finished (`dcsim sweep --resume`):
+/// its folder holds the cell's scenario byte for byte (the last file a cell's run puts in
+/// place, together with its other outputs), `fct.csv`, and a `counters.csv` with its counts.
+/// Its report from those counts; `None` when the cell must run.
+fn finished_cell(cell: &CellPlan, dir: &Path) -> Option<CellReport> {
+    let cdir = dir.join("cells").join(&cell.name);
+    let scenario = std::fs::read(cdir.join("scenario.toml")).ok()?;
+    if scenario != cell.text.as_bytes() || !cdir.join("fct.csv").is_file() {
+        return None;
+    }
+    let counters = std::fs::read_to_string(cdir.join("counters.csv")).ok()?;
+    let count = |key: &str| {
+        counters.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(',')?;
+            if k == key {
+                v.parse::<u64>().ok()
+            } else {
+                None
+            }
+        })
+    };
+    Some(CellReport {
+        done: count("flows_done")?,
+        unfinished: count("flows_unfinished")?,
+        events: count("events")?,
+        wall: None,
+    })
 }
 
 fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliError> {
@@ -1032,13 +1072,14 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
     };
     let mut set = output::Staged::new(&cdir);
     crate::stage_run_outputs(&mut set, &result, &dports, all_counters, taken)?;
+    // Last: a cell whose scenario is in place is finished (`finished_cell`).
     set.write("scenario.toml", &cell.text)?;
     set.commit()?;
     Ok(CellReport {
-        done: result.summary.flows_done,
-        unfinished: result.summary.flows_unfinished,
+        done: result.summary.flows_done as u64,
+        unfinished: result.summary.flows_unfinished as u64,
         events: result.summary.events,
-        wall: result.wall.as_secs_f64(),
+        wall: Some(result.wall.as_secs_f64()),
     })
 }
 
@@ -1066,10 +1107,14 @@ pub(crate) fn progress(len: usize, unit: &str) -> ProgressBar {
 ///
 /// # Errors
 /// As [`sweep_command`] before it runs anything.
+///
+/// With `resume`, the output folder, the cells an earlier run into it finished are marked
+/// `reused`: `dcsim sweep --resume` would not run them again.
 pub fn dry_run(
     sweep: &Path,
     jobs: usize,
     shard: Shard,
+    resume: Option<&Path>,
     out: &mut dyn Write,
     notes: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -1084,19 +1129,23 @@ pub fn dry_run(
         mine.len()
     );
     for c in mine {
+        let reused = resume.and_then(|dir| finished_cell(c, dir)).is_some();
         let _ = writeln!(
             out,
-            "  [{}] {} ({}; buckets {})",
+            "  [{}] {} ({}; buckets {}){}",
             c.index,
             c.name,
             values_text(&plan.axes, &c.choice),
-            c.buckets
+            c.buckets,
+            if reused { "; reused" } else { "" }
         );
     }
     Ok(())
 }
 
-/// `dcsim sweep`.
+/// `dcsim sweep`. With `resume`, the cells an earlier run into `dir` finished
+/// (`finished_cell`) are not run again: their files stay, and the combined outputs are
+/// computed from them as from the others.
 ///
 /// # Errors
 /// A bad sweep file, base scenario or cell (before anything runs or is written), or a file
@@ -1105,6 +1154,7 @@ pub fn sweep_command(
     sweep: &Path,
     jobs: usize,
     shard: Shard,
+    resume: bool,
     dir: &Path,
     out: &mut dyn Write,
     notes: &mut dyn Write,
@@ -1126,14 +1176,30 @@ pub fn sweep_command(
         plan.base.display()
     );
     let shard_text = if shard == Shard::ALL { String::new() } else { format!(" (shard {shard})") };
-    let jobs = jobs.min(mine.len()).max(1);
-    let _ = writeln!(out, "running {} cells{shard_text} with {jobs} jobs", mine.len());
+    // The cells an earlier run finished, with `--resume`; the others run.
+    let reused: Vec<Option<CellReport>> =
+        mine.iter().map(|c| if resume { finished_cell(c, dir) } else { None }).collect();
+    let to_run: Vec<&CellPlan> =
+        mine.iter().zip(&reused).filter(|(_, r)| r.is_none()).map(|(c, _)| *c).collect();
+    let jobs = jobs.min(to_run.len()).max(1);
+    if resume {
+        let _ = writeln!(
+            out,
+            "running {} of {} cells{shard_text} with {jobs} jobs ({} reused from an earlier run)",
+            to_run.len(),
+            mine.len(),
+            mine.len() - to_run.len()
+        );
+    } else {
+        let _ = writeln!(out, "running {} cells{shard_text} with {jobs} jobs", mine.len());
+    }
     create_out_dir(&dir.join("cells"))?;
 
-    let bar = progress(mine.len(), "cells");
+    let bar = progress(to_run.len(), "cells");
     let finished = std::sync::atomic::AtomicUsize::new(0);
-    let reports: Vec<CellReport> = in_pool(jobs, mine.len(), || {
-        mine.par_iter()
+    let ran: Vec<CellReport> = in_pool(jobs, to_run.len(), || {
+        to_run
+            .par_iter()
             .map(|c| {
                 let r = run_cell(&plan, c, dir);
                 bar.inc(1);
@@ -1142,17 +1208,16 @@ pub fn sweep_command(
                 let k = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 let line = match &r {
                     Ok(r) => format!(
-                        "finished {k}/{}: [{}] {}: {} flows done, {} unfinished, {} events, \
-                         {:.1} s",
-                        mine.len(),
+                        "finished {k}/{}: [{}] {}: {} flows done, {} unfinished, {} events, {}",
+                        to_run.len(),
                         c.index,
                         c.name,
                         r.done,
                         r.unfinished,
                         r.events,
-                        r.wall
+                        r.wall_text()
                     ),
-                    Err(_) => format!("failed {k}/{}: [{}] {}", mine.len(), c.index, c.name),
+                    Err(_) => format!("failed {k}/{}: [{}] {}", to_run.len(), c.index, c.name),
                 };
                 if bar.is_hidden() {
                     eprintln!("{line}");
@@ -1164,11 +1229,19 @@ pub fn sweep_command(
             .collect::<Result<Vec<_>, _>>()
     })??;
     bar.finish_and_clear();
+    let mut ran = ran.into_iter();
+    let reports: Vec<CellReport> =
+        reused.into_iter().map(|r| r.unwrap_or_else(|| ran.next().expect("a run cell"))).collect();
     for (c, r) in mine.iter().zip(&reports) {
         let _ = writeln!(
             out,
-            "  [{}] {}: {} flows done, {} unfinished, {} events, {:.1} s",
-            c.index, c.name, r.done, r.unfinished, r.events, r.wall
+            "  [{}] {}: {} flows done, {} unfinished, {} events, {}",
+            c.index,
+            c.name,
+            r.done,
+            r.unfinished,
+            r.events,
+            r.wall_text()
         );
     }
 

@@ -696,6 +696,53 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
     fs::write(c.path("s1/cells/dctcp/counters.csv"), &counters).unwrap();
 }
 
+/// `--resume` runs only the cells no earlier run finished (a cell removed, a cell stopped
+/// before its scenario went in place), reuses the others, and gives the same folder as a run
+/// without interruption; a changed base scenario makes every cell run again.
+#[test]
+fn sweep_resume_runs_only_unfinished_cells() {
+    let c = sweep_case(SWEEP);
+    c.ok(&["sweep", "sweep.toml", "--jobs", "1", "--out", "whole"]);
+    c.ok(&["sweep", "sweep.toml", "--jobs", "1", "--out", "r"]);
+    assert_same_tree(&c.path("whole"), &c.path("r"));
+    // Cell 1 never ran; cell 2 was stopped by something no handler sees (its scenario not yet
+    // in place, a temporary file left): both run again.
+    fs::remove_dir_all(c.path("r/cells/dctcp")).unwrap();
+    fs::remove_file(c.path("r/cells/hpcc-eta0.9/scenario.toml")).unwrap();
+    fs::write(c.path("r/cells/hpcc-eta0.9/.fct.csv.tmp"), "partial").unwrap();
+    let listed = c.ok(&["sweep", "sweep.toml", "--dry-run", "--resume", "--out", "r"]);
+    let reused: Vec<&str> = listed.lines().filter(|l| l.ends_with("; reused")).collect();
+    assert!(reused.len() == 1 && reused[0].starts_with("  [0] hpcc ("), "{listed}");
+    let out = c.ok(&["sweep", "sweep.toml", "--jobs", "1", "--resume", "--out", "r"]);
+    assert_has(
+        &out,
+        &[
+            "running 2 of 3 cells with 1 jobs (1 reused from an earlier run)",
+            "  [0] hpcc: ",
+            " events, reused\n",
+            "  [1] dctcp: ",
+        ],
+    );
+    assert_eq!(out.matches("reused\n").count(), 1, "{out}");
+    assert_same_tree(&c.path("whole"), &c.path("r"));
+    // Resumed again: nothing left to run, and the same folder.
+    let out = c.ok(&["sweep", "sweep.toml", "--jobs", "1", "--resume", "--out", "r"]);
+    assert_has(&out, &["running 0 of 3 cells with 1 jobs (3 reused from an earlier run)"]);
+    assert_same_tree(&c.path("whole"), &c.path("r"));
+    // A counts file edited to no count is not a finished cell: it runs again.
+    fs::write(c.path("r/cells/dctcp/counters.csv"), "name,value\nevents,x\n").unwrap();
+    let out = c.ok(&["sweep", "sweep.toml", "--jobs", "1", "--resume", "--out", "r"]);
+    assert_has(&out, &["running 1 of 3 cells with 1 jobs (2 reused from an earlier run)"]);
+    assert_same_tree(&c.path("whole"), &c.path("r"));
+    // Another base scenario: every cell's scenario differs, so every cell runs.
+    c.write("base/base.toml", &BASE.replace("duration = \"20us\"", "duration = \"15us\""));
+    let out = c.ok(&["sweep", "sweep.toml", "--jobs", "1", "--resume", "--out", "r"]);
+    assert_has(&out, &["running 3 of 3 cells with 1 jobs (0 reused from an earlier run)"]);
+    assert!(!out.contains("reused\n"), "{out}");
+    c.ok(&["sweep", "sweep.toml", "--jobs", "1", "--out", "whole15"]);
+    assert_same_tree(&c.path("whole15"), &c.path("r"));
+}
+
 #[test]
 fn sweep_axes_order_names_and_set() {
     let c = sweep_case(
