@@ -23,18 +23,25 @@ impl Drop for Running {
     }
 }
 
+/// Starts `dcsim` with the three signals at their default actions, as a shell's foreground
+/// command has them, whatever this test process inherited (a test run started in the
+/// background of a script, or under `nohup`, has SIGINT or SIGHUP ignored, and so would
+/// `dcsim`), and with `ignore` ignored.
 fn start(args: &[&str], ignore: Option<libc::c_int>) -> Running {
+    use std::os::unix::process::CommandExt as _;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dcsim"));
     cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
-    if let Some(sig) = ignore {
-        use std::os::unix::process::CommandExt as _;
-        // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
-        unsafe {
-            cmd.pre_exec(move || {
+    // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        cmd.pre_exec(move || {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            if let Some(sig) = ignore {
                 libc::signal(sig, libc::SIG_IGN);
-                Ok(())
-            });
-        }
+            }
+            Ok(())
+        });
     }
     Running(cmd.spawn().expect("dcsim starts"))
 }
