@@ -1105,11 +1105,11 @@ pub(crate) fn progress(len: usize, unit: &str) -> ProgressBar {
 /// `dcsim sweep --dry-run`: builds and validates every cell, lists the shard's cells, writes
 /// nothing.
 ///
-/// # Errors
-/// As [`sweep_command`] before it runs anything.
-///
 /// With `resume`, the output folder, the cells an earlier run into it finished are marked
 /// `reused`: `dcsim sweep --resume` would not run them again.
+///
+/// # Errors
+/// As [`sweep_command`] before it runs anything.
 pub fn dry_run(
     sweep: &Path,
     jobs: usize,
