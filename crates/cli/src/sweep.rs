@@ -999,12 +999,17 @@ struct CellReport {
 }
 
 impl CellReport {
-    /// The report's wall-time part: `1.4 s`, or `reused`.
-    fn wall_text(&self) -> String {
-        match self.wall {
+    /// `12 flows done, 0 unfinished, 2813452 events, 1.4 s` (`reused` for the wall time of a
+    /// reused cell).
+    fn text(&self) -> String {
+        let wall = match self.wall {
             Some(w) => format!("{w:.1} s"),
             None => "reused".into(),
-        }
+        };
+        format!(
+            "{} flows done, {} unfinished, {} events, {wall}",
+            self.done, self.unfinished, self.events
+        )
     }
 }
 
@@ -1217,14 +1222,11 @@ pub fn sweep_command(
                 let k = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 let line = match &r {
                     Ok(r) => format!(
-                        "finished {k}/{}: [{}] {}: {} flows done, {} unfinished, {} events, {}",
+                        "finished {k}/{}: [{}] {}: {}",
                         to_run.len(),
                         c.index,
                         c.name,
-                        r.done,
-                        r.unfinished,
-                        r.events,
-                        r.wall_text()
+                        r.text()
                     ),
                     Err(_) => format!("failed {k}/{}: [{}] {}", to_run.len(), c.index, c.name),
                 };
@@ -1242,16 +1244,7 @@ pub fn sweep_command(
     let reports: Vec<CellReport> =
         reused.into_iter().map(|r| r.unwrap_or_else(|| ran.next().expect("a run cell"))).collect();
     for (c, r) in mine.iter().zip(&reports) {
-        let _ = writeln!(
-            out,
-            "  [{}] {}: {} flows done, {} unfinished, {} events, {}",
-            c.index,
-            c.name,
-            r.done,
-            r.unfinished,
-            r.events,
-            r.wall_text()
-        );
+        let _ = writeln!(out, "  [{}] {}: {}", c.index, c.name, r.text());
     }
 
     let manifest = Manifest::new(&plan, sweep, shard);

@@ -72,6 +72,16 @@ fn wait_for_temporaries(run: &mut Running, dir: &Path, n: usize) {
     }
 }
 
+/// Starts a `dcsim run` of the storage traffic into `out` (with `ignore` ignored) and waits
+/// until its query file streams.
+fn start_storage_run(out: &Path, ignore: Option<libc::c_int>) -> Running {
+    let scenario = example("examples/buffer/storage80-base.toml");
+    let args = ["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"];
+    let mut run = start(&args, ignore);
+    wait_for_temporaries(&mut run, out, 1);
+    run
+}
+
 /// Sends `sig` and waits (up to a minute: a process the signal does not end fails the test,
 /// and is killed) for the process to end; its exit status and standard error.
 fn stop(mut run: Running, sig: libc::c_int) -> (std::process::ExitStatus, String) {
@@ -95,12 +105,7 @@ fn a_run_stopped_by_a_signal_leaves_no_temporary_output_and_ends_by_it() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let scenario = example("examples/buffer/storage80-base.toml");
-        let mut run = start(
-            &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
-            None,
-        );
-        wait_for_temporaries(&mut run, &out, 1);
+        let run = start_storage_run(&out, None);
         let (status, err) = stop(run, sig);
         assert_eq!(status.signal(), Some(sig), "ended by the signal: {status:?} {err}");
         assert!(err.contains("removed 1 unfinished output"), "{err}");
@@ -132,12 +137,7 @@ fn a_sweep_stopped_by_a_signal_leaves_no_temporary_output_in_any_cell() {
 fn a_signal_ignored_at_the_start_stays_ignored() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let scenario = example("examples/buffer/storage80-base.toml");
-    let mut run = start(
-        &["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
-        Some(libc::SIGHUP),
-    );
-    wait_for_temporaries(&mut run, &out, 1);
+    let mut run = start_storage_run(&out, Some(libc::SIGHUP));
     // SAFETY: as in `stop`.
     assert_eq!(unsafe { libc::kill(run.0.id() as libc::pid_t, libc::SIGHUP) }, 0);
     std::thread::sleep(Duration::from_millis(500));
