@@ -13,6 +13,8 @@ fn main() {
     // stderr lock here for the whole command would deadlock them in a terminal.
     let result = dcsim_cli::execute(cli, &mut std::io::stdout(), &mut std::io::stderr());
     if let Err(e) = result {
+        // An output folder made for a command that failed, and still empty, goes.
+        dcsim_cli::output::PENDING.remove_empty_folders();
         eprintln!("error: {e}");
         std::process::exit(2);
     }

@@ -593,8 +593,12 @@ fn not_a_directory(path: &Path) -> CliError {
 ///
 /// # Errors
 /// [`CliError::Write`].
+///
+/// The folders it makes (`dir` and any missing parents) are noted in [`PENDING`]: an
+/// interrupt, or a command that fails, removes those of them that are still empty, so that a
+/// run stopped before its first output leaves no empty folder behind.
 pub fn create_out_dir(dir: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|source| match file_in_the_way(dir) {
+    PENDING.make_folders(dir).map_err(|source| match file_in_the_way(dir) {
         Some(b) => not_a_directory(b),
         None => CliError::Write { path: dir.to_path_buf(), source },
     })
@@ -726,9 +730,41 @@ fn write_into(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// under the lock, and a set's renames are done under it, so an interrupt finds each
 /// temporary file either registered or not yet made, and a set either wholly in place or not
 /// at all.
+///
+/// It also notes the output folders the process made ([`create_out_dir`]); those are removed
+/// only while empty, after the temporary files.
 #[derive(Debug, Default)]
 pub struct Pending {
-    paths: std::sync::Mutex<Vec<PathBuf>>,
+    held: std::sync::Mutex<Held>,
+}
+
+/// What a [`Pending`] holds.
+#[derive(Debug, Default)]
+struct Held {
+    /// Temporary files and folders, removed with what they hold.
+    temporary: Vec<PathBuf>,
+    /// Output folders this process made, each after its parent: removed, the deepest first,
+    /// only while empty.
+    folders: Vec<PathBuf>,
+}
+
+impl Held {
+    /// Removes every temporary file and folder, then every made folder that is empty; how
+    /// many temporary outputs were there.
+    fn remove_all(&mut self) -> usize {
+        let removed = self.temporary.drain(..).filter(|p| remove_any(p)).count();
+        self.remove_empty_folders();
+        removed
+    }
+
+    /// Removes the made folders that are empty (a folder emptied by the removal of its own
+    /// empty subfolder included), and forgets them all.
+    fn remove_empty_folders(&mut self) {
+        for dir in self.folders.drain(..).rev() {
+            // Fails, harmlessly, where the folder holds anything.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 /// This process's [`Pending`] temporary files.
@@ -738,13 +774,13 @@ impl Pending {
     /// An empty registry.
     #[must_use]
     pub const fn new() -> Pending {
-        Pending { paths: std::sync::Mutex::new(Vec::new()) }
+        Pending { held: std::sync::Mutex::new(Held { temporary: Vec::new(), folders: Vec::new() }) }
     }
 
     /// The registry, locked (a thread that panicked while holding it left it consistent:
     /// every change is a single push or removal).
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
-        self.paths.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Makes `path` with `make` and registers it, both under the lock.
@@ -755,10 +791,26 @@ impl Pending {
     ) -> std::io::Result<T> {
         let mut held = self.lock();
         let made = make(path)?;
-        if !held.iter().any(|p| p == path) {
-            held.push(path.to_path_buf());
+        if !held.temporary.iter().any(|p| p == path) {
+            held.temporary.push(path.to_path_buf());
         }
         Ok(made)
+    }
+
+    /// Makes folder `dir` and its missing parents, and notes those it made (each after its
+    /// parent), under the lock. A folder made and not noted would be left behind, empty, by an
+    /// interrupt between the two.
+    fn make_folders(&self, dir: &Path) -> std::io::Result<()> {
+        let mut held = self.lock();
+        let mut missing: Vec<PathBuf> = dir
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
+            .map(Path::to_path_buf)
+            .collect();
+        std::fs::create_dir_all(dir)?;
+        missing.reverse();
+        held.folders.extend(missing);
+        Ok(())
     }
 
     /// Removes `path` (a file, or a folder with what it holds), if it is there, and forgets
@@ -766,22 +818,31 @@ impl Pending {
     fn discard(&self, path: &Path) {
         let mut held = self.lock();
         remove_any(path);
-        held.retain(|p| p != path);
+        held.temporary.retain(|p| p != path);
     }
 
-    /// Whether `path` is registered.
+    /// Whether `path` is registered, as a temporary output or as a folder made.
     #[must_use]
     pub fn holds(&self, path: &Path) -> bool {
-        self.lock().iter().any(|p| p == path)
+        let held = self.lock();
+        held.temporary.iter().chain(&held.folders).any(|p| p == path)
     }
 
-    /// Removes every registered file and folder, and returns how many were there, keeping the
-    /// registry locked until `then` has run with that count (an interrupt ends the process in
-    /// `then`, so no thread makes or renames a temporary file after the removal).
+    /// Removes every registered file and folder, and the folders made that are then empty,
+    /// and returns how many temporary outputs were there, keeping the registry locked until
+    /// `then` has run with that count (an interrupt ends the process in `then`, so no thread
+    /// makes or renames a temporary file after the removal).
     pub fn remove_all_then<R>(&self, then: impl FnOnce(usize) -> R) -> R {
         let mut held = self.lock();
-        let removed = held.drain(..).filter(|p| remove_any(p)).count();
+        let removed = held.remove_all();
         then(removed)
+    }
+
+    /// Removes the output folders this process made that are empty: a command that failed
+    /// leaves no empty folder it made behind (`main`, before it exits with status 2). The
+    /// temporary files are not touched: each is removed by its owner as the error unwinds.
+    pub fn remove_empty_folders(&self) {
+        self.lock().remove_empty_folders();
     }
 }
 
@@ -949,7 +1010,7 @@ impl Staged {
             if renamed.is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }
-            held.retain(|p| *p != tmp);
+            held.temporary.retain(|p| *p != tmp);
             if let Err(source) = renamed {
                 drop(held);
                 self.files.extend(pending);
@@ -1330,6 +1391,39 @@ mod tests {
         // A failed making registers nothing.
         assert!(reg.make(&d.join("no/such/dir/.c.tmp"), create_fresh).is_err());
         assert_eq!(reg.remove_all_then(|n| n), 0);
+    }
+
+    /// The output folders a registry made go only while empty, the deepest first, after the
+    /// temporary files in them; folders that were there before it are never noted.
+    #[test]
+    fn a_registry_removes_the_folders_it_made_while_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let reg = Pending::new();
+        let (out, cells) = (d.join("out"), d.join("out/cells"));
+        reg.make_folders(&cells.join("a")).unwrap();
+        reg.make_folders(&cells.join("b")).unwrap();
+        assert!(reg.holds(&out) && reg.holds(&cells) && reg.holds(&cells.join("b")));
+        reg.make_folders(&out).unwrap();
+        reg.make_folders(d).unwrap();
+        assert!(!reg.holds(d), "a folder that was there is not noted");
+        // Cell a finished; cell b holds only a temporary file.
+        std::fs::write(cells.join("a/fct.csv"), "f").unwrap();
+        reg.make(&cells.join("b/.qct.csv.tmp"), create_fresh).unwrap();
+        assert_eq!(reg.remove_all_then(|n| n), 1);
+        assert!(cells.join("a/fct.csv").exists() && !cells.join("b").exists());
+        assert!(!reg.holds(&out), "forgotten, kept or not");
+
+        // Emptied: the whole chain goes, deepest first.
+        std::fs::remove_dir_all(&out).unwrap();
+        reg.make_folders(&cells.join("c")).unwrap();
+        reg.remove_empty_folders();
+        assert!(!out.exists());
+        // A file in the way makes nothing and notes nothing.
+        std::fs::write(d.join("file"), "x").unwrap();
+        assert!(reg.make_folders(&d.join("file/sub")).is_err());
+        assert!(!reg.holds(&d.join("file/sub")));
+        assert_eq!(names(d), ["file"]);
     }
 
     /// Every temporary output is in the process's registry from its making until it is put

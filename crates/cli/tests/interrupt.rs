@@ -110,8 +110,23 @@ fn a_run_stopped_by_a_signal_leaves_no_temporary_output_and_ends_by_it() {
         assert_eq!(status.signal(), Some(sig), "ended by the signal: {status:?} {err}");
         assert!(err.contains("removed 1 unfinished output"), "{err}");
         assert_eq!(hidden(&out), Vec::<PathBuf>::new(), "signal {sig}");
-        assert!(!out.join("qct.csv").exists() && !out.join("fct.csv").exists());
+        // The output folder, made by the run and now empty, goes too.
+        assert!(!out.exists(), "signal {sig}: {:?}", std::fs::read_dir(&out).map(Iterator::count));
+        assert!(dir.path().exists());
     }
+}
+
+/// An output folder that was there before the run stays, empty or not.
+#[test]
+fn a_run_stopped_by_a_signal_keeps_an_output_folder_it_did_not_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let run = start_storage_run(&out, None);
+    let (status, err) = stop(run, libc::SIGINT);
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?} {err}");
+    assert!(out.is_dir());
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
 }
 
 /// A sweep runs its cells in threads: the streaming files of both running cells go.
@@ -129,6 +144,9 @@ fn a_sweep_stopped_by_a_signal_leaves_no_temporary_output_in_any_cell() {
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?} {err}");
     assert!(err.contains("removed 2 unfinished outputs"), "{err}");
     assert_eq!(hidden(&out), Vec::<PathBuf>::new());
+    // No cell had finished: the cells' folders, and the sweep's, made by it and now empty,
+    // go too (a finished cell's folder would stay, for `--resume`).
+    assert!(!out.exists());
 }
 
 /// A signal the command was started with ignored (`nohup`'s SIGHUP) stays ignored: the run
