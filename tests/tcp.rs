@@ -441,3 +441,110 @@ fn lazy_timers_change_nothing_but_the_count_of_events() {
         }
     }
 }
+
+/// The pool's flows (connection reuse as Go's `net/http` client) on `threads` threads: one
+/// server (host 0) and one client (host 1) behind a 50 Mb/s bottleneck.
+fn pooled_run(
+    reuse: dcsim::tcp::Reuse,
+    flows: Vec<FlowSpec>,
+    threads: usize,
+) -> Simulation<NoCcFactory> {
+    let (net, routes) = dumbbell(1, BitsPerSec::mbps(50));
+    let tcp = TcpConfig { handshake: true, reuse, ..TcpConfig::linux() };
+    let cfg = tcp_cfg(CcaConfig::Cubic(Default::default()), tcp, flows.len());
+    let mut sim = on_threads(net, routes, cfg, flows, threads);
+    sim.run();
+    sim
+}
+
+/// Every flow completed once; every response byte arrived once, in order, on some connection
+/// (each flow's own receiver holds those of the flows its connection carried); and every byte
+/// sent (responses and one request per flow) is accounted for.
+fn assert_pool_sound(sim: &Simulation<NoCcFactory>) {
+    let results = sim.flow_results();
+    assert!(results.iter().all(|r| r.fct.is_some()), "every flow completed");
+    let sizes: u64 = results.iter().map(|r| r.size).sum();
+    let delivered: u64 =
+        results.iter().filter_map(|r| sim.tcp_receiver(r.id)).map(|rx| rx.delivered()).sum();
+    assert_eq!(delivered, sizes, "each response byte once, in order");
+    let c = sim.counters();
+    assert_eq!(c.data_bytes_sent, c.data_bytes_delivered + c.data_bytes_dropped);
+    if c.data_bytes_dropped == 0 {
+        let requests = 100 * results.len() as u64;
+        assert_eq!(c.data_bytes_sent, sizes + requests, "{c:?}");
+    }
+    assert!(sim.is_quiescent());
+}
+
+/// A flow that starts while another's response is on its way dials, and takes the other's
+/// connection when that response completes, before its own dial does: no handshake, and the
+/// window the first response grew. Its own dial, established later, waits idle and is taken
+/// by the next flow to start. A flow that starts once every request is done finds no idle
+/// connection (each finished request closed them) and dials.
+#[test]
+fn a_waiting_flow_takes_the_connection_that_frees_first_and_idle_ones_are_closed() {
+    use dcsim::tcp::Reuse;
+    let first = flow(0, 0, 1, 2_000_000, Time::ZERO);
+    let alone = pooled_run(Reuse::GoHttp, vec![first], 1);
+    let t0 = Time::ZERO + alone.flow_results()[0].fct.unwrap();
+    // Flow 1 starts 1 ms before flow 0 completes (its dial takes a round trip, ~3 ms); flow 2
+    // 50 ms after, while flow 1's megabyte still takes 160 ms; flow 3 a second after.
+    let later = |id, at: Time, size| flow(id, 0, 1, size, at);
+    let flows = vec![
+        first,
+        later(1, t0 - Duration::from_ms(1), 1_000_000),
+        later(2, t0 + Duration::from_ms(50), 100_000),
+        later(3, t0 + Duration::from_ms(1000), 1_000_000),
+    ];
+    let go = pooled_run(Reuse::GoHttp, flows.clone(), 1);
+    let none = pooled_run(Reuse::None, flows, 1);
+    assert_pool_sound(&go);
+    assert_sound(&none);
+    let fct = |s: &Simulation<NoCcFactory>, i: usize| s.flow_results()[i].fct.unwrap();
+    assert_eq!(fct(&go, 0), fct(&none, 0), "the first flow is the same either way");
+    // Flow 1 rode flow 0's connection (whose receiver got both responses), flow 2 flow 1's
+    // dial, and flow 3 a dial of its own; flow 2 never dialed.
+    let delivered = |i: u32| go.tcp_receiver(FlowId(i)).map(|r| r.delivered());
+    assert_eq!(
+        [delivered(0), delivered(1), delivered(2), delivered(3)],
+        [Some(3_000_000), Some(100_000), None, Some(1_000_000)]
+    );
+    // Flow 1 skipped the handshake: its request left 1 ms after it started, where a fresh
+    // connection's leaves a round trip (3 ms of propagation) after. (The window matters little
+    // here: the path's BDP is about the initial window.)
+    assert!(
+        fct(&go, 1) + Duration::from_us(1_500) < fct(&none, 1),
+        "reused {} against fresh {}",
+        fct(&go, 1),
+        fct(&none, 1)
+    );
+    // Flow 3 dialed on an idle path: as long as a fresh connection's.
+    assert_eq!(fct(&go, 3), fct(&none, 3));
+}
+
+/// A pool of many overlapping flows: sound, and identical on one, two and three threads.
+#[test]
+fn pooled_flows_are_sound_and_identical_on_several_threads() {
+    use dcsim::tcp::Reuse;
+    let mut at = Time::ZERO;
+    let flows: Vec<FlowSpec> = (0..40u32)
+        .map(|i| {
+            at += Duration::from_us(2_000 + u64::from(i * 7919 % 13) * 1_000);
+            flow(i, 0, 1, 20_000 + u64::from(i * 104_729 % 400_000), at)
+        })
+        .collect();
+    let one = pooled_run(Reuse::GoHttp, flows.clone(), 1);
+    assert_pool_sound(&one);
+    // Some flows rode another's connection.
+    let reused = one
+        .flow_results()
+        .iter()
+        .filter(|r| one.tcp_receiver(r.id).is_none_or(|rx| rx.delivered() == 0))
+        .count();
+    assert!(reused > 0, "no connection was reused");
+    for threads in [2, 3] {
+        let sim = pooled_run(Reuse::GoHttp, flows.clone(), threads);
+        assert_eq!(sim.flow_results(), one.flow_results(), "{threads} threads");
+        assert_eq!(sim.counters(), one.counters(), "{threads} threads");
+    }
+}

@@ -59,7 +59,7 @@ use dcsim_core::ids::{FlowId, NodeId, PortNo};
 use dcsim_core::network::Network;
 use dcsim_core::units::{BitsPerSec, Bytes, Duration, Time};
 use dcsim_core::{Counters, FlowResult, RunSummary, Simulation};
-use dcsim_tcp::{cca_spec, CcaConfig, CongestionControl, EcnMode, TcpConfig, CCA_SPECS};
+use dcsim_tcp::{cca_spec, CcaConfig, CongestionControl, EcnMode, Reuse, TcpConfig, CCA_SPECS};
 use dcsim_types::params::Params;
 use dcsim_workload::HarmWorkload;
 use rayon::prelude::*;
@@ -174,6 +174,11 @@ pub struct HarmArgs {
     /// dctcp and prague take off or accurate.
     #[arg(long = "competitor-ecn", value_name = "MODE", default_value = "accurate")]
     pub competitor_ecn: String,
+    /// How the workload's client gets a connection for each flow: go-http (ccafct's Go client:
+    /// a flow takes a connection that frees while its own dial is under way, see docs/harm.md)
+    /// or none (a new connection for every flow).
+    #[arg(long, value_name = "go-http|none", default_value = "go-http")]
+    pub reuse: String,
     /// How long after the workload window (flows × 200 ms) a run waits for unfinished
     /// workload flows (ccafct: 60 s).
     #[arg(long, value_name = "TIME", default_value = "60s")]
@@ -266,6 +271,8 @@ pub struct HarmPlan {
     pub rmem_max: Option<u64>,
     /// ECN of the workload's connections.
     pub workload_ecn: EcnMode,
+    /// The workload client's connection reuse.
+    pub reuse: Reuse,
     /// ECN of the competitor's connection.
     pub competitor_ecn: EcnMode,
 }
@@ -464,6 +471,10 @@ impl HarmPlan {
             }
         };
         let workload_ecn = ecn_option("--workload-ecn", &a.workload_ecn)?;
+        let reuse = Reuse::from_name(a.reuse.trim()).ok_or_else(|| {
+            let known = Reuse::NAMES.join(", ");
+            bad("--reuse", format!("unknown connection reuse {:?}; known: {known}", a.reuse.trim()))
+        })?;
         let competitor_ecn = ecn_option("--competitor-ecn", &a.competitor_ecn)?;
         if competitor_ecn == EcnMode::Classic {
             if let Some(c) = ccas.iter().find(|c| matches!(c.as_str(), "dctcp" | "prague")) {
@@ -487,6 +498,7 @@ impl HarmPlan {
             timeout,
             rmem_max,
             workload_ecn,
+            reuse,
             competitor_ecn,
         })
     }
@@ -593,8 +605,12 @@ impl HarmPlan {
                 dport: WORKLOAD_DPORT,
             })
             .collect();
-        let workload_tcp =
-            TcpConfig { ecn: self.workload_ecn, handshake: true, ..self.linux_tcp() };
+        let workload_tcp = TcpConfig {
+            ecn: self.workload_ecn,
+            handshake: true,
+            reuse: self.reuse,
+            ..self.linux_tcp()
+        };
         let mut groups = vec![TcpGroup {
             name: "workload".into(),
             tcp: workload_tcp,
@@ -960,6 +976,9 @@ pub fn harm_command(
     if (plan.workload_ecn, plan.competitor_ecn) != (EcnMode::Off, EcnMode::Accurate) {
         let (w, c) = (plan.workload_ecn.name(), plan.competitor_ecn.name());
         title.push_str(&format!(", ECN workload {w}, competitor {c}"));
+    }
+    if plan.reuse != Reuse::GoHttp {
+        title.push_str(&format!(", connection reuse {}", plan.reuse.name()));
     }
     let placed = (|| {
         let drafts = output::Drafts::new(&plots, "plots")?;

@@ -829,7 +829,11 @@ fn describe_transports(v: &ValidScenario) -> String {
             g.tcp.mss,
             g.tcp.ecn,
             if g.tcp.sack { "on" } else { "off" },
-            if g.tcp.handshake { "on" } else { "off" },
+            match (g.tcp.handshake, g.tcp.reuse) {
+                (false, _) => "off".to_string(),
+                (true, dcsim_tcp::Reuse::None) => "on".to_string(),
+                (true, r) => format!("on, connections reused ({})", r.name()),
+            },
             HumanDuration(Duration::from_ps(g.tcp.min_rto.as_ps())),
             classes.join(", "),
         );

@@ -269,6 +269,15 @@ pub struct TcpFields {
     pub tsecr: Option<Time>,
     /// The advertised receive window, bytes (`u32::MAX`: none that limits).
     pub wnd: u32,
+    /// On a request of a reused connection ([`dcsim_tcp::Reuse`]): the flow whose response
+    /// it asks for (the server answers with that flow's size, as an HTTP request names what
+    /// it wants); [`TcpFields::NO_APP`] on every other segment.
+    pub app: u32,
+}
+
+impl TcpFields {
+    /// [`TcpFields::app`] of a segment that is no reused connection's request.
+    pub const NO_APP: u32 = u32::MAX;
 }
 
 impl Default for TcpFields {
@@ -282,6 +291,7 @@ impl Default for TcpFields {
             ace: 0,
             tsecr: None,
             wnd: u32::MAX,
+            app: TcpFields::NO_APP,
         }
     }
 }

@@ -851,8 +851,27 @@ impl<F: CcFactory> Simulation<F> {
         let stream_tcp = cfg
             .tcp_groups
             .iter()
-            .map(|g| TcpConfig { handshake: false, ..g.tcp.clone() })
+            .map(|g| TcpConfig { handshake: false, reuse: dcsim_tcp::Reuse::None, ..g.tcp.clone() })
             .collect();
+        // Connection pools: one per (group, server, client) of the listed flows whose group
+        // reuses connections, numbered in flow order.
+        let mut pool_of = Vec::new();
+        let mut npools = 0;
+        if cfg.tcp_groups.iter().any(|g| g.tcp.reuse != dcsim_tcp::Reuse::None) {
+            let mut ids: std::collections::HashMap<(u16, u32, u32), u32> = Default::default();
+            pool_of = (0..nlisted)
+                .map(|i| match cfg.transport_of(i) {
+                    Transport::Tcp(g)
+                        if cfg.tcp_groups[g as usize].tcp.reuse != dcsim_tcp::Reuse::None =>
+                    {
+                        let n = ids.len() as u32;
+                        *ids.entry((g, flows[i].src.0, flows[i].dst.0)).or_insert(n)
+                    }
+                    _ => crate::engine::NO_POOL,
+                })
+                .collect();
+            npools = ids.len();
+        }
         let (conn_state, app_state) = initial_state(&cfg.apps);
 
         let pint = (header == HeaderMode::Pint).then(|| max_rtt.as_ps().max(1));
@@ -902,6 +921,7 @@ impl<F: CcFactory> Simulation<F> {
             nlisted,
             conn_paths,
             stream_tcp,
+            pool_of,
             faults,
             watch,
         };
@@ -951,6 +971,7 @@ impl<F: CcFactory> Simulation<F> {
                 conns: conn_state.clone(),
                 app_state: app_state.clone(),
                 queries: Vec::new(),
+                pools: vec![crate::engine::PoolState::default(); npools],
                 lapsed_until: Time::ZERO,
             })
             .collect();

@@ -76,6 +76,36 @@ impl EcnMode {
     }
 }
 
+/// Whether a client reuses its connections between flows (requests) to the same server.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Reuse {
+    /// Every flow opens a connection of its own (with [`TcpConfig::handshake`]).
+    None,
+    /// As Go's `net/http` client with one shared `Transport` that closes its idle connections
+    /// after each response (ccafct's client): a flow takes an idle connection if there is one,
+    /// else dials a new one and meanwhile takes whichever connection frees first (its own
+    /// dial's, another flow's finished one, or another dial no longer wanted). The engine runs
+    /// the pool; the endpoints carry a sequence of requests and responses on one connection,
+    /// and the server restarts its window after an idle period longer than its RTO, as Linux
+    /// does by default (`tcp_slow_start_after_idle = 1`).
+    GoHttp,
+}
+
+impl Reuse {
+    /// The policies' names, in declaration order, as scenarios and options spell them.
+    pub const NAMES: &'static [&'static str] = &["none", "go-http"];
+
+    /// The policy's name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// The policy named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Reuse> {
+        [Reuse::None, Reuse::GoHttp].into_iter().find(|m| m.name() == name)
+    }
+}
+
 /// Transport parameters. `Default` is the Linux profile ([`TcpConfig::linux`]).
 #[derive(Clone, PartialEq, Debug)]
 pub struct TcpConfig {
@@ -159,8 +189,12 @@ pub struct TcpConfig {
     pub ecn: EcnMode,
     /// Whether connections start with SYN / SYN-ACK / request.
     pub handshake: bool,
-    /// Request payload the client sends with the handshake's third segment (100).
+    /// Request payload the client sends with the handshake's third segment (100), and with
+    /// each later request on a reused connection.
     pub request_bytes: u32,
+    /// Connection reuse between the flows of a client and server ([`Reuse`]); anything but
+    /// [`Reuse::None`] needs `handshake` and a request of at least one byte.
+    pub reuse: Reuse,
     /// Appropriate byte counting limit in slow start (RFC 3465 L, in segments per ACK);
     /// 0 = no limit, as Linux.
     pub abc: u32,
@@ -201,6 +235,7 @@ impl Default for TcpConfig {
             ecn: EcnMode::Off,
             handshake: false,
             request_bytes: 100,
+            reuse: Reuse::None,
             abc: 0,
         }
     }
@@ -291,6 +326,12 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
     ),
     ParamSpec::new("handshake", Kind::Bool, "false", "SYN / SYN-ACK / request before data"),
     ParamSpec::new("request_bytes", Kind::Size, "100", "request payload sent by the client"),
+    ParamSpec::new(
+        "reuse",
+        Kind::Choice(Reuse::NAMES),
+        "none",
+        "connections reused between flows: none, or as Go's net/http client (needs handshake)",
+    ),
     ParamSpec::new("abc", Kind::Integer, "0", "slow-start ABC limit L, segments (0 = none)"),
 ];
 
@@ -408,6 +449,7 @@ impl TcpConfig {
             ecn: EcnMode::from_name(p.choice("ecn", d.ecn.name())).unwrap_or(EcnMode::Off),
             handshake: p.bool("handshake", d.handshake),
             request_bytes: size32("request_bytes", d.request_bytes)?,
+            reuse: Reuse::from_name(p.choice("reuse", d.reuse.name())).unwrap_or(Reuse::None),
             abc: p.u32("abc", d.abc)?,
         };
         // Settings that would be ignored when given: refused (a profile's own defaults are
@@ -433,6 +475,20 @@ impl TcpConfig {
             }
         };
         positive("mss", u64::from(self.mss))?;
+        if self.reuse != Reuse::None {
+            if !self.handshake {
+                return Err(ParamError::new(
+                    "reuse",
+                    "needs handshake = true (a reused connection is one a flow opened)",
+                ));
+            }
+            if self.request_bytes == 0 {
+                return Err(ParamError::new(
+                    "reuse",
+                    "needs request_bytes of at least 1 (each flow on a connection is a request)",
+                ));
+            }
+        }
         positive("iw", u64::from(self.iw))?;
         positive("dupthresh", u64::from(self.dupthresh))?;
         positive("delack_segments", u64::from(self.delack_segments))?;
@@ -651,6 +707,12 @@ mod tests {
         }
         assert_eq!(EcnMode::Accurate.name(), "accurate");
         assert_eq!(EcnMode::from_name("on"), None);
+
+        let reuse = ("reuse", Value::Choice("go-http"));
+        let p = Params::from_values(TCP_PARAMS, vec![reuse]);
+        assert_eq!(TcpConfig::from_params(&p).unwrap_err().field, "reuse");
+        let p = Params::from_values(TCP_PARAMS, vec![reuse, ("handshake", Value::Bool(true))]);
+        assert_eq!(TcpConfig::from_params(&p).unwrap().reuse, Reuse::GoHttp);
     }
 
     #[test]
@@ -659,6 +721,6 @@ mod tests {
         for spec in TCP_PARAMS {
             assert!(TCP_SPEC.param(spec.name).is_some());
         }
-        assert_eq!(TCP_SPEC.params.len(), 34);
+        assert_eq!(TCP_SPEC.params.len(), 35);
     }
 }

@@ -53,7 +53,7 @@ pub mod segment;
 pub mod sender;
 
 pub use cca::{cca_spec, Cca, CcaConfig, CongestionControl, RateSample, CCA_SPECS};
-pub use config::{EcnMode, LossDetection, Pacing, Recovery, RtoMode, TcpConfig, TCP_SPEC};
+pub use config::{EcnMode, LossDetection, Pacing, Recovery, Reuse, RtoMode, TcpConfig, TCP_SPEC};
 pub use receiver::{Receiver, ReceiverStats};
 pub use segment::{Flags, SackBlocks, Segment};
 pub use sender::{Readiness, Sender, SenderStats};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use dcsim_types::{Duration, Ecn, Time};
 
-use crate::config::{EcnMode, TcpConfig};
+use crate::config::{EcnMode, Reuse, TcpConfig};
 use crate::rtt::{ts_rtt, RttEstimator};
 use crate::rwnd::{initial_window, RcvWindow};
 use crate::segment::{Flags, SackBlocks, Segment};
@@ -47,6 +47,12 @@ struct Client {
     req_acked: bool,
     req_retries: u32,
     req_timer: Option<Time>,
+    /// One past the last request byte issued: `request_bytes` for the handshake's request, plus
+    /// as much for each request on a reused connection ([`Receiver::request`]).
+    req_end: u64,
+    /// When the request in flight was sent (an RTT sample when its first transmission is
+    /// acknowledged, on a reused connection).
+    req_sent_at: Option<Time>,
     rtt: RttEstimator,
 }
 
@@ -120,6 +126,8 @@ impl Receiver {
                 req_acked: false,
                 req_retries: 0,
                 req_timer: None,
+                req_end: if cfg.reuse == Reuse::None { u64::from(cfg.request_bytes) } else { 0 },
+                req_sent_at: None,
                 rtt: RttEstimator::new(cfg),
             }),
             stats: ReceiverStats::default(),
@@ -173,13 +181,35 @@ impl Receiver {
         self.ofo.iter().map(|(&a, &b)| (a, b))
     }
 
-    /// The client's sequence number for pure ACKs (after its request).
+    /// The client's sequence number for pure ACKs (after its requests).
     fn own_seq(&self) -> u64 {
-        if self.client.is_some() {
-            u64::from(self.cfg.request_bytes)
-        } else {
-            0
-        }
+        self.client.as_ref().map_or(0, |c| c.req_end)
+    }
+
+    /// Sends the next request on an established connection that reuses its flows
+    /// ([`Reuse::GoHttp`]): `request_bytes` more in the client's stream, answered by
+    /// `response_bytes` more from the server, which the receiver then expects. The request
+    /// carries the ACK of everything received so far.
+    ///
+    /// # Panics
+    /// Without connection reuse, before the handshake completed, or while the previous request
+    /// is unacknowledged (one request at a time, as HTTP/1.1 without pipelining).
+    pub fn request(&mut self, now: Time, response_bytes: u64) {
+        assert!(self.cfg.reuse != Reuse::None, "requests need connection reuse");
+        let c = self.client.as_mut().expect("a client");
+        assert!(c.established && c.req_acked, "one request at a time, once established");
+        c.req_end += u64::from(self.cfg.request_bytes);
+        c.req_acked = false;
+        c.req_pending = true;
+        c.req_retries = 0;
+        c.req_timer = None;
+        c.req_sent_at = Some(now);
+        self.total = self.total.saturating_add(response_bytes);
+    }
+
+    /// Bytes the receiver expects in all (with connection reuse, the responses so far).
+    pub fn total_bytes(&self) -> u64 {
+        self.total
     }
 
     /// Linux `tcp_incr_quickack` / `tcp_enter_quickack_mode`: with flow control, at most half
@@ -205,10 +235,14 @@ impl Receiver {
             self.ts_recent = Some(seg.tsval);
         }
         if let Some(c) = &mut self.client {
-            if seg.flags.contains(Flags::ACK)
-                && seg.ack >= u64::from(self.cfg.request_bytes)
-                && c.established
-            {
+            if seg.flags.contains(Flags::ACK) && seg.ack >= c.req_end && c.established {
+                if self.cfg.reuse != Reuse::None && !c.req_acked && c.req_retries == 0 {
+                    // A reused connection's request, acknowledged: the client's RTT sample
+                    // (Karn's rule: not after a retransmission).
+                    if let Some(t) = c.req_sent_at {
+                        c.rtt.sample(now.saturating_since(t), 0, 0);
+                    }
+                }
                 c.req_acked = true;
                 c.req_pending = false;
                 c.req_timer = None;
@@ -229,9 +263,11 @@ impl Receiver {
                     if let Some(w) = &mut self.win {
                         w.established(now);
                     }
-                    if self.cfg.request_bytes > 0 {
+                    if self.cfg.request_bytes > 0 && self.cfg.reuse == Reuse::None {
                         c.req_pending = true;
                     } else {
+                        // No request yet (with reuse, the engine sends one when a flow takes
+                        // the connection): the handshake's ACK goes alone.
                         c.req_acked = true;
                         self.ack_now = true;
                     }
@@ -518,6 +554,14 @@ impl Receiver {
                 c.req_pending = false;
                 c.req_timer = Some(now + c.rtt.backed_off(c.req_retries));
                 self.stats.requests += 1;
+                if self.cfg.reuse != Reuse::None {
+                    // The request carries the ACK of what arrived (Linux
+                    // `tcp_event_ack_sent`): the ACK owed goes with it.
+                    let req = u64::from(self.cfg.request_bytes);
+                    let end = self.client.as_ref().map_or(req, |c| c.req_end);
+                    let ack = self.make_ack();
+                    return Some(Segment { seq: end - req, len: self.cfg.request_bytes, ..ack });
+                }
                 self.stats.acks += 1;
                 return Some(Segment {
                     seq: 0,

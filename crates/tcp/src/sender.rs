@@ -17,7 +17,7 @@ use crate::cca::{
     AckSample, CaState, Cca, Congestion, CongestionControl, PacingInput, RateSample, StateChange,
     Window,
 };
-use crate::config::{EcnMode, LossDetection, Pacing, Recovery, TcpConfig};
+use crate::config::{EcnMode, LossDetection, Pacing, Recovery, Reuse, TcpConfig};
 use crate::rtt::{backoff_of, ts_rtt, RttEstimator};
 use crate::rwnd::initial_window;
 use crate::segment::{Flags, Segment};
@@ -54,6 +54,9 @@ pub struct SenderStats {
     pub tlp_probes: u64,
     /// Probes that repaired a loss (cwnd reduced, Linux `TCPLossProbeRecovery`).
     pub tlp_recoveries: u64,
+    /// Windows restarted after an idle period longer than the RTO (connection reuse,
+    /// Linux `tcp_cwnd_restart`).
+    pub idle_restarts: u64,
     /// ECN-triggered reductions (entries into CWR).
     pub ecn_reductions: u64,
     /// RACK reordering-timer expiries.
@@ -194,6 +197,9 @@ pub struct Sender {
     synack_retries: u32,
     synack_timer: Option<Time>,
     req_rcvd: u64,
+    /// Requests received whole and not yet taken by [`Sender::take_requests`] (connection
+    /// reuse).
+    requests_in: u32,
     ack_pending: bool,
     // Reduction (PRR) state.
     /// cwnd when the current reduction began (Linux `prior_cwnd`: PRR's and the undo's).
@@ -284,6 +290,7 @@ impl Sender {
             synack_retries: 0,
             synack_timer: None,
             req_rcvd: 0,
+            requests_in: 0,
             ack_pending: false,
             prior_cwnd: 0,
             prr_delivered: 0,
@@ -399,6 +406,49 @@ impl Sender {
     pub fn extend(&mut self, bytes: u64) {
         self.total = self.total.saturating_add(bytes);
     }
+    /// The requests received whole since the last call (with connection reuse, each answered
+    /// by [`Sender::respond`]; without it, the handshake's one request is not counted).
+    pub fn take_requests(&mut self) -> u32 {
+        std::mem::take(&mut self.requests_in)
+    }
+
+    /// The application writes a response of `bytes` at `now` (connection reuse): Linux
+    /// `tcp_slow_start_after_idle_check` first, so that a connection idle (nothing in flight)
+    /// for longer than its RTO restarts from at most the initial window, halved once per RTO
+    /// of idleness (`tcp_cwnd_restart`, with ssthresh at least ¾ of the old cwnd); a
+    /// controller that runs the whole window (BBR) keeps it, as in Linux.
+    pub fn respond(&mut self, now: Time, bytes: u64) {
+        if self.snd_nxt == self.snd_una && !self.cca.owns_window() {
+            if let Some(last) = self.last_data_sent {
+                let idle = now.saturating_since(last);
+                let rto = self.rto();
+                if idle > rto {
+                    self.cwnd_restart(idle, rto);
+                }
+            }
+        }
+        self.extend(bytes);
+    }
+
+    /// Linux `tcp_cwnd_restart` after `idle` with the RTO `rto` (`idle > rto`).
+    fn cwnd_restart(&mut self, idle: Duration, rto: Duration) {
+        let mss = self.w.mss;
+        // `tcp_current_ssthresh`.
+        if !matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            let cwnd = self.w.cwnd;
+            self.w.ssthresh = self.w.ssthresh.max(cwnd / 2 + cwnd / 4);
+        }
+        let restart = u64::from(self.cfg.iw).min(self.w.cwnd / mss);
+        let mut cwnd = self.w.cwnd / mss;
+        let mut left = idle;
+        while left > rto && cwnd > restart {
+            left -= rto;
+            cwnd >>= 1;
+        }
+        self.w.cwnd = cwnd.max(restart).max(1) * mss;
+        self.stats.idle_restarts += 1;
+    }
+
     /// Whether every byte was acknowledged.
     pub fn is_complete(&self) -> bool {
         self.data_ready && self.snd_una >= self.total
@@ -1265,7 +1315,14 @@ impl Sender {
         if seg.len > 0 {
             let req = u64::from(self.cfg.request_bytes);
             if seg.seq <= self.req_rcvd && seg.end() > self.req_rcvd {
-                self.req_rcvd = seg.end().min(req);
+                if self.cfg.reuse == Reuse::None {
+                    self.req_rcvd = seg.end().min(req);
+                } else {
+                    // A reused connection's requests follow each other in the client's stream.
+                    let before = self.req_rcvd / req;
+                    self.req_rcvd = seg.end();
+                    self.requests_in += (self.req_rcvd / req - before) as u32;
+                }
             } else {
                 // A retransmitted request: ACK it.
                 self.ack_pending = true;

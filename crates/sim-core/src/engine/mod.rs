@@ -11,6 +11,7 @@ mod app;
 mod fault;
 mod host;
 mod link;
+mod pool;
 mod roce;
 mod switch;
 mod tcp;
@@ -21,6 +22,7 @@ pub(crate) use fault::FaultPlan;
 pub(crate) use host::{Host, DENSE_SCAN};
 pub(crate) use link::Link;
 pub(crate) use link::{Flight, SerMemo, Tail};
+pub(crate) use pool::{PoolState, NO_POOL};
 pub(crate) use roce::{Qp, Rx};
 pub(crate) use switch::{Backlog, Switch, SwitchPort};
 pub(crate) use tcp::{TcpRx, TcpTx};
@@ -322,10 +324,21 @@ pub(crate) struct Shared<F: CcFactory> {
     pub(crate) conn_paths: Vec<ConnPaths>,
     /// Each TCP group's parameters with the handshake off (for connection streams).
     pub(crate) stream_tcp: Vec<crate::config::TcpConfig>,
+    /// By listed flow, its client's connection pool ([`PoolState`]; [`NO_POOL`]: none, a
+    /// connection of its own); empty when no group reuses connections.
+    pub(crate) pool_of: Vec<u32>,
     /// The link failure plan, in runs with link events.
     pub(crate) faults: Option<Box<FaultPlan>>,
     /// What the switch ports' queue monitors keep (the same at every monitored port).
     pub(crate) watch: crate::qmon::Watch,
+}
+
+impl<F: CcFactory> Shared<F> {
+    /// Whether listed flow `flow` is in a connection pool ([`Shared::pool_of`]).
+    #[inline]
+    pub(crate) fn pooled(&self, flow: usize) -> bool {
+        self.pool_of.get(flow).is_some_and(|&p| p != NO_POOL)
+    }
 }
 
 /// How a stream cuts messages into packets: full packets of `seg` payload bytes, each with
@@ -484,6 +497,8 @@ pub(crate) struct Shard<F: CcFactory> {
     pub(crate) app_state: Vec<AppState>,
     /// Queries completed at this shard's clients and not yet taken.
     pub(crate) queries: Vec<crate::apps::QueryRecord>,
+    /// Connection pools (each used by the shard of its client's host).
+    pub(crate) pools: Vec<PoolState>,
     /// The latest deadline a TCP timer followed without an event of its own
     /// ([`tcp::LazyTimer`]). An event per deadline, as before the timers were lazy, would have
     /// been popped then (if only as a lapsed one), and a run's end time (the last event's, up

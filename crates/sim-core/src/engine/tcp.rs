@@ -223,7 +223,7 @@ fn tx_mut<C>(tx: &mut FlowTable<FlowTx<C>>, flow: usize) -> &mut TcpTx {
     }
 }
 
-fn rx_mut(rx: &mut FlowTable<FlowRx>, flow: usize) -> &mut TcpRx {
+pub(crate) fn rx_mut(rx: &mut FlowTable<FlowRx>, flow: usize) -> &mut TcpRx {
     match &mut rx[flow] {
         FlowRx::Tcp(r) => r,
         FlowRx::Roce(_) => unreachable!("flow {flow} is a TCP flow"),
@@ -242,7 +242,7 @@ impl TcpTx {
 }
 
 impl<F: CcFactory> Shard<F> {
-    fn tcp_group(sh: &Shared<F>, group: u16) -> &TcpGroup {
+    pub(crate) fn tcp_group(sh: &Shared<F>, group: u16) -> &TcpGroup {
         &sh.cfg.tcp_groups[group as usize]
     }
 
@@ -287,6 +287,7 @@ impl<F: CcFactory> Shard<F> {
                 ace: seg.ace,
                 tsecr: seg.tsecr,
                 wnd: seg.wnd,
+                app: TcpFields::NO_APP,
             }),
         }
     }
@@ -297,7 +298,10 @@ impl<F: CcFactory> Shard<F> {
         let f = sh.flows[flow];
         let FlowRx::Tcp(r) = &self.rx[flow] else { unreachable!("a TCP flow") };
         let g = Self::tcp_group(sh, r.group);
-        if g.tcp.handshake {
+        if sh.pooled(flow) {
+            let h = Self::host_slot(sh, f.dst);
+            self.pool_start(sh, h, flow);
+        } else if g.tcp.handshake {
             let h = Self::host_slot(sh, f.dst);
             let mut ep = Receiver::new(&g.tcp, f.size);
             ep.connect(self.now);
@@ -323,7 +327,8 @@ impl<F: CcFactory> Shard<F> {
 
     /// Creates flow `flow`'s sender at host slot `h` and puts it in the NIC's round robin.
     fn tcp_open_sender(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
-        let stream = flow >= sh.nlisted;
+        // A pooled connection's responses come with its requests (`tcp_arrive`).
+        let stream = flow >= sh.nlisted || sh.pooled(flow);
         let size = if stream { 0 } else { sh.flows[flow].size };
         let now = self.now;
         let t = tx_mut(&mut self.tx, flow);
@@ -341,7 +346,7 @@ impl<F: CcFactory> Shard<F> {
                 base_rtt: m.base_rtt,
                 bdp: m.bdp,
                 mtu: g.tcp.mss,
-                size: if stream { u64::MAX } else { f.size },
+                size: if flow >= sh.nlisted { u64::MAX } else { f.size },
                 seed: mix64(sh.cfg.seed ^ mix64(0x9b0b_0000_0000 | flow as u64)),
             };
             let tcp = Self::tcp_cfg(sh, t.group, flow);
@@ -488,6 +493,7 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let seg = segment_of(p);
+        let app = p.area.tcp().map_or(TcpFields::NO_APP, |t| t.app);
         self.release(pkt);
         let now = self.now;
         if at_sender {
@@ -500,6 +506,13 @@ impl<F: CcFactory> Shard<F> {
             let t = tx_mut(&mut self.tx, flow);
             let ep = t.ep.as_mut().expect("opened");
             ep.on_segment(now, &seg);
+            // A reused connection's request: answered with the size of the flow it names.
+            for _ in 0..ep.take_requests() {
+                debug_assert!(app != TcpFields::NO_APP, "a request names its flow");
+                if let Some(f) = sh.flows.get(app as usize) {
+                    ep.respond(now, f.size);
+                }
+            }
             if ep.is_complete() && !t.stream {
                 t.done = true;
             }
@@ -514,7 +527,17 @@ impl<F: CcFactory> Shard<F> {
             let r = rx_mut(&mut self.rx, flow);
             let cfg = Self::tcp_cfg(sh, r.group, flow);
             let ep = r.ep.get_or_insert_with(|| Receiver::new(cfg, size));
+            let was_established = ep.is_established();
             ep.on_segment(now, &seg);
+            if !stream && sh.pooled(flow) {
+                if !was_established && ep.is_established() {
+                    self.pool_established(sh, h, flow);
+                } else {
+                    self.pool_progress(sh, h, flow);
+                }
+                self.tcp_rx_flush(sh, h, flow);
+                return;
+            }
             if stream {
                 let delivered = ep.delivered();
                 if self.stream_delivered(sh, flow, delivered) {
@@ -537,7 +560,7 @@ impl<F: CcFactory> Shard<F> {
 
     /// Queues every segment the receiver (or client) of `flow` has for the wire on host slot
     /// `h`'s control FIFO, re-arms its timer and kicks the NIC.
-    fn tcp_rx_flush(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
+    pub(crate) fn tcp_rx_flush(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
         let now = self.now;
         loop {
             let r = rx_mut(&mut self.rx, flow);
@@ -552,7 +575,12 @@ impl<F: CcFactory> Shard<F> {
                 self.counters.data_bytes_sent += u64::from(seg.len);
             }
             let g = Self::tcp_group(sh, r.group);
-            let p = self.segment_packet(sh, flow, &seg, g, false);
+            let mut p = self.segment_packet(sh, flow, &seg, g, false);
+            if seg.len > 0 && flow < sh.nlisted && sh.pooled(flow) {
+                if let Area::Tcp(t) = &mut p.area {
+                    t.app = self.pool_serving(sh, flow);
+                }
+            }
             let pkt = self.alloc(p);
             self.hosts[h].ack_fifo.push_back(pkt);
         }
