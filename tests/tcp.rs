@@ -509,6 +509,8 @@ fn a_waiting_flow_takes_the_connection_that_frees_first_and_idle_ones_are_closed
         [delivered(0), delivered(1), delivered(2), delivered(3)],
         [Some(3_000_000), Some(100_000), None, Some(1_000_000)]
     );
+    assert_eq!(go.counters().tcp_reused_connections, 2, "flows 1 and 2");
+    assert_eq!(none.counters().tcp_reused_connections, 0);
     // Flow 1 skipped the handshake: its request left 1 ms after it started, where a fresh
     // connection's leaves a round trip (3 ms of propagation) after. (The window matters little
     // here: the path's BDP is about the initial window.)

@@ -171,12 +171,20 @@ impl FromStr for FctInput {
                 if name.is_empty() {
                     return Err(format!("`{s}`: empty name after `:`"));
                 }
+                if let Some(c) = name.chars().find(|c| c.is_control()) {
+                    return Err(format!(
+                        "`{}`: the name contains the control character U+{:04X}; a name is \
+                         printed in tables and drawn in figures",
+                        s.escape_debug(),
+                        u32::from(c)
+                    ));
+                }
                 if !path.is_empty() && !name.contains('/') {
                     return Ok(FctInput { path: path.into(), name: name.to_string() });
                 }
             }
         }
-        Ok(FctInput { path: s.into(), name: default_name(Path::new(s)) })
+        Ok(FctInput { path: s.into(), name: printable(default_name(Path::new(s))) })
     }
 }
 
@@ -192,6 +200,16 @@ fn default_name(path: &Path) -> String {
         "fct".to_string()
     } else {
         stem
+    }
+}
+
+/// `name` with each control character (a file or folder may be named with one) replaced by
+/// U+FFFD, so that tables keep their lines and figures stay well-formed.
+fn printable(name: String) -> String {
+    if name.chars().any(char::is_control) {
+        name.chars().map(|c| if c.is_control() { '\u{FFFD}' } else { c }).collect()
+    } else {
+        name
     }
 }
 
@@ -416,6 +434,17 @@ pub fn plot_command(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names are printed in tables and drawn in figures: a control character in one given
+    /// after `:` is refused, and one in a file or folder name becomes U+FFFD.
+    #[test]
+    fn input_names_have_no_control_characters() {
+        let e = "out/fct.csv:a\nb".parse::<FctInput>().unwrap_err();
+        assert!(e.contains("U+000A"), "{e}");
+        let i = "out/x\u{1b}y/fct.csv".parse::<FctInput>().unwrap();
+        assert_eq!(i.name, "x\u{FFFD}y");
+        assert_eq!("out/hpcc/fct.csv".parse::<FctInput>().unwrap().name, "hpcc");
+    }
 
     #[test]
     fn bucket_specs() {

@@ -224,7 +224,7 @@ pub struct PlotArgs {
     #[arg(long, value_name = "N")]
     pub dport: Option<u16>,
     /// Figure title (each caption adds what the figure shows).
-    #[arg(long, value_name = "TEXT", default_value = "")]
+    #[arg(long, value_name = "TEXT", default_value = "", value_parser = parse_title)]
     pub title: String,
     /// File name prefix: PREFIX_p50.png, PREFIX_cdf_fct.svg, ... (letters, digits, `.`, `_`,
     /// `+`, `-`; not starting with `.`)
@@ -574,6 +574,18 @@ fn stage_result_files(
 
 /// A plot file name prefix: the start of a file name in the output folder, so no path (a `/`
 /// in it failed after plotting, a `..` wrote outside the folder) and no hidden name.
+/// A figure title: any text without control characters, which no figure can show (an SVG
+/// with one is not well-formed XML).
+fn parse_title(t: &str) -> Result<String, String> {
+    match t.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "contains the control character U+{:04X}; a title is drawn in every figure",
+            u32::from(c)
+        )),
+        None => Ok(t.to_string()),
+    }
+}
+
 fn parse_prefix(p: &str) -> Result<String, String> {
     let ok = (1..=100).contains(&p.len())
         && !p.starts_with('.')
@@ -718,6 +730,13 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
                 out,
                 "TCP undos: {} reductions found spurious, {} of them timeouts by F-RTO",
                 c.tcp_undos, c.tcp_spurious_rtos
+            )?;
+        }
+        if c.tcp_reused_connections > 0 {
+            writeln!(
+                out,
+                "TCP connection reuse: {} flows took a connection another flow had dialed",
+                c.tcp_reused_connections
             )?;
         }
     }
@@ -1061,5 +1080,17 @@ fn out_file(file: &Path) -> Result<(PathBuf, String), CliError> {
                 "names a folder; give the output file's name",
             ),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A figure title with a control character is refused (an SVG with one is not
+    /// well-formed); any other text is kept.
+    #[test]
+    fn titles_have_no_control_characters() {
+        assert!(super::parse_title("a\u{1}b").unwrap_err().contains("U+0001"));
+        assert!(super::parse_title("a\nb").is_err());
+        assert_eq!(super::parse_title("HPCC <30%> & \"ws\"").unwrap(), "HPCC <30%> & \"ws\"");
     }
 }

@@ -391,3 +391,22 @@ fn a_lone_hpcc_over_tcp_flow_fills_its_path() {
     assert!(over_tcp < 1.15, "HPCC over TCP, slowdown {over_tcp}");
     assert!(over_tcp < roce * 1.05, "HPCC over TCP {over_tcp} against RoCE's {roce}");
 }
+
+/// HPCC over TCP's rates are bounded as `[cc]`'s are: beyond 100 Tbps a window law's
+/// arithmetic is out of its range, so the scenario is refused where the rate is written.
+#[test]
+fn hpcc_over_tcp_rates_above_the_largest_supported_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[simulation]\nstop_time = \"1ms\"\n[topology]\nkind = \"dumbbell\"\n\
+                left_hosts = 1\nright_hosts = 1\nhost_rate = \"25Gbps\"\n\
+                bottleneck_rate = \"25Gbps\"\ndelay = \"1us\"\n[switch]\necn = false\n\
+                [[group]]\nname = \"h\"\n\
+                cca = { name = \"hpcc\", rate_ai = \"99999Tbps\" }\n\
+                [flows]\ngroup = \"h\"\n[[flows.list]]\nsrc = 0\ndst = 1\nsize = \"4MB\"\n";
+    fs::write(dir.path().join("s.toml"), text).unwrap();
+    let o = dcsim(dir.path(), &["validate", "s.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("s.toml:14:") && err.contains("cca.rate_ai"), "{err}");
+    assert!(err.contains("100 Tbps"), "{err}");
+}

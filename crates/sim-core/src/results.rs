@@ -170,6 +170,9 @@ counters! {
     /// first retransmission) and fast recoveries (by the echo). Linux `TCPLossUndo` plus
     /// `TCPFullUndo`.
     tcp_undos,
+    /// TCP flows that took a connection another flow had dialed (connection reuse,
+    /// `reuse = "go-http"`): their request went without a handshake of their own.
+    tcp_reused_connections,
 }
 
 impl Counters {

@@ -148,7 +148,18 @@ pub(crate) fn convert(param: &ParamSpec, value: &toml::Value) -> Result<Value, S
         (Kind::Integer, _) => Err(format!("expected a non-negative integer, found {found}")),
         (Kind::Bool, T::Boolean(v)) => Ok(Value::Bool(*v)),
         (Kind::Bool, _) => Err(format!("expected true or false, found {found}")),
-        (Kind::Rate, T::String(s)) => unit(units::parse_rate(s).map(Value::Rate)),
+        (Kind::Rate, T::String(s)) => {
+            let r = units::parse_rate(s).map_err(|e| e.to_string())?;
+            // As `[cc]`'s rates (HPCC over TCP's `rate_ai`, `min_rate`): beyond the largest
+            // rate a link may have, a window law's arithmetic is out of its range.
+            if r > dcsim_core::units::MAX_RATE {
+                return Err(format!(
+                    "`{s}` is above the largest rate supported, {}",
+                    dcsim_core::units::MAX_RATE_TEXT
+                ));
+            }
+            Ok(Value::Rate(r))
+        }
         (Kind::Rate, _) => {
             Err(format!("expected a rate with a unit such as \"40Mbps\", found {found}"))
         }

@@ -133,6 +133,9 @@ impl<F: CcFactory> Shard<F> {
     fn pool_assign(&mut self, sh: &Shared<F>, h: usize, conn: usize, flow: usize) {
         let p = sh.pool_of[conn] as usize;
         self.pools[p].waiting.retain(|&w| w as usize != flow);
+        if conn != flow {
+            self.counters.tcp_reused_connections += 1;
+        }
         let now = self.now;
         let ep = rx_mut(&mut self.rx, conn).ep.as_mut().expect("a connection that was dialed");
         ep.request(now, sh.flows[flow].size);

@@ -120,6 +120,10 @@ impl Default for CubicConfig {
     }
 }
 
+/// The largest `c` accepted: 250 times Linux's 0.4 (a window that grows by 100·t³ segments
+/// fills any path within a second). Beyond 64 bits the growth saturates.
+pub const MAX_C: f64 = 100.0;
+
 impl CubicConfig {
     /// From parameters (see [`SPEC`]). `beta = 0.7` and `c = 0.4` map to Linux's 717/1024 and
     /// 410/1024.
@@ -132,13 +136,35 @@ impl CubicConfig {
         if !(beta > 0.0 && beta < 1.0) {
             return Err(ParamError::new("beta", format!("must be in (0, 1), got {beta}")));
         }
+        // Linux's units: beta in 1/1024 (`beta`), C in 10/1024 (`bic_scale`). A value that
+        // rounds to the bounds would run silently as beta = 1 (no decrease) or C = 0 (no
+        // growth): refused, as the bounds themselves are.
+        let beta_q = (beta * 1024.0).round();
+        if !(1.0..=1023.0).contains(&beta_q) {
+            return Err(ParamError::new(
+                "beta",
+                format!("{beta} rounds to {beta_q}/1024 (Linux's unit), outside (0, 1)"),
+            ));
+        }
         let c = p.f64("c", 0.4);
         if !(c > 0.0 && c.is_finite()) {
             return Err(ParamError::new("c", format!("must be positive, got {c}")));
         }
+        let c_q = (c * 1024.0 / 10.0).round();
+        if c_q < 1.0 {
+            return Err(ParamError::new(
+                "c",
+                format!(
+                    "{c} rounds to 0 in Linux's unit of 10/1024 (bic_scale); the least is 0.0098"
+                ),
+            ));
+        }
+        if c > MAX_C {
+            return Err(ParamError::new("c", format!("must be at most {MAX_C}, got {c}")));
+        }
         Ok(CubicConfig {
-            beta: (beta * 1024.0).round() / 1024.0,
-            c: (c * 1024.0 / 10.0).round() * 10.0 / 1024.0,
+            beta: beta_q / 1024.0,
+            c: c_q * 10.0 / 1024.0,
             fast_convergence: p.bool("fast_convergence", d.fast_convergence),
             tcp_friendliness: p.bool("tcp_friendliness", d.tcp_friendliness),
             hystart: match p.choice("hystart", "classic") {
@@ -393,8 +419,11 @@ impl Cubic {
             (now.saturating_since(epoch) + self.delay_min.unwrap_or(Duration::ZERO)).as_secs_f64();
         let offs = (t - self.k).abs();
         let delta = (self.cfg.c * offs * offs * offs).floor() as u64;
-        let target =
-            if t < self.k { self.origin.saturating_sub(delta) } else { self.origin + delta };
+        let target = if t < self.k {
+            self.origin.saturating_sub(delta)
+        } else {
+            self.origin.saturating_add(delta)
+        };
         self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
         if self.last_max_cwnd == 0 && self.cnt > 20 {
             self.cnt = 20;
@@ -523,6 +552,25 @@ mod tests {
             delivered_time: now,
             next_send: now,
         }
+    }
+
+    /// `beta` and `c` are refused where Linux's units would round them to a bound, and `c`
+    /// above [`MAX_C`]; the accepted ones are quantised as Linux does.
+    #[test]
+    fn beta_and_c_that_round_to_a_bound_are_refused() {
+        use dcsim_types::params::Value;
+        let with = |k: &'static str, v: f64| {
+            CubicConfig::from_params(&Params::from_values(SPEC.params, vec![(k, Value::Number(v))]))
+        };
+        for (k, v) in [("beta", 0.9999), ("beta", 0.0001), ("c", 0.001), ("c", 1e30), ("c", 100.5)]
+        {
+            let e = with(k, v).unwrap_err();
+            assert_eq!(e.field, k, "{k} = {v}: {e}");
+        }
+        assert_eq!(with("beta", 0.7).unwrap().beta, 717.0 / 1024.0);
+        assert_eq!(with("c", 0.4).unwrap().c, 410.0 / 1024.0);
+        assert_eq!(with("c", 100.0).unwrap().c, 10240.0 / 1024.0 * 10.0);
+        assert_eq!(with("c", 0.005).unwrap().c, 10.0 / 1024.0);
     }
 
     /// `CA_EVENT_TX_START` moves the epoch by the idle time, at most to now, and only once an
