@@ -20,7 +20,9 @@
 //!   Every link has the path's delay.
 //! - `harm40ms_ccafct_solo`: `examples/harm/base.toml`, the solo run of `dcsim harm` at 40 ms:
 //!   900 CUBIC flows on ccafct's dumbbell (1 µs, 10 Gb/s host links; a 50 Mb/s bottleneck
-//!   with all of the delay), where events come ~70 µs apart.
+//!   with all of the delay), where events come ~70 µs apart. Since 2026-11-29 its flows
+//!   reuse connections as ccafct's Go client (`reuse = "go-http"`), so its events are not
+//!   those of earlier sessions' figures.
 //!
 //! Only the simulation is timed (`RunOutput::wall`, as in the run summary), not the loading.
 //! Two groups report the same runs in two units: `reference_events` in simulated events per
