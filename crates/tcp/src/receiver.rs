@@ -471,6 +471,7 @@ impl Receiver {
         self.sack_n = n + 1;
     }
 
+    #[inline(always)]
     fn sack_blocks(&self) -> SackBlocks {
         let mut out = SackBlocks::EMPTY;
         if !self.cfg.sack {
@@ -486,6 +487,7 @@ impl Receiver {
         out
     }
 
+    #[inline(always)]
     fn make_ack(&mut self) -> Segment {
         let mut flags = Flags::ACK;
         if self.cfg.ecn == EcnMode::Classic && self.demand_cwr {
@@ -536,6 +538,8 @@ impl Receiver {
     }
 
     fn next_segment(&mut self, now: Time) -> Option<Segment> {
+        // A reused connection's request, which carries the ACK (one `make_ack` below for both).
+        let mut request = None;
         if let Some(c) = &mut self.client {
             if c.syn_pending {
                 c.syn_pending = false;
@@ -554,27 +558,28 @@ impl Receiver {
                 c.req_pending = false;
                 c.req_timer = Some(now + c.rtt.backed_off(c.req_retries));
                 self.stats.requests += 1;
-                if self.cfg.reuse != Reuse::None {
-                    // The request carries the ACK of what arrived (Linux
-                    // `tcp_event_ack_sent`): the ACK owed goes with it.
-                    let req = u64::from(self.cfg.request_bytes);
-                    let end = self.client.as_ref().map_or(req, |c| c.req_end);
-                    let ack = self.make_ack();
-                    return Some(Segment { seq: end - req, len: self.cfg.request_bytes, ..ack });
+                if self.cfg.reuse == Reuse::None {
+                    self.stats.acks += 1;
+                    return Some(Segment {
+                        seq: 0,
+                        len: self.cfg.request_bytes,
+                        ack: self.rcv_nxt,
+                        flags: Flags::ACK,
+                        ecn: Ecn::NotEct,
+                        ..Segment::default()
+                    });
                 }
-                self.stats.acks += 1;
-                return Some(Segment {
-                    seq: 0,
-                    len: self.cfg.request_bytes,
-                    ack: self.rcv_nxt,
-                    flags: Flags::ACK,
-                    ecn: Ecn::NotEct,
-                    ..Segment::default()
-                });
+                // The request carries the ACK of what arrived (Linux `tcp_event_ack_sent`):
+                // the ACK owed goes with it.
+                request = Some(c.req_end - u64::from(self.cfg.request_bytes));
             }
         }
-        if self.ack_now {
-            return Some(self.make_ack());
+        if self.ack_now || request.is_some() {
+            let ack = self.make_ack();
+            return Some(match request {
+                Some(seq) => Segment { seq, len: self.cfg.request_bytes, ..ack },
+                None => ack,
+            });
         }
         None
     }

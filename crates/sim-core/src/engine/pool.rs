@@ -60,6 +60,8 @@ pub(crate) struct PoolState {
 
 impl<F: CcFactory> Shard<F> {
     /// Flow `flow`, of pool `sh.pool_of[flow]`, starts at its client (host slot `h`).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn pool_start(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
         let p = sh.pool_of[flow] as usize;
         if let Some(conn) = self.pools[p].idle.pop() {
@@ -75,6 +77,8 @@ impl<F: CcFactory> Shard<F> {
     }
 
     /// Connection `conn`'s handshake completed at its client (host slot `h`).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn pool_established(&mut self, sh: &Shared<F>, h: usize, conn: usize) {
         let p = sh.pool_of[conn] as usize;
         let q = &mut self.pools[p].waiting;
@@ -90,6 +94,8 @@ impl<F: CcFactory> Shard<F> {
 
     /// A segment arrived on connection `conn` at its client (host slot `h`): the response it
     /// carries may be complete, and then the connection moves on.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn pool_progress(&mut self, sh: &Shared<F>, h: usize, conn: usize) {
         let p = sh.pool_of[conn] as usize;
         let Some(i) = self.pools[p].busy.iter().position(|b| b.conn as usize == conn) else {
@@ -113,6 +119,8 @@ impl<F: CcFactory> Shard<F> {
 
     /// The flow whose request connection `conn` carries now ([`crate::packet::TcpFields::NO_APP`]
     /// if none).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn pool_serving(&self, sh: &Shared<F>, conn: usize) -> u32 {
         let p = sh.pool_of[conn] as usize;
         self.pools[p]

@@ -493,7 +493,13 @@ impl<F: CcFactory> Shard<F> {
             return;
         }
         let seg = segment_of(p);
-        let app = p.area.tcp().map_or(TcpFields::NO_APP, |t| t.app);
+        // A reused connection's request names its flow (only requests carry payload to a
+        // sender).
+        let app = if at_sender && seg.len > 0 {
+            p.area.tcp().map_or(TcpFields::NO_APP, |t| t.app)
+        } else {
+            TcpFields::NO_APP
+        };
         self.release(pkt);
         let now = self.now;
         if at_sender {
@@ -507,10 +513,11 @@ impl<F: CcFactory> Shard<F> {
             let ep = t.ep.as_mut().expect("opened");
             ep.on_segment(now, &seg);
             // A reused connection's request: answered with the size of the flow it names.
-            for _ in 0..ep.take_requests() {
-                debug_assert!(app != TcpFields::NO_APP, "a request names its flow");
-                if let Some(f) = sh.flows.get(app as usize) {
-                    ep.respond(now, f.size);
+            if app != TcpFields::NO_APP {
+                for _ in 0..ep.take_requests() {
+                    if let Some(f) = sh.flows.get(app as usize) {
+                        ep.respond(now, f.size);
+                    }
                 }
             }
             if ep.is_complete() && !t.stream {
@@ -527,9 +534,10 @@ impl<F: CcFactory> Shard<F> {
             let r = rx_mut(&mut self.rx, flow);
             let cfg = Self::tcp_cfg(sh, r.group, flow);
             let ep = r.ep.get_or_insert_with(|| Receiver::new(cfg, size));
-            let was_established = ep.is_established();
+            let pooled = !stream && sh.pooled(flow);
+            let was_established = pooled && ep.is_established();
             ep.on_segment(now, &seg);
-            if !stream && sh.pooled(flow) {
+            if pooled {
                 if !was_established && ep.is_established() {
                     self.pool_established(sh, h, flow);
                 } else {
@@ -560,6 +568,7 @@ impl<F: CcFactory> Shard<F> {
 
     /// Queues every segment the receiver (or client) of `flow` has for the wire on host slot
     /// `h`'s control FIFO, re-arms its timer and kicks the NIC.
+    #[inline(always)]
     pub(crate) fn tcp_rx_flush(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
         let now = self.now;
         loop {
