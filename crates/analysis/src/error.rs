@@ -48,6 +48,21 @@ pub enum AnalysisError {
         /// What is expected.
         reason: &'static str,
     },
+    /// A flow listed twice (a file put together from several runs, or edited).
+    #[error(
+        "{file}:{line}: flow {flow_id} is listed again (first at line {first}); a fct.csv \
+             lists each flow once"
+    )]
+    DuplicateFlow {
+        /// The file.
+        file: String,
+        /// 1-based line number of the repeat.
+        line: u64,
+        /// The flow's id.
+        flow_id: u64,
+        /// 1-based line number where it was first listed.
+        first: u64,
+    },
     /// A quantile bucket step outside 1..=100 percent.
     #[error("bucket step must be 1..=100 percent, found {0}")]
     InvalidStep(u32),

@@ -132,6 +132,8 @@ pub fn parse_fct_csv<R: Read>(reader: R, file: &str) -> Result<Vec<FctRow>, Anal
     let c_dport = index.get("dport").copied();
 
     let mut rows = Vec::new();
+    // Each flow's line, to refuse one listed twice (it would count twice in every statistic).
+    let mut seen: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     for rec in rdr.records() {
         let rec = rec.map_err(csv_err)?;
         let line = rec.position().map_or(0, |p| p.line());
@@ -195,8 +197,18 @@ pub fn parse_fct_csv<R: Read>(reader: R, file: &str) -> Result<Vec<FctRow>, Anal
                 ));
             }
         }
+        let flow_id = int(c_id, "flow_id")?;
+        if let Some(&first) = seen.get(&flow_id) {
+            return Err(AnalysisError::DuplicateFlow {
+                file: file.to_string(),
+                line,
+                flow_id,
+                first,
+            });
+        }
+        seen.insert(flow_id, line);
         rows.push(FctRow {
-            flow_id: int(c_id, "flow_id")?,
+            flow_id,
             src: node(c_src, "src")?,
             dst: node(c_dst, "dst")?,
             size,
@@ -223,6 +235,18 @@ mod tests {
 
     fn parse_str(s: &str) -> Result<Vec<FctRow>, AnalysisError> {
         parse_fct_csv(s.as_bytes(), "fct.csv")
+    }
+
+    #[test]
+    fn a_flow_listed_twice_is_refused_with_both_lines() {
+        let row = "7,1,2,1000,0,1200,1000,1.2,990\n";
+        let e = parse_str(&format!("{HEADER}{row}8,1,2,1000,0,1200,1000,1.2,990\n{row}"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "fct.csv:4: flow 7 is listed again (first at line 2); a fct.csv lists each flow once"
+        );
     }
 
     #[test]

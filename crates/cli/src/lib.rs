@@ -992,6 +992,16 @@ fn import_command(
     // Written even if it does not validate, so that the error's line numbers point somewhere.
     output::write_atomic(&dir, &name, &imported.toml)?;
     let written = scenario_path;
+    if valid.is_err() {
+        let _ = writeln!(
+            notes,
+            "note: {} was imported from {} and written although it does not validate, so that \
+             the error's line points into it; the setting comes from {}",
+            written.display(),
+            config.display(),
+            config.display()
+        );
+    }
     let valid = valid?;
     let _ = writeln!(
         out,

@@ -413,12 +413,28 @@ fn read_text_within(path: &Path, file_limit: u64, stream_limit: u64) -> std::io:
     if meta.is_file() && meta.len() > limit {
         return Err(too_large());
     }
-    let mut text = String::new();
-    f.take(limit + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > limit {
+    let mut bytes = Vec::new();
+    f.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
         return Err(too_large());
     }
-    Ok(text)
+    String::from_utf8(bytes).map_err(|e| {
+        // Where the text stops being UTF-8, as a line and column an editor shows.
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&bytes[start..at]).chars().count() + 1;
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "not UTF-8 text: byte {} (0x{:02x}) at line {line}, column {column} is not valid \
+                 UTF-8",
+                at + 1,
+                bytes[at]
+            ),
+        )
+    })
 }
 
 impl Source {
@@ -2237,6 +2253,19 @@ mod tests {
                  from one; give it as a file"
             );
         }
+    }
+
+    /// Text that is not UTF-8 is refused with the place where it stops being UTF-8.
+    #[test]
+    fn text_that_is_not_utf8_is_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.toml");
+        std::fs::write(&path, b"a = 1\nb = \"\xc3\xa9\xffy\"\n").unwrap();
+        let e = read_text_within(&path, 100, 100).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not UTF-8 text: byte 14 (0xff) at line 2, column 7 is not valid UTF-8"
+        );
     }
 
     const MINIMAL: &str =

@@ -1306,17 +1306,21 @@ fn load_cells(m: &Manifest, dirs: &[PathBuf]) -> Result<Vec<CellData>, CliError>
         .map(|(c, d)| {
             let dir = d.join("cells").join(&c.name);
             let mut rows = read_fct_csv(&dir.join("fct.csv"))?;
+            let listed = rows.len();
             if let Some(p) = m.dport {
                 rows.retain(|r| r.dport == Some(p));
             }
             let path = dir.join("counters.csv");
             let text = scenario::read_file(&path)?;
-            let counters = text
-                .lines()
-                .skip(1)
-                .filter_map(|l| l.split_once(','))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>();
+            let mut counters = BTreeMap::new();
+            for (i, l) in text.lines().enumerate().skip(1) {
+                let Some((k, v)) = l.split_once(',') else { continue };
+                if counters.insert(k.to_string(), v.to_string()).is_some() {
+                    // An edited file: the last row would have won.
+                    let message = format!("line {}: `{k}` is given again", i + 1);
+                    return Err(CliError::Input { file: path, message });
+                }
+            }
             for key in ["flows_done", "flows_unfinished", "events", "end_time_ns"] {
                 if !counters.contains_key(key) {
                     return Err(CliError::Input { file: path, message: format!("no `{key}` row") });
@@ -1328,6 +1332,15 @@ fn load_cells(m: &Manifest, dirs: &[PathBuf]) -> Result<Vec<CellData>, CliError>
                     let message = format!("`{key}` is {:?}, not a count", counters[key]);
                     return Err(CliError::Input { file: path, message });
                 }
+            }
+            // Every flow that finished has its row in fct.csv.
+            if counters["flows_done"] != listed.to_string() {
+                let message = format!(
+                    "`flows_done` is {}, but {} lists {listed} flows",
+                    counters["flows_done"],
+                    dir.join("fct.csv").display()
+                );
+                return Err(CliError::Input { file: path, message });
             }
             Ok(CellData { rows, counters, dir })
         })

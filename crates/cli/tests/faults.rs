@@ -226,6 +226,15 @@ fn import_ns3_turns_the_timeout_off_and_maps_link_down() {
     }
     let v = c.ok(&["validate", "d.toml"]);
     assert!(v.contains("link events: 1 (down at 2000150 µs: 64-68)"), "{v}");
+
+    // A link that does not exist: the scenario is written (so that the error's line points
+    // into it) and a note names the config the setting came from.
+    c.write("ref/config.txt", &cfg.replace("LINK_DOWN 0 0 0", "LINK_DOWN 150 2 3"));
+    let o = c.run(&["import-ns3", "ref/config.txt", "--out", "e.toml"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("note: e.toml was imported from ref/config.txt and written"), "{err}");
+    assert!(err.contains("error: e.toml:") && err.contains("events[0].link"), "{err}");
 }
 
 #[test]

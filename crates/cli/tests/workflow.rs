@@ -693,6 +693,19 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
     fs::write(c.path("s1/cells/dctcp/counters.csv"), edited + "\n").unwrap();
     let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
     assert_has(&e, &["s1/cells/dctcp/counters.csv", "`flows_done` is \"abc\", not a count"]);
+    // A row given twice (the last one won), and a count of flows done that fct.csv does not
+    // list.
+    fs::write(c.path("s1/cells/dctcp/counters.csv"), format!("{counters}flows_done,7\n")).unwrap();
+    let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
+    assert_has(&e, &["s1/cells/dctcp/counters.csv", "`flows_done` is given again"]);
+    let edited = counters
+        .lines()
+        .map(|l| if l.starts_with("flows_done,") { "flows_done,7" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    fs::write(c.path("s1/cells/dctcp/counters.csv"), edited + "\n").unwrap();
+    let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
+    assert_has(&e, &["s1/cells/dctcp/counters.csv", "`flows_done` is 7, but "]);
     fs::write(c.path("s1/cells/dctcp/counters.csv"), &counters).unwrap();
 }
 
