@@ -335,6 +335,24 @@ fn queue_byte_limits_below_a_frame() {
     }
 }
 
+/// A `[[queue]]` on classes no traffic uses changes nothing, and says so; a class given twice
+/// is an error.
+#[test]
+fn queues_on_unused_classes_are_warned_about() {
+    let queue = |classes: &str| {
+        format!("[[queue]]\nkind = \"codel\"\nat = \"host-facing\"\nclasses = {classes}\n")
+    };
+    // The flow is in RoCE's class 3.
+    let s = scenario("", &format!("{}{ONE_FLOW}", queue("[5, 6]")));
+    let w = "field `queue[0].classes`: codel applies to classes 5, 6 only, and no flow or \
+             connection uses them (the traffic is in class 3): it changes nothing";
+    assert_has(&accepted(&s).0, &[w]);
+    let s = scenario("", &format!("{}{ONE_FLOW}", queue("[3, 5]")));
+    assert!(!accepted(&s).0.contains("warning"), "{}", accepted(&s).0);
+    let e = rejected(&scenario("", &format!("{}{ONE_FLOW}", queue("[3, 3]"))));
+    assert_has(&e, &["field `queue[0].classes`: class 3 is given twice"]);
+}
+
 /// A RoCE flow smaller than `ack_interval` that does not end on a `chunk` multiple is never
 /// ACKed in full (spec §2.3): delivered, never finished, without a word before.
 #[test]

@@ -380,13 +380,14 @@ fn cca_config(
 const QUEUE_KEYS: &[&str] = &["kind", "at", "link", "switch", "port", "classes"];
 
 /// Reads `[[queue]]` into `cfg.switch.qdiscs`, in order (a later rule wins where rules
-/// overlap). Returns each table's discipline, in order (for the warnings).
+/// overlap). Returns each table's discipline and classes (a bit per class), in order (for the
+/// warnings).
 pub(super) fn queues(
     src: &Source,
     raw: Option<&Vec<toml::Table>>,
     net: &Network,
     cfg: &mut SimConfig,
-) -> Result<Vec<QdiscConfig>, CliError> {
+) -> Result<Vec<(QdiscConfig, u8)>, CliError> {
     let mut tables = Vec::new();
     for (i, t) in raw.into_iter().flatten().enumerate() {
         let idx = i.to_string();
@@ -413,6 +414,9 @@ pub(super) fn queues(
                 let mut bits = 0u8;
                 for v in a {
                     match v.as_integer() {
+                        Some(c) if (1..=7).contains(&c) && bits & (1 << c) != 0 => {
+                            return Err(table.error("classes", format!("class {c} is given twice")))
+                        }
                         Some(c) if (1..=7).contains(&c) => bits |= 1 << c,
                         _ => {
                             return Err(table.error(
@@ -444,7 +448,7 @@ pub(super) fn queues(
         for (node, port) in ports {
             cfg.switch.qdiscs.push(PortQdisc { node, port, classes, qdisc: qdisc.clone() });
         }
-        tables.push(qdisc);
+        tables.push((qdisc, classes));
     }
     Ok(tables)
 }

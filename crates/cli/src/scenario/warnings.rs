@@ -15,7 +15,8 @@
 //!   scenario whose generators gave no flow (and that has no applications);
 //! * a TCP group's HPCC `min_rate`, or the `[cc]` scheme's `min_rate` where RoCE traffic
 //!   runs, not below the slowest link of the routed paths;
-//! * a `[[queue]]` byte limit below the largest data frame in use;
+//! * a `[[queue]]` byte limit below the largest data frame in use, and one whose classes no
+//!   traffic uses;
 //! * `[output] qlen_ports` with no queue monitor on, after the command's flags
 //!   ([`monitor_warnings`]);
 //! * for `run --threads N`: more threads than the network has shards, and a lookahead so short
@@ -610,7 +611,7 @@ fn small_buffer(
 pub(super) fn small_queue_limits(
     src: &Source,
     cfg: &SimConfig,
-    tables: &[dcsim_core::config::QdiscConfig],
+    tables: &[(dcsim_core::config::QdiscConfig, u8)],
     frames: &Frames,
     out: &mut Vec<Warning>,
 ) {
@@ -632,7 +633,7 @@ pub(super) fn small_queue_limits(
         return;
     }
     let largest = frames.largest;
-    for (i, q) in tables.iter().enumerate() {
+    for (i, (q, _)) in tables.iter().enumerate() {
         let Some((key, limit)) = q.byte_limit().filter(|&(_, b)| b < largest) else { continue };
         out.push(at(
             src,
@@ -642,6 +643,54 @@ pub(super) fn small_queue_limits(
                  {} drops every such frame at its ports, so flows that send full frames \
                  through them never finish",
                 q.name()
+            ),
+        ));
+    }
+}
+
+/// A `[[queue]]` whose classes no flow or connection uses: it changes nothing (a discipline
+/// applies only to the classes it names, and the rest of the port stays drop-tail).
+pub(super) fn unused_queue_classes(
+    src: &Source,
+    cfg: &SimConfig,
+    flows: &[FlowSpec],
+    tables: &[(dcsim_core::config::QdiscConfig, u8)],
+    out: &mut Vec<Warning>,
+) {
+    let used = flows
+        .iter()
+        .map(|f| f.pg)
+        .chain(cfg.apps.connections.iter().map(|c| c.pg))
+        .fold(0u8, |m, pg| m | 1u8.checked_shl(u32::from(pg)).unwrap_or(0));
+    if used == 0 {
+        return;
+    }
+    let list = |bits: u8| {
+        (0..8)
+            .filter(|c| bits & (1 << c) != 0)
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (i, (q, classes)) in tables.iter().enumerate() {
+        if classes & used != 0 {
+            continue;
+        }
+        let n = i.to_string();
+        let keys: &[&str] = if src.span_of(&["queue", &n, "classes"]).is_some() {
+            &["queue", &n, "classes"]
+        } else {
+            &["queue", &n]
+        };
+        out.push(at(
+            src,
+            keys,
+            format!(
+                "{} applies to classes {} only, and no flow or connection uses them (the traffic \
+                 is in class {}): it changes nothing",
+                q.name(),
+                list(*classes),
+                list(used)
             ),
         ));
     }
