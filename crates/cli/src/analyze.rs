@@ -269,20 +269,23 @@ impl Loaded {
     }
 }
 
-/// Loads every input; names must be distinct.
+/// Loads every input; names must be distinct among the `fct.csv` inputs and among the
+/// queue-length inputs (a run's two files share its folder's name).
 fn load_inputs(inputs: &[FctInput], dport: Option<u16>) -> Result<Loaded, CliError> {
+    let kinds: Vec<bool> = inputs.iter().map(|i| queues::is_qlen_hist(&i.path)).collect();
     let mut seen = HashSet::new();
-    for i in inputs {
-        if !seen.insert(i.name.as_str()) {
+    for (i, &qlen) in inputs.iter().zip(&kinds) {
+        if !seen.insert((qlen, i.name.as_str())) {
+            let what = if qlen { "queue-length inputs" } else { "fct.csv inputs" };
             return Err(CliError::Input {
                 file: i.path.clone(),
-                message: format!("two inputs are named \"{}\"; name them with FILE:NAME", i.name),
+                message: format!("two {what} are named \"{}\"; name them with FILE:NAME", i.name),
             });
         }
     }
     let mut loaded = Loaded { fct: Vec::new(), queues: Vec::new() };
-    for i in inputs {
-        if queues::is_qlen_hist(&i.path) {
+    for (i, qlen) in inputs.iter().zip(kinds) {
+        if qlen {
             loaded.queues.push((i.name.clone(), queues::read_backlog(&i.path, |_, _| true)?));
         } else {
             loaded.fct.push((i.name.clone(), load_rows(&i.path, dport)?));

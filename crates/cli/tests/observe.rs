@@ -489,6 +489,12 @@ fn analyze_plot_and_sweep_pool_queue_lengths() {
     // A deeper buffer lets the incast queue grow further before PFC pauses.
     let p9999 = |s: &Vec<String>| s[8].parse::<u64>().unwrap();
     assert!(p9999(&summary[1]) > p9999(&summary[0]), "{summary:?}");
+    // A run's two files share its folder's name; two files of one kind may not.
+    ok(&dcsim(d, &["analyze", "small/fct.csv", "small/qlen_hist.csv"]));
+    let o = dcsim(d, &["analyze", "small/fct.csv", "small/fct.csv"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("two fct.csv inputs are named \"small\""), "{err}");
     // Queue lengths only, into the same folder: the flow tables of the analysis before are
     // removed, not left beside the new one.
     ok(&dcsim(d, &["analyze", "small/qlen_hist.csv", "--out", "an"]));
