@@ -550,3 +550,60 @@ fn pooled_flows_are_sound_and_identical_on_several_threads() {
         assert_eq!(sim.counters(), one.counters(), "{threads} threads");
     }
 }
+
+/// Pooled flows through a small drop-tail bottleneck, where SYNs, requests and responses are
+/// all lost at times: every flow still completes once, every response byte arrives once, the
+/// bytes balance, and the results do not depend on the threads. Several arrival patterns.
+#[test]
+fn pooled_flows_survive_losses_of_syns_requests_and_data() {
+    use dcsim::tcp::Reuse;
+    for pattern in 0..3u64 {
+        let mut at = Time::ZERO;
+        let flows: Vec<FlowSpec> = (0..30u32)
+            .map(|i| {
+                let k = u64::from(i) * 7919 + pattern * 104_729;
+                at += Duration::from_us(200 + (k % 17) * 300);
+                flow(i, 0, 1, 5_000 + (k * 31) % 300_000, at)
+            })
+            .collect();
+        let run = |threads: usize| {
+            let (net, routes) = dumbbell(1, BitsPerSec::mbps(20));
+            let tcp = TcpConfig { handshake: true, reuse: Reuse::GoHttp, ..TcpConfig::linux() };
+            let mut cfg = tcp_cfg(CcaConfig::Cubic(Default::default()), tcp, flows.len());
+            // Twelve packets of buffer at the bottleneck, both ways.
+            let fifo = dcsim::aqm::fifo::FifoParams { limit_bytes: None, limit_packets: Some(12) };
+            let port = |a: u32, b: u32| {
+                PortNo(net.ports(NodeId(a)).iter().position(|p| p.peer == NodeId(b)).unwrap() as u16)
+            };
+            cfg.switch.qdiscs = [(2, 3), (3, 2)]
+                .into_iter()
+                .map(|(a, b)| PortQdisc {
+                    node: NodeId(a),
+                    port: port(a, b),
+                    classes: 0xfe,
+                    qdisc: QdiscConfig::Fifo(fifo),
+                })
+                .collect();
+            let mut sim = on_threads(net, routes, cfg, flows.clone(), threads);
+            sim.run();
+            sim
+        };
+        let one = run(1);
+        assert_pool_sound(&one);
+        let c = one.counters();
+        assert!(c.qdisc_overflow_drops > 0, "pattern {pattern}: no loss: {c:?}");
+        assert!(c.tcp_reused_connections > 0, "pattern {pattern}: no reuse: {c:?}");
+        let (mut syns, mut dials, mut requests) = (0, 0, 0);
+        for r in one.flow_results() {
+            if let Some(rx) = one.tcp_receiver(r.id) {
+                let st = rx.stats();
+                (syns, dials, requests) = (syns + st.syns, dials + 1, requests + st.requests);
+            }
+        }
+        // SYNs and requests were lost and sent again (each flow makes one request).
+        assert!(syns > dials && requests > 30, "{syns} SYNs, {dials} dials, {requests} requests");
+        let two = run(2);
+        assert_eq!(two.flow_results(), one.flow_results(), "pattern {pattern}");
+        assert_eq!(two.counters(), one.counters(), "pattern {pattern}");
+    }
+}
