@@ -17,6 +17,7 @@ use dcsim_types::{Duration, Time};
 use super::{AckSample, CaState, Congestion, CongestionControl, StateChange, Window};
 
 const HYSTART_MODES: &[&str] = &["classic", "plus", "off"];
+const HYSTART_ROUNDS: &[&str] = &["first-ack", "low-window"];
 
 /// CUBIC's parameters.
 pub const SPEC: PluginSpec = PluginSpec {
@@ -62,6 +63,13 @@ pub const SPEC: PluginSpec = PluginSpec {
             "HyStart acts from this cwnd (segments)",
         ),
         ParamSpec::new(
+            "hystart_rounds",
+            Kind::Choice(HYSTART_ROUNDS),
+            "first-ack",
+            "classic HyStart's rounds: from slow start's first ACK (Linux before 5.16 and from \
+             6.14) or from the low window (5.16 to 6.13)",
+        ),
+        ParamSpec::new(
             "hystart_ack_delta",
             Kind::Duration,
             "2ms",
@@ -100,6 +108,11 @@ pub struct CubicConfig {
     pub hystart_delay: bool,
     /// HyStart acts from this cwnd (segments).
     pub hystart_low_window: u64,
+    /// Classic HyStart counts its rounds only once cwnd reaches `hystart_low_window` (Linux
+    /// 5.16 to 6.13, where `cubictcp_acked` tests the window before `hystart_update`, whose
+    /// round reset then first runs at the low window); otherwise from slow start's first ACK
+    /// (Linux before 5.16 and from 6.14).
+    pub hystart_rounds_from_low_window: bool,
     /// ACK-train spacing.
     pub hystart_ack_delta: Duration,
 }
@@ -115,6 +128,7 @@ impl Default for CubicConfig {
             hystart_ack_train: true,
             hystart_delay: true,
             hystart_low_window: 16,
+            hystart_rounds_from_low_window: false,
             hystart_ack_delta: Duration::from_ms(2),
         }
     }
@@ -175,6 +189,7 @@ impl CubicConfig {
             hystart_ack_train: p.bool("hystart_ack_train", d.hystart_ack_train),
             hystart_delay: p.bool("hystart_delay", d.hystart_delay),
             hystart_low_window: p.u64("hystart_low_window", d.hystart_low_window),
+            hystart_rounds_from_low_window: p.choice("hystart_rounds", "first-ack") == "low-window",
             hystart_ack_delta: p.duration("hystart_ack_delta", d.hystart_ack_delta),
         })
     }
@@ -299,6 +314,9 @@ impl Cubic {
     /// Linux since 6.14 and before late 2021; kernels in between counted rounds only from the
     /// low window on).
     fn hystart_update(&mut self, w: &mut Window, ack: &AckSample, delay: Duration) {
+        if self.cfg.hystart_rounds_from_low_window && w.segs() < self.cfg.hystart_low_window {
+            return;
+        }
         if ack.snd_una > self.end_seq {
             self.hystart_reset(ack);
         }
@@ -619,6 +637,35 @@ mod tests {
         let mut w = Window { cwnd: 11 * 1000, ssthresh: u64::MAX, mss: 1000, cwnd_cnt: 0 };
         p.on_ack(&mut w, &ack_of(at(10), 1000, 10_000));
         assert_eq!(p.end_seq, 10_000);
+    }
+
+    /// With `hystart_rounds = "low-window"` (Linux 5.16 to 6.13) no round starts below the low
+    /// window: the first begins at the first ACK with cwnd 16, and ends where `snd_nxt` then
+    /// was (the helper's 6.1 arithmetic: round starts at about 2·a + 11 segments).
+    #[test]
+    fn hystart_rounds_from_the_low_window_start_at_cwnd_16() {
+        let cfg = CubicConfig { hystart_rounds_from_low_window: true, ..CubicConfig::default() };
+        let mut c = Cubic::new(cfg);
+        let mut w = Window { cwnd: 11 * 1000, ssthresh: u64::MAX, mss: 1000, cwnd_cnt: 0 };
+        let at = |ms: u64| Time::ZERO + Duration::from_ms(ms);
+        let ack_of = |now, una, nxt| AckSample { snd_una: una, snd_nxt: nxt, ..ack(now, 1000) };
+        c.on_ack(&mut w, &ack_of(at(10), 1000, 10_000));
+        assert_eq!(c.end_seq, 0, "no round below the low window");
+        // The seventh ACK: cwnd 16 (IW 10 + 6), 22 segments sent.
+        w.cwnd = 16 * 1000;
+        c.on_ack(&mut w, &ack_of(at(11), 6000, 22_000));
+        assert_eq!((c.end_seq, c.round_start), (22_000, at(11)), "the first round");
+        // Within it: no reset; past it: the next.
+        c.on_ack(&mut w, &ack_of(at(12), 20_000, 40_000));
+        assert_eq!(c.end_seq, 22_000);
+        c.on_ack(&mut w, &ack_of(at(20), 23_000, 57_000));
+        assert_eq!((c.end_seq, c.round_start), (57_000, at(20)));
+        let p = Params::from_values(
+            SPEC.params,
+            vec![("hystart_rounds", dcsim_types::params::Value::Choice("low-window"))],
+        );
+        assert!(CubicConfig::from_params(&p).unwrap().hystart_rounds_from_low_window);
+        assert!(!CubicConfig::default().hystart_rounds_from_low_window);
     }
 
     #[test]
