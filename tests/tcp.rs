@@ -551,6 +551,58 @@ fn pooled_flows_are_sound_and_identical_on_several_threads() {
     }
 }
 
+/// Connection reuse with every controller and both profiles (no SACK or timestamps, ECN for
+/// the controllers that need it), through a CoDel bottleneck: sound on one and two threads.
+#[test]
+fn pooled_flows_are_sound_with_every_controller_and_profile() {
+    use dcsim::tcp::{CongestionControl as _, EcnMode, Reuse};
+    let ccas = [
+        CcaConfig::NewReno(Default::default()),
+        CcaConfig::Cubic(Default::default()),
+        CcaConfig::Dctcp(Default::default()),
+        CcaConfig::Prague(Default::default()),
+        CcaConfig::Bbr(Default::default()),
+    ];
+    let mut at = Time::ZERO;
+    let flows: Vec<FlowSpec> = (0..16u32)
+        .map(|i| {
+            at += Duration::from_us(300 + u64::from(i * 7919 % 11) * 400);
+            flow(i, 0, 1, 3_000 + u64::from(i * 104_729 % 200_000), at)
+        })
+        .collect();
+    for cca in ccas {
+        for base in [TcpConfig::linux(), TcpConfig::dc_newreno()] {
+            let ecn = if cca.build().needs_ecn() { EcnMode::Accurate } else { EcnMode::Off };
+            let tcp = TcpConfig { handshake: true, reuse: Reuse::GoHttp, ecn, ..base };
+            let run = |threads: usize| {
+                let (net, routes) = dumbbell(1, BitsPerSec::mbps(20));
+                let mut cfg = tcp_cfg(cca.clone(), tcp.clone(), flows.len());
+                let port =
+                    PortNo(net.ports(NodeId(2)).iter().position(|p| p.peer == NodeId(3)).unwrap()
+                        as u16);
+                let codel =
+                    CoDelParams { target: Duration::from_us(500), ..CoDelParams::default() };
+                cfg.switch.qdiscs = vec![PortQdisc {
+                    node: NodeId(2),
+                    port,
+                    classes: 0xfe,
+                    qdisc: QdiscConfig::CoDel(codel),
+                }];
+                let mut sim = on_threads(net, routes, cfg, flows.clone(), threads);
+                sim.run();
+                sim
+            };
+            let one = run(1);
+            assert_pool_sound(&one);
+            let c = one.counters();
+            assert!(c.tcp_reused_connections > 0, "{}: {c:?}", cca.name());
+            assert!(c.aqm_drops + c.ecn_marks > 0, "{}: CoDel acted: {c:?}", cca.name());
+            let two = run(2);
+            assert_eq!(two.flow_results(), one.flow_results(), "{} {:?}", cca.name(), tcp.sack);
+        }
+    }
+}
+
 /// Pooled flows through a small drop-tail bottleneck, where SYNs, requests and responses are
 /// all lost at times: every flow still completes once, every response byte arrives once, the
 /// bytes balance, and the results do not depend on the threads. Several arrival patterns.
