@@ -223,6 +223,8 @@ pub struct HarmRow {
     pub drops: Option<u64>,
     /// Packets CE-marked at the bottleneck.
     pub marks: Option<u64>,
+    /// Workload flows that took a connection another flow had dialed (connection reuse).
+    pub reused: Option<u64>,
 }
 
 /// Nanoseconds as ccafct turns them into milliseconds: truncated to a whole Go
@@ -266,6 +268,7 @@ impl HarmRow {
             competitor_goodput_mbps: None,
             drops: None,
             marks: None,
+            reused: None,
         }
     }
 
@@ -319,12 +322,13 @@ impl HarmRow {
             opt(self.competitor_goodput_mbps),
             count(self.drops),
             count(self.marks),
+            count(self.reused),
         ]
     }
 }
 
 /// The columns of [`harm_csv`] (`harm.csv`), in order.
-pub const HARM_CSV_COLUMNS: [&str; 15] = [
+pub const HARM_CSV_COLUMNS: [&str; 16] = [
     "rtt_ms",
     "cca",
     "seed",
@@ -340,6 +344,7 @@ pub const HARM_CSV_COLUMNS: [&str; 15] = [
     "competitor_goodput_mbps",
     "drops",
     "marks",
+    "reused",
 ];
 
 fn csv_bytes(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Vec<u8> {
@@ -559,6 +564,8 @@ pub struct HarmSummary {
     pub drops: Option<MeanCi>,
     /// Bottleneck CE marks.
     pub marks: Option<MeanCi>,
+    /// Workload flows that took another flow's connection.
+    pub reused: Option<MeanCi>,
 }
 
 /// Groups rows by (RTT, cca), in order of first appearance, and summarizes each group over
@@ -596,6 +603,7 @@ pub fn aggregate_seeds(rows: &[HarmRow]) -> Vec<HarmSummary> {
                 competitor_goodput_mbps: some(|r| r.competitor_goodput_mbps),
                 drops: some(|r| r.drops.map(|v| v as f64)),
                 marks: some(|r| r.marks.map(|v| v as f64)),
+                reused: some(|r| r.reused.map(|v| v as f64)),
             }
         })
         .collect()
@@ -654,7 +662,7 @@ pub fn harm_ci_table(summaries: &[HarmSummary]) -> String {
 }
 
 /// The quantities of [`harm_summary_csv`], each written as `<name>_mean,<name>_ci95`.
-const SUMMARY_QUANTITIES: [&str; 10] = [
+const SUMMARY_QUANTITIES: [&str; 11] = [
     "geomean_ms",
     "geomean_harm",
     "median_ms",
@@ -665,11 +673,12 @@ const SUMMARY_QUANTITIES: [&str; 10] = [
     "competitor_goodput_mbps",
     "drops",
     "marks",
+    "reused",
 ];
 
 /// The summaries as CSV: `rtt_ms,cca,seeds,flows,unfinished`, then for each of
 /// `geomean_ms, geomean_harm, median_ms, median_harm, p95_ms, p95_harm,
-/// workload_goodput_mbps, competitor_goodput_mbps, drops, marks` a pair
+/// workload_goodput_mbps, competitor_goodput_mbps, drops, marks, reused` a pair
 /// `<name>_mean,<name>_ci95` (the mean and the half-width of its 95 % interval, 6 decimals;
 /// empty when missing, and the half-width empty for a single seed).
 pub fn harm_summary_csv(summaries: &[HarmSummary]) -> Vec<u8> {
@@ -699,6 +708,7 @@ pub fn harm_summary_csv(summaries: &[HarmSummary]) -> Vec<u8> {
             s.competitor_goodput_mbps,
             s.drops,
             s.marks,
+            s.reused,
         ];
         for v in values {
             r.push(v.map_or_else(String::new, |v| format!("{:.6}", v.mean)));

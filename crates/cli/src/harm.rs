@@ -918,6 +918,7 @@ impl HarmResults {
                 row.competitor_goodput_mbps = r.competitor_bytes.map(|b| r.goodput_mbps(b));
                 row.drops = Some(r.drops());
                 row.marks = Some(r.counters.ecn_marks);
+                row.reused = Some(r.counters.tcp_reused_connections);
                 row
             })
             .collect();

@@ -589,6 +589,11 @@ fn connection_reuse_shortens_the_solo_fcts_at_a_long_rtt() {
     };
     assert_eq!(reused("none"), 0);
     let n = reused("go");
+    // harm.csv's `reused` column is the runs' counter.
+    let csv = read(&case.path("go").join("harm.csv"));
+    let solo = csv.lines().nth(1).unwrap();
+    assert!(solo.starts_with("160,-,1,"), "{solo}");
+    assert_eq!(solo.rsplit(',').next().unwrap(), n.to_string());
     assert!((20..100).contains(&n), "{n} of 100 flows took another's connection");
     // The geometric mean and the median (the P95, flows that take CoDel's drops, barely moves).
     for (s, name) in STATS.iter().enumerate().take(2) {
