@@ -251,10 +251,10 @@ RTT   CCA     Seeds  GeoMean (Harm)              Median (Harm)               P95
          geomean_harm_ci95,median_ms_mean,median_ms_ci95,median_harm_mean,median_harm_ci95,\
          p95_ms_mean,p95_ms_ci95,p95_harm_mean,p95_harm_ci95,workload_goodput_mbps_mean,\
          workload_goodput_mbps_ci95,competitor_goodput_mbps_mean,competitor_goodput_mbps_ci95,\
-         drops_mean,drops_ci95,marks_mean,marks_ci95"
+         drops_mean,drops_ci95,marks_mean,marks_ci95,reused_mean,reused_ci95"
     );
     let solo: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(solo.len(), 25);
+    assert_eq!(solo.len(), 27);
     assert_eq!(solo[..5], ["10", "-", "2", "1800", "0"]);
     assert_eq!(solo[7], "", "no harm for solo");
     let cubic: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -271,13 +271,14 @@ fn csv_columns_and_records() {
     let mut rows = seed_rows(7, 1.0);
     rows[1].competitor_goodput_mbps = Some(24.5);
     rows[1].marks = Some(12);
+    rows[1].reused = Some(34);
     let csv = String::from_utf8(harm_csv(&rows[..2])).unwrap();
     assert_eq!(
         csv,
         format!(
-            "{},workload_goodput_mbps,competitor_goodput_mbps,drops,marks\n\
-             10,-,7,900,0,176.200000,,154.300000,,1061.300000,,,,,\n\
-             10,cubic,7,900,0,339.300000,{:.6},314.900000,{:.6},2002.700000,{:.6},,24.500000,,12\n",
+            "{},workload_goodput_mbps,competitor_goodput_mbps,drops,marks,reused\n\
+             10,-,7,900,0,176.200000,,154.300000,,1061.300000,,,,,,\n\
+             10,cubic,7,900,0,339.300000,{:.6},314.900000,{:.6},2002.700000,{:.6},,24.500000,,12,34\n",
             required,
             (339.3 - 176.2) / 339.3,
             (314.9 - 154.3) / 314.9,
