@@ -174,7 +174,7 @@ fn reduced_experiment_has_the_shape_of_the_seed_and_writes_every_output() {
         ),
         "{head}"
     );
-    assert!(head.ends_with("drops_mean,drops_ci95,marks_mean,marks_ci95"), "{head}");
+    assert!(head.ends_with("marks_mean,marks_ci95,reused_mean,reused_ci95"), "{head}");
     assert_eq!(summary.lines().count(), 1 + 6);
 
     // Per run: fct.csv of the workload flows, counters.csv.
