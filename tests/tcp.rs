@@ -442,6 +442,19 @@ fn lazy_timers_change_nothing_but_the_count_of_events() {
     }
 }
 
+/// `n` flows from host 0 to host 1, flow `i` starting `base + (7919·i mod m)·step` µs after
+/// the one before (`gap = (base, step, m)`) with `base + 104 729·i mod m` bytes
+/// (`size = (base, m)`): spread, overlapping arrivals of mixed sizes.
+fn spaced_flows(n: u32, gap: (u64, u64, u32), size: (u64, u32)) -> Vec<FlowSpec> {
+    let mut at = Time::ZERO;
+    (0..n)
+        .map(|i| {
+            at += Duration::from_us(gap.0 + u64::from(i * 7919 % gap.2) * gap.1);
+            flow(i, 0, 1, size.0 + u64::from(i * 104_729 % size.1), at)
+        })
+        .collect()
+}
+
 /// The pool's flows (connection reuse as Go's `net/http` client) on `threads` threads: one
 /// server (host 0) and one client (host 1) behind a 50 Mb/s bottleneck.
 fn pooled_run(
@@ -528,13 +541,7 @@ fn a_waiting_flow_takes_the_connection_that_frees_first_and_idle_ones_are_closed
 #[test]
 fn pooled_flows_are_sound_and_identical_on_several_threads() {
     use dcsim::tcp::Reuse;
-    let mut at = Time::ZERO;
-    let flows: Vec<FlowSpec> = (0..40u32)
-        .map(|i| {
-            at += Duration::from_us(2_000 + u64::from(i * 7919 % 13) * 1_000);
-            flow(i, 0, 1, 20_000 + u64::from(i * 104_729 % 400_000), at)
-        })
-        .collect();
+    let flows = spaced_flows(40, (2_000, 1_000, 13), (20_000, 400_000));
     let one = pooled_run(Reuse::GoHttp, flows.clone(), 1);
     assert_pool_sound(&one);
     // Some flows rode another's connection.
@@ -563,13 +570,7 @@ fn pooled_flows_are_sound_with_every_controller_and_profile() {
         CcaConfig::Prague(Default::default()),
         CcaConfig::Bbr(Default::default()),
     ];
-    let mut at = Time::ZERO;
-    let flows: Vec<FlowSpec> = (0..16u32)
-        .map(|i| {
-            at += Duration::from_us(300 + u64::from(i * 7919 % 11) * 400);
-            flow(i, 0, 1, 3_000 + u64::from(i * 104_729 % 200_000), at)
-        })
-        .collect();
+    let flows = spaced_flows(16, (300, 400, 11), (3_000, 200_000));
     for cca in ccas {
         for base in [TcpConfig::linux(), TcpConfig::dc_newreno()] {
             let ecn = if cca.build().needs_ecn() { EcnMode::Accurate } else { EcnMode::Off };
@@ -577,9 +578,7 @@ fn pooled_flows_are_sound_with_every_controller_and_profile() {
             let run = |threads: usize| {
                 let (net, routes) = dumbbell(1, BitsPerSec::mbps(20));
                 let mut cfg = tcp_cfg(cca.clone(), tcp.clone(), flows.len());
-                let port =
-                    PortNo(net.ports(NodeId(2)).iter().position(|p| p.peer == NodeId(3)).unwrap()
-                        as u16);
+                let port = bottleneck_port(&net, 2, 3);
                 let codel =
                     CoDelParams { target: Duration::from_us(500), ..CoDelParams::default() };
                 cfg.switch.qdiscs = vec![PortQdisc {
@@ -624,14 +623,11 @@ fn pooled_flows_survive_losses_of_syns_requests_and_data() {
             let mut cfg = tcp_cfg(CcaConfig::Cubic(Default::default()), tcp, flows.len());
             // Twelve packets of buffer at the bottleneck, both ways.
             let fifo = dcsim::aqm::fifo::FifoParams { limit_bytes: None, limit_packets: Some(12) };
-            let port = |a: u32, b: u32| {
-                PortNo(net.ports(NodeId(a)).iter().position(|p| p.peer == NodeId(b)).unwrap() as u16)
-            };
             cfg.switch.qdiscs = [(2, 3), (3, 2)]
                 .into_iter()
                 .map(|(a, b)| PortQdisc {
                     node: NodeId(a),
-                    port: port(a, b),
+                    port: bottleneck_port(&net, a, b),
                     classes: 0xfe,
                     qdisc: QdiscConfig::Fifo(fifo),
                 })

@@ -685,12 +685,17 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
     // A cell's counters edited to something that is no count: an error naming the file (it
     // gave 0 flows done in cells.csv).
     let counters = read(&c.path("s1/cells/dctcp/counters.csv"));
-    let edited = counters
-        .lines()
-        .map(|l| if l.starts_with("flows_done,") { "flows_done,abc" } else { l })
-        .collect::<Vec<_>>()
-        .join("\n");
-    fs::write(c.path("s1/cells/dctcp/counters.csv"), edited + "\n").unwrap();
+    // The cell's counters with `flows_done` set to `v`.
+    let flows_done = |v: &str| {
+        let edited: Vec<String> = counters
+            .lines()
+            .map(
+                |l| if l.starts_with("flows_done,") { format!("flows_done,{v}") } else { l.into() },
+            )
+            .collect();
+        fs::write(c.path("s1/cells/dctcp/counters.csv"), edited.join("\n") + "\n").unwrap();
+    };
+    flows_done("abc");
     let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
     assert_has(&e, &["s1/cells/dctcp/counters.csv", "`flows_done` is \"abc\", not a count"]);
     // A row given twice (the last one won), and a count of flows done that fct.csv does not
@@ -698,12 +703,7 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
     fs::write(c.path("s1/cells/dctcp/counters.csv"), format!("{counters}flows_done,7\n")).unwrap();
     let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
     assert_has(&e, &["s1/cells/dctcp/counters.csv", "`flows_done` is given again"]);
-    let edited = counters
-        .lines()
-        .map(|l| if l.starts_with("flows_done,") { "flows_done,7" } else { l })
-        .collect::<Vec<_>>()
-        .join("\n");
-    fs::write(c.path("s1/cells/dctcp/counters.csv"), edited + "\n").unwrap();
+    flows_done("7");
     let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
     assert_has(&e, &["s1/cells/dctcp/counters.csv", "`flows_done` is 7, but "]);
     fs::write(c.path("s1/cells/dctcp/counters.csv"), &counters).unwrap();

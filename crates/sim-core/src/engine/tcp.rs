@@ -534,7 +534,7 @@ impl<F: CcFactory> Shard<F> {
             let r = rx_mut(&mut self.rx, flow);
             let cfg = Self::tcp_cfg(sh, r.group, flow);
             let ep = r.ep.get_or_insert_with(|| Receiver::new(cfg, size));
-            let pooled = !stream && sh.pooled(flow);
+            let pooled = sh.pooled(flow);
             let was_established = pooled && ep.is_established();
             ep.on_segment(now, &seg);
             if pooled {
@@ -571,6 +571,7 @@ impl<F: CcFactory> Shard<F> {
     #[inline(always)]
     pub(crate) fn tcp_rx_flush(&mut self, sh: &Shared<F>, h: usize, flow: usize) {
         let now = self.now;
+        let pooled = sh.pooled(flow);
         loop {
             let r = rx_mut(&mut self.rx, flow);
             let Some(seg) = r.ep.as_mut().and_then(|e| e.poll_transmit(now)) else { break };
@@ -585,7 +586,7 @@ impl<F: CcFactory> Shard<F> {
             }
             let g = Self::tcp_group(sh, r.group);
             let mut p = self.segment_packet(sh, flow, &seg, g, false);
-            if seg.len > 0 && flow < sh.nlisted && sh.pooled(flow) {
+            if pooled && seg.len > 0 {
                 if let Area::Tcp(t) = &mut p.area {
                     t.app = self.pool_serving(sh, flow);
                 }
