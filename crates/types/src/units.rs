@@ -102,9 +102,12 @@ impl Time {
         let whole = secs.trunc();
         let frac = secs - whole;
         // L = trunc(frac * 2^64), computed exactly: frac is a double in [0, 1) so frac * 2^64 is
-        // exact in f64 (only the exponent changes); convert to u128 by truncation.
-        let l = (frac * 18_446_744_073_709_551_616.0) as u128;
-        let frac_ns = (l * 1_000_000_000u128) >> 64;
+        // exact in f64 (only the exponent changes) and below 2^64 (at most 2^64 - 2^11), so it
+        // truncates into a u64. (A conversion to u128 was a library call, `__fixunsdfti`,
+        // once per frame of a run in `ns3` serialization.) The product with 10^9 is one
+        // 64 × 64 → 128-bit multiplication.
+        let l = (frac * 18_446_744_073_709_551_616.0) as u64;
+        let frac_ns = (l as u128 * 1_000_000_000u128) >> 64;
         Some(Time::from_ns(whole as u64 * 1_000_000_000 + frac_ns as u64))
     }
     /// The duration since an earlier instant; zero if `earlier` is later.
@@ -445,6 +448,44 @@ mod tests {
         );
         assert!(Time::from_secs_f64_ns_trunc(-1.0).is_none());
         assert!(Time::from_secs_f64_ns_trunc(f64::NAN).is_none());
+    }
+
+    /// ns-3's rule computed the long way: the fraction's 64.64 fixed-point value through a
+    /// 128-bit integer, as the conversion was first written.
+    fn ns3_trunc_wide(secs: f64) -> u64 {
+        let whole = secs.trunc();
+        let frac = secs - whole;
+        let l = (frac * 18_446_744_073_709_551_616.0) as u128;
+        whole as u64 * 1_000_000_000 + ((l * 1_000_000_000u128) >> 64) as u64
+    }
+
+    #[test]
+    fn ns3_truncation_at_the_fractions_edges() {
+        // The largest fraction below 1 (its 64.64 value is 2^64 - 2^11, which must not
+        // saturate or wrap), tiny ones, and the values either side of whole seconds.
+        let below_one = 1.0 - f64::EPSILON / 2.0;
+        for secs in [0.0, below_one, 5e-324, 1e-12, 79e-9, 1.0, 3.0 - 4.0 * f64::EPSILON, 1e6] {
+            let t = Time::from_secs_f64_ns_trunc(secs).unwrap();
+            assert_eq!(t.as_ns(), ns3_trunc_wide(secs), "{secs:e}");
+        }
+        assert_eq!(Time::from_secs_f64_ns_trunc(below_one).unwrap().as_ns(), 999_999_999);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ns3_truncation_matches_the_wide_formula(secs in 0.0f64..1.0e7) {
+            let t = Time::from_secs_f64_ns_trunc(secs).unwrap();
+            proptest::prop_assert_eq!(t.as_ns(), ns3_trunc_wide(secs));
+        }
+
+        #[test]
+        fn ns3_frame_times_match_the_wide_formula(bytes in 1u64..100_000, bps in 1_000u64..1_000_000_000_000_000) {
+            let secs = (bytes as f64 * 8.0) / bps as f64;
+            let d = BitsPerSec(bps).tx_time_ns3(bytes);
+            if secs < (u64::MAX / PS_PER_SEC) as f64 {
+                proptest::prop_assert_eq!(d.as_ps() / 1000, ns3_trunc_wide(secs));
+            }
+        }
     }
 
     #[test]
