@@ -12,11 +12,12 @@ use std::collections::BTreeMap;
 use crate::chart::{Axis, Dash, Legend, Line, LineChart, Panel};
 
 /// A backlog distribution pooled over ports: non-empty bins `(lower, upper, time)` in
-/// ascending order (bytes, bytes, picoseconds), and how many ports went into it.
+/// ascending order (bytes, bytes, picoseconds), and how many ports went into it. Times are
+/// 128-bit: a bin pooled over many ports, each up to a run's length, can exceed 64 bits.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PooledBacklog {
     /// Non-empty bins, ascending: `(lower bytes, upper bytes, time ps)`.
-    pub bins: Vec<(u64, u64, u64)>,
+    pub bins: Vec<(u64, u64, u128)>,
     /// Ports pooled.
     pub ports: usize,
 }
@@ -25,11 +26,11 @@ impl PooledBacklog {
     /// Pools `(port, lower, upper, time ps)` rows (`port` identifies the port; rows of one bin
     /// are added).
     pub fn pool<P: Ord>(rows: impl IntoIterator<Item = (P, u64, u64, u64)>) -> PooledBacklog {
-        let mut bins: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+        let mut bins: BTreeMap<(u64, u64), u128> = BTreeMap::new();
         let mut ports = std::collections::BTreeSet::new();
         for (p, lo, hi, t) in rows {
             ports.insert(p);
-            *bins.entry((lo, hi)).or_default() += t;
+            *bins.entry((lo, hi)).or_default() += u128::from(t);
         }
         PooledBacklog {
             bins: bins.into_iter().map(|((lo, hi), t)| (lo, hi, t)).collect(),
@@ -38,7 +39,7 @@ impl PooledBacklog {
     }
 
     /// The pooled time (the run's length times the ports).
-    pub fn total(&self) -> u64 {
+    pub fn total(&self) -> u128 {
         self.bins.iter().map(|b| b.2).sum()
     }
 
@@ -50,7 +51,7 @@ impl PooledBacklog {
             return 0;
         }
         let target = p * total as f64;
-        let mut acc = 0u64;
+        let mut acc = 0u128;
         for &(lo, _, t) in &self.bins {
             acc += t;
             if acc as f64 >= target {
@@ -77,7 +78,7 @@ impl PooledBacklog {
         if total == 0 {
             return 0.0;
         }
-        let idle: u64 = self.bins.iter().filter(|b| b.0 == 0).map(|b| b.2).sum();
+        let idle: u128 = self.bins.iter().filter(|b| b.0 == 0).map(|b| b.2).sum();
         1.0 - idle as f64 / total as f64
     }
 
@@ -85,7 +86,7 @@ impl PooledBacklog {
     /// levels below 1 KB show at 1 KB (for a log axis).
     pub fn cdf_points(&self) -> Vec<(f64, f64)> {
         let total = self.total().max(1) as f64;
-        let mut acc = 0u64;
+        let mut acc = 0u128;
         self.bins
             .iter()
             .map(|&(_, hi, t)| {
@@ -192,6 +193,21 @@ mod tests {
         assert_eq!(cdf.len(), 3);
         assert_eq!(cdf[2], (1.032, 1.0));
         assert!((cdf[0].1 - 0.5).abs() < 1e-12 && cdf[0].0 == 1.0);
+    }
+
+    #[test]
+    fn pooled_times_beyond_64_bits_stay_exact() {
+        // Eight ports, each a run of the longest length (2^62 ps): half the time idle, a
+        // quarter in each of two bins. The pooled total, 2^65 ps, had wrapped to 0 in u64.
+        let limit = 1u64 << 62;
+        let b = PooledBacklog::pool((0..8u32).flat_map(|p| {
+            [(p, 0, 1, limit / 2), (p, 100, 104, limit / 4), (p, 1000, 1032, limit / 4)]
+        }));
+        assert_eq!(b.total(), 8 * u128::from(limit));
+        assert!((b.busy() - 0.5).abs() < 1e-12, "{}", b.busy());
+        assert_eq!(b.percentile(0.6), 100);
+        assert_eq!(b.percentile(0.9), 1000);
+        assert!((b.mean() - (0.5 * 0.5 + 102.0 * 0.25 + 1016.0 * 0.25)).abs() < 1e-6);
     }
 
     #[test]

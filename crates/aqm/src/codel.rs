@@ -198,6 +198,12 @@ pub(crate) fn read_law(p: &Params, ecn_default: bool) -> Result<LawParams, Param
         exact_sqrt: p.bool("exact_sqrt", false),
     };
     validate_law(lp.target, lp.interval, lp.ce_threshold)?;
+    if p.has("ce_threshold_selector") && lp.ce_threshold.is_none() {
+        return Err(ParamError::new(
+            "ce_threshold_selector",
+            "has no effect without ce_threshold (it selects the packets that threshold marks)",
+        ));
+    }
     Ok(lp)
 }
 

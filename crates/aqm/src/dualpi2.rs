@@ -186,6 +186,14 @@ impl DualPi2Params {
         if self.mtu == Bytes::ZERO {
             return Err(ParamError::new("mtu", "must be positive"));
         }
+        // Linux keeps the MTU in 32 bits; beyond, `2·mtu` and the scheduler's credit
+        // (`mtu·(wc − wl)`) wrapped, and the PI's backlog guard silently changed.
+        if self.mtu.0 > u64::from(u32::MAX) {
+            return Err(ParamError::new(
+                "mtu",
+                format!("must be below 4GiB (2^32 bytes), got {}", self.mtu.0),
+            ));
+        }
         // The default byte limit, `limit·2·mtu`, must be representable (it wrapped to 0).
         if self.memory_limit.is_none()
             && u64::from(self.limit)
@@ -814,6 +822,18 @@ mod tests {
             with(vec![("step_packets", Value::Integer(5))]).unwrap().step,
             StepThresh::Packets(5)
         );
+        // The MTU is 32-bit, as Linux's: beyond, `2·mtu` and the credit wrapped, also with
+        // a `memory_limit` given (which skips the default limit's own overflow check).
+        let limited = |mtu| {
+            with(vec![
+                ("mtu", Value::Size(Bytes(mtu))),
+                ("memory_limit", Value::Size(Bytes(1 << 30))),
+            ])
+        };
+        assert!(limited(u64::from(u32::MAX)).is_ok());
+        for mtu in [u64::from(u32::MAX) + 1, 1 << 62, 1 << 63] {
+            assert_eq!(limited(mtu).unwrap_err().field, "mtu");
+        }
         let q = DualPi2::new(&DualPi2Params::default());
         assert_eq!(q.memory_limit, 10_000 * 2 * 1514);
         assert_eq!(q.credit, 1514 * (10 - 90));

@@ -93,12 +93,14 @@ impl Default for FqCodelParams {
 impl FqCodelParams {
     /// The largest `flows` Linux accepts.
     pub const MAX_FLOWS: u32 = 65536;
+    /// The largest `quantum`, bytes: Linux's `FQ_CODEL_QUANTUM_MAX`, 1 MiB.
+    pub const MAX_QUANTUM: u64 = 1 << 20;
 
     /// Checks the parameters.
     ///
     /// # Errors
-    /// `flows` 0 or above 65536, `quantum`, `limit`, `memory_limit` or `drop_batch_size` zero,
-    /// and the CoDel checks.
+    /// `flows` 0 or above 65536, `quantum` zero or above 1 MiB, `limit`, `memory_limit` or
+    /// `drop_batch_size` zero, and the CoDel checks.
     pub fn validate(&self) -> Result<(), ParamError> {
         if self.flows == 0 || self.flows > Self::MAX_FLOWS {
             return Err(ParamError::new(
@@ -108,6 +110,17 @@ impl FqCodelParams {
         }
         if self.quantum == Bytes::ZERO {
             return Err(ParamError::new("quantum", "must be positive"));
+        }
+        // Linux refuses quanta above 1 MiB too (`FQ_CODEL_QUANTUM_MAX`); a quantum of 2^63 or
+        // more had wrapped negative in the deficit arithmetic, and the scheduler never ended.
+        if self.quantum.0 > Self::MAX_QUANTUM {
+            return Err(ParamError::new(
+                "quantum",
+                format!(
+                    "must be at most 1MiB (1048576 bytes, as in Linux), got {}",
+                    self.quantum.0
+                ),
+            ));
         }
         if self.limit == 0 {
             return Err(ParamError::new("limit", "must be at least 1"));

@@ -292,6 +292,10 @@ fn params_are_validated_by_name() {
     ])
     .unwrap();
     assert_eq!((p.ce_threshold, p.ce_threshold_selector), (Some(ms(1)), CeSelector::Ect1));
+    // Without a threshold the selector would select nothing: refused (it ran silently).
+    let e = with(vec![("ce_threshold_selector", Value::Choice("ect1"))]).unwrap_err();
+    assert_eq!(e.field, "ce_threshold_selector");
+    assert!(e.message.contains("without ce_threshold"), "{e}");
     assert_eq!(with(vec![]), Ok(CoDelParams::default()));
     assert_eq!(CoDelParams::default().mtu, Bytes(1514));
 }

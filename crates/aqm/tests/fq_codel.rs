@@ -245,6 +245,11 @@ fn params_are_validated_by_name() {
     assert!(e.message.contains("65536"), "{e}");
     assert!(with(vec![("flows", Value::Integer(65_536))]).is_ok());
     assert_eq!(with(vec![("quantum", Value::Size(Bytes(0)))]).unwrap_err().field, "quantum");
+    // Linux's bound, 1 MiB; 2^63 had wrapped the deficit negative and hung the scheduler.
+    assert!(with(vec![("quantum", Value::Size(Bytes(1 << 20)))]).is_ok());
+    for q in [(1 << 20) + 1, 1 << 63, u64::MAX] {
+        assert_eq!(with(vec![("quantum", Value::Size(Bytes(q)))]).unwrap_err().field, "quantum");
+    }
     assert_eq!(
         with(vec![("memory_limit", Value::Size(Bytes(0)))]).unwrap_err().field,
         "memory_limit"

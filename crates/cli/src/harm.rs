@@ -967,10 +967,11 @@ pub fn harm_command(
     let dir = &a.out;
     let mkdir = crate::output::create_out_dir;
     let summaries = aggregate_seeds(&results.rows);
-    // The figures are drawn into a hidden folder first and go in place together once all of
-    // them are drawn, so that a failed figure leaves no partial output.
+    // Every output (the runs' files, the figures, the tables) is staged in one set and goes
+    // in place only once all are written: a failure anywhere (a figure, a run's folder that
+    // is a file) leaves none of them. The figures are drawn into a hidden folder first. (The
+    // figures and each run's files had gone in place one group at a time.)
     let plots = dir.join("plots");
-    let made = !plots.exists();
     mkdir(&plots)?;
     let mut title =
         format!("ccafct, {} at {} Mb/s", plan.aqm.describe(), plan.bandwidth.0 as f64 / 1e6);
@@ -981,32 +982,21 @@ pub fn harm_command(
     if plan.reuse != Reuse::GoHttp {
         title.push_str(&format!(", connection reuse {}", plan.reuse.name()));
     }
-    let placed = (|| {
-        let drafts = output::Drafts::new(&plots, "plots")?;
-        let figures = plot_harm_all(&summaries, drafts.path(), "rtt", &title)?;
-        let mut set = output::Staged::new(&plots);
-        drafts.stage(&figures, &plots, &mut set)?;
-        set.commit()
-    })();
-    if placed.is_err() && made {
-        // Leave no empty folder behind (`remove_dir` removes only an empty one).
-        let _ = std::fs::remove_dir(&plots);
-    }
-    placed?;
+    let mut set = output::Staged::new(dir);
+    let drafts = output::Drafts::new(&plots, "plots")?;
+    let figures = plot_harm_all(&summaries, drafts.path(), "rtt", &title)?;
+    drafts.stage(&figures, &plots, &mut set)?;
     let dports = vec![WORKLOAD_DPORT; plan.workload.flows];
     for (r, name) in results.runs.iter().zip(&results.names) {
-        let d = dir.join("runs").join(name);
-        mkdir(&d)?;
-        let mut set = output::Staged::new(&d);
-        set.write("fct.csv", output::fct_csv(&r.results, &dports))?;
+        mkdir(&dir.join("runs").join(name))?;
+        let at = |file: &str| format!("runs/{name}/{file}");
+        set.write(&at("fct.csv"), output::fct_csv(&r.results, &dports))?;
         match output::unfinished_csv(&r.results, &dports) {
-            Some(text) => set.write("unfinished.csv", text)?,
-            None => set.remove("unfinished.csv"),
+            Some(text) => set.write(&at("unfinished.csv"), text)?,
+            None => set.remove(&at("unfinished.csv")),
         }
-        set.write("counters.csv", r.counters_csv())?;
-        set.commit()?;
+        set.write(&at("counters.csv"), r.counters_csv())?;
     }
-    let mut set = output::Staged::new(dir);
     if plan.seeds > 1 {
         set.write("harm-summary.csv", harm_summary_csv(&summaries))?;
     } else {
@@ -1014,6 +1004,7 @@ pub fn harm_command(
     }
     set.write("harm.csv", harm_csv(&results.rows))?;
     set.commit()?;
+    drop(drafts);
     remove_stale_runs(&dir.join("runs"), &results.names)?;
 
     for (r, name) in results.runs.iter().zip(&results.names) {

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use dcsim_analysis::{plot_lines, qlen_cdf_chart, qlen_table, PooledBacklog};
+use dcsim_core::units::{TIME_LIMIT, TIME_LIMIT_TEXT};
 
 use crate::error::CliError;
 use crate::study::{input_error, open_csv, ps_of};
@@ -36,7 +37,8 @@ pub const MAX_BIN_BYTES: u64 = 1 << 62;
 ///
 /// # Errors
 /// A missing or unreadable file, missing columns, a malformed value (with its line and
-/// column), a bin edge above [`MAX_BIN_BYTES`], or two bins of a port that overlap.
+/// column), a bin edge above [`MAX_BIN_BYTES`], a port whose bins' times add up to more than
+/// the time limit (2^62 ps), or two bins of a port that overlap.
 pub fn read_backlog(
     path: &Path,
     keep: impl Fn(u32, u32) -> bool,
@@ -54,6 +56,8 @@ pub fn read_backlog(
     // By port, the bins read (lower, upper, line), to check that they do not overlap.
     type Bins = Vec<(u64, u64, usize)>;
     let mut bins: std::collections::BTreeMap<(u32, u32), Bins> = Default::default();
+    // By port, the time of the bins read so far, ps.
+    let mut port_time: std::collections::HashMap<(u32, u32), u64> = Default::default();
     for (i, rec) in r.records().enumerate() {
         let rec = rec.map_err(|e| input_error(path, e.to_string()))?;
         let line = i + 2;
@@ -84,6 +88,18 @@ pub fn read_backlog(
             .get(c_t)
             .and_then(ps_of)
             .ok_or_else(|| bad(c_t, "expected a non-negative time in ns, with at most three decimals (picoseconds), as dcsim writes it"))?;
+        // A port's bins add up to the run's length, which is within the time limit: a
+        // larger sum is not a run's output (and one near 2^64 had wrapped the pooled times).
+        let total = port_time.entry((sw, port)).or_insert(0u64);
+        *total = total.saturating_add(t);
+        if *total > TIME_LIMIT.as_ps() {
+            return Err(bad(
+                c_t,
+                &format!(
+                    "switch {sw} port {port}: its bins' times add up to more than a run can last ({TIME_LIMIT_TEXT})"
+                ),
+            ));
+        }
         bins.entry((sw, port)).or_default().push((lo, hi, line));
         rows.push(((sw, port), lo, hi, t));
     }

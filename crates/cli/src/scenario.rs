@@ -428,8 +428,8 @@ fn read_text_within(path: &Path, file_limit: u64, stream_limit: u64) -> std::io:
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!(
-                "not UTF-8 text: byte {} (0x{:02x}) at line {line}, column {column} is not valid \
-                 UTF-8",
+                "not UTF-8 text: line {line}, column {column} (the file's byte {}) holds 0x{:02x}, \
+                 which is not valid UTF-8 there",
                 at + 1,
                 bytes[at]
             ),
@@ -884,6 +884,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         warnings::collect(src, &net, &routes, &cfg, &flows, workload.as_ref(), &frames);
     limits::check_ns3_frames(src, &net, &cfg, data_header, roce_used)?;
     warnings::min_rates(src, bounds.slowest(), &groups, (&cc, roce_used), &mut warnings);
+    warnings::classic_ecn_dctcp(src, &groups, &cfg, &mut warnings);
     warnings::small_queue_limits(src, &cfg, &queue_tables, &frames, &mut warnings);
     warnings::unused_queue_classes(src, &cfg, &flows, &queue_tables, &mut warnings);
 
@@ -2265,7 +2266,7 @@ mod tests {
         let e = read_text_within(&path, 100, 100).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "not UTF-8 text: byte 14 (0xff) at line 2, column 7 is not valid UTF-8"
+            "not UTF-8 text: line 2, column 7 (the file's byte 14) holds 0xff, which is not valid UTF-8 there"
         );
     }
 

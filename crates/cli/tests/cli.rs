@@ -1550,7 +1550,8 @@ fn timers_and_frames_that_cannot_run_are_refused() {
     for (queue, field, says) in [
         ("tupdate = \"1ps\"", "tupdate", "at least 1us"),
         ("mtu = 0", "mtu", "must be positive"),
-        ("limit = 536870912\nmtu = \"16GiB\"", "mtu", "overflow 64 bits"),
+        ("limit = 4294967295\nmtu = 4294967295", "mtu", "overflow 64 bits"),
+        ("memory_limit = \"1GiB\"\nmtu = \"4GiB\"", "mtu", "must be below 4GiB"),
     ] {
         tcp_case(&c, "", &format!("\n[[queue]]\nat = \"all\"\nkind = \"dualpi2\"\n{queue}\n"));
         assert_has(&c.run_fails(), &[&format!("field `queue[0].{field}`"), says]);

@@ -472,6 +472,44 @@ fn bad_options_exit_2_name_the_option_and_write_nothing() {
     assert!(stderr.contains("cannot write file: exists and is not a directory"), "{stderr}");
 }
 
+/// An output that cannot be written once the runs are done (a run's folder that is a file, a
+/// run's `fct.csv` that is a folder) leaves none of the outputs: the figures and the earlier
+/// runs' files had gone in place before the failure.
+#[test]
+fn an_output_that_cannot_be_written_leaves_no_other() {
+    let quick = ["--flows", "2", "--rtt", "10ms", "--cca", "cubic", "--warmup", "1s"];
+    let listing = |case: &Case, out: &str| -> Vec<String> {
+        let mut all = Vec::new();
+        let mut dirs = vec![case.path(out)];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p.clone());
+                }
+                all.push(p.strip_prefix(case.path(out)).unwrap().display().to_string());
+            }
+        }
+        all.sort();
+        all
+    };
+    // The solo run's folder is a file.
+    let case = Case::new();
+    case.write("a/runs/rtt10-solo-s1", "not a folder");
+    let mut args = vec!["harm", "--out", "a"];
+    args.extend_from_slice(&quick);
+    let stderr = case.fails(&args, &[]);
+    assert!(stderr.contains("rtt10-solo-s1: exists and is not a directory"), "{stderr}");
+    assert_eq!(listing(&case, "a"), ["runs", "runs/rtt10-solo-s1"]);
+    // The competitor run's fct.csv is a folder: the solo run's files are not left either.
+    let case = Case::new();
+    std::fs::create_dir_all(case.path("b/runs/rtt10-cubic-s1/fct.csv")).unwrap();
+    args[2] = "b";
+    let stderr = case.fails(&args, &[]);
+    assert!(stderr.contains("fct.csv"), "{stderr}");
+    assert_eq!(listing(&case, "b"), ["runs", "runs/rtt10-cubic-s1", "runs/rtt10-cubic-s1/fct.csv"]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Full size (release build: `cargo test --release -p dcsim-cli --test harm -- --ignored`).
 // ---------------------------------------------------------------------------------------------

@@ -729,6 +729,31 @@ fn threads_beyond_the_shards_and_a_short_lookahead() {
     );
 }
 
+/// More threads than the CPUs this process may use are warned about: the threads wait for each
+/// other every window, so one without a CPU holds all (under `taskset -c 0`, two threads ran 45
+/// times slower than one, silently). The bound is the test's own machine: a leaf-spine of 20
+/// switches lets up to 20 threads have shards.
+#[test]
+fn threads_beyond_the_cpus_are_warned_about() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let s = format!(
+        "[simulation]\nstop_time = \"1ms\"\n\n[topology]\nkind = \"leaf-spine\"\nleaves = 16\n\
+         spines = 4\nhosts_per_leaf = 2\n{ONE_FLOW}"
+    );
+    let warned = "this process may use only";
+    let fit = cpus.min(20).to_string();
+    let out = run_warns(&s, &["--threads", &fit]);
+    assert!(!out.contains(warned), "{out}");
+    if cpus < 20 {
+        let over = (cpus + 1).to_string();
+        let s_ = if cpus == 1 { "" } else { "s" };
+        assert_has(
+            &run_warns(&s, &["--threads", &over]),
+            &[&format!("--threads {over}: this process may use only {cpus} CPU{s_}")],
+        );
+    }
+}
+
 #[test]
 fn sweep_prints_each_cells_warnings_once() {
     let c = Case::new();
@@ -795,6 +820,66 @@ fn queries_whose_ideal_qct_cannot_be_represented() {
            of 64 B: a flow of 1099511627840 B could take longer than the time limit"],
     );
     accepted(&s.replace("1024GiB", "1MB"));
+}
+
+/// Settings that would do nothing where they are written are refused or warned about (each
+/// ran silently; found by a helper's adversarial inputs, 2026-11-29).
+#[test]
+fn settings_that_would_do_nothing() {
+    // Connection reuse pools a client's listed flows; an application keeps its own.
+    let group =
+        |tcp: &str| format!("[[group]]\nname = \"t\"\ncca = \"cubic\"\ntcp = {{ {tcp} }}\n");
+    let rpc =
+        "[[rpc]]\nclients = [0]\nservers = [5]\ngroup = \"t\"\noutstanding = 1\nquery = 100\n\
+               response = \"10KB\"\n";
+    let reuse = group("handshake = true, reuse = \"go-http\"");
+    let e = rejected(&scenario("", &format!("{reuse}{rpc}")));
+    assert_has(&e, &["field `rpc[0].group`: group \"t\" has reuse = \"go-http\""]);
+    accepted(&scenario("", &format!("{}{rpc}", group("handshake = true"))));
+    // A request without a handshake, a receive buffer without a receive window.
+    let e = rejected(&scenario("", &format!("{}{ONE_FLOW}", group("request_bytes = 1400"))));
+    assert_has(
+        &e,
+        &["field `group[0].tcp.request_bytes`: request_bytes has no effect without handshake"],
+    );
+    let e = rejected(&scenario(
+        "",
+        &format!("{}{ONE_FLOW}", group("rwnd = false, rmem_max = \"1GiB\"")),
+    ));
+    assert_has(&e, &["field `group[0].tcp.rmem_max`: rmem_max has no effect with rwnd = false"]);
+    // Classic HyStart's settings with HyStart off.
+    let cubic = "[[group]]\nname = \"t\"\ncca = { name = \"cubic\", hystart = \"off\", \
+                 hystart_low_window = 8 }\n";
+    let e = rejected(&scenario("", &format!("{cubic}{ONE_FLOW}")));
+    assert_has(
+        &e,
+        &["field `group[0].cca.hystart_low_window`: hystart_low_window has no effect with hystart = \"off\""],
+    );
+    // A CE threshold's selector without the threshold.
+    let q = "[[queue]]\nkind = \"fq_codel\"\nswitch = 8\nce_threshold_selector = \"ect1\"\n";
+    let e = rejected(&scenario("", &format!("{ONE_FLOW}{q}")));
+    assert_has(
+        &e,
+        &["ce_threshold_selector`: ce_threshold_selector has no effect without ce_threshold"],
+    );
+    // Warned: a convergence delay without link events, DCTCP or Prague on classic ECN.
+    let (out, _) =
+        accepted(&scenario("", &format!("{ONE_FLOW}[routing]\nconvergence = \"10ms\"\n")));
+    assert_has(
+        &out,
+        &["field `routing.convergence`: has no effect: routes change only after a link event"],
+    );
+    for (cca, name) in [("dctcp", "DCTCP"), ("prague", "Prague")] {
+        let g =
+            format!("[[group]]\nname = \"t\"\ncca = \"{cca}\"\ntcp = {{ ecn = \"classic\" }}\n");
+        let (out, _) = accepted(&scenario("", &format!("{g}[flows]\ngroup = \"t\"\n{ONE_FLOW}")));
+        assert_has(&out, &[&format!("field `group[0].tcp.ecn`: {name} with classic ECN")]);
+        let (out, _) = accepted(&scenario(
+            "",
+            &format!("{}[flows]\ngroup = \"t\"\n{ONE_FLOW}", g.replace("classic", "accurate")),
+        ));
+        assert!(!out.contains("warning"), "{out}");
+    }
 }
 
 /// With `serialization = "ns3"` (whole nanoseconds, truncated) a RoCE data frame that takes

@@ -466,6 +466,16 @@ fn analyze_bad_fct_files() {
             "4,0,0,100,5\n4,0,50,60,5\n",
             "lines 2 and 3: switch 4 port 0: bins [0, 100) and [50, 60) overlap",
         ),
+        // A port's times beyond a run's length: the pooled sum had wrapped, and `analyze`
+        // printed a busy fraction of -1.8e18%.
+        (
+            "4,0,0,1,18446744073709551.615\n4,1,0,1,18446744073709551.615\n5,1,7,8,1\n",
+            "line 2: column time_ns: switch 4 port 0: its bins' times add up to more than a run can last",
+        ),
+        (
+            "4,0,0,1,4611686018427387.904\n4,0,1,2,1\n",
+            "line 3: column time_ns: switch 4 port 0: its bins' times add up to more than",
+        ),
     ] {
         c.write("q/qlen_hist.csv", &format!("{hist}{rows}"));
         let e = c.fails(&["analyze", "q/qlen_hist.csv", "--out", "res"], &["res"]);

@@ -250,6 +250,25 @@ pub(super) fn rpcs(
             None => (Transport::Roce, None, "roce".to_string()),
             Some(g) => match groups.iter().find(|x| &x.name == g.get_ref()) {
                 Some(x) => {
+                    // Reuse is a client's pool for its listed flows; an application keeps its
+                    // own connections open, so the setting would do nothing here.
+                    if let Transport::Tcp(i) = x.transport {
+                        let reuse = cfg.tcp_groups[usize::from(i)].tcp.reuse;
+                        if reuse != dcsim_tcp::Reuse::None {
+                            return Err(src.error(
+                                g.span(),
+                                field("group"),
+                                format!(
+                                    "group \"{}\" has reuse = \"{}\", which pools the \
+                                     connections of listed flows; an [[rpc]] application keeps \
+                                     its own connections open, so it would do nothing here: \
+                                     use a group without reuse",
+                                    x.name,
+                                    reuse.name()
+                                ),
+                            ));
+                        }
+                    }
                     let t = match x.transport {
                         Transport::Tcp(_) => format!("tcp group {}", x.name),
                         Transport::Roce => format!("roce group {}", x.name),

@@ -148,6 +148,7 @@ pub(super) fn collect(
     late_sampler(src, cfg, &mut out);
     short_rto(src, net, routes, cfg, &mut out);
     unused_rto_keys(src, cfg, &mut out);
+    unused_convergence(src, cfg, &mut out);
     no_flows(src, cfg, flows, &mut out);
     out
 }
@@ -197,6 +198,42 @@ pub(super) fn min_rates(
     }
 }
 
+/// A DCTCP or Prague group on classic ECN: its receivers latch ECE until CWR (RFC 3168), so
+/// the sender's per-ACK CE fraction, and with it α, is overestimated (docs/tcp.md). Linux
+/// pairs these controllers with accurate ECN (Prague) or with DCTCP's own echo at the
+/// receiver, which `ecn = "accurate"` models.
+pub(super) fn classic_ecn_dctcp(
+    src: &Source,
+    groups: &[super::groups::Group],
+    cfg: &SimConfig,
+    out: &mut Vec<Warning>,
+) {
+    use dcsim_core::config::Transport;
+    use dcsim_tcp::{CcaConfig, EcnMode};
+    for (i, g) in groups.iter().enumerate() {
+        let Transport::Tcp(t) = g.transport else { continue };
+        let group = &cfg.tcp_groups[usize::from(t)];
+        let name = match group.cca {
+            CcaConfig::Dctcp(_) => "DCTCP",
+            CcaConfig::Prague(_) => "Prague",
+            _ => continue,
+        };
+        if group.tcp.ecn != EcnMode::Classic {
+            continue;
+        }
+        let idx = i.to_string();
+        out.push(at(
+            src,
+            &["group", &idx, "tcp", "ecn"],
+            format!(
+                "{name} with classic ECN: the receiver echoes ECE until it sees CWR (RFC 3168), \
+                 so the share of CE-marked bytes, and {name}'s alpha, is overestimated; set \
+                 ecn = \"accurate\" for a per-segment echo"
+            ),
+        ));
+    }
+}
+
 /// `rto_retries` or `rto_backoff` given while `rto = "auto"` (the default) found no way for
 /// RoCE packets to be lost and left the timeout off: the keys change nothing. (With `rto =
 /// "off"` written, they are an error.)
@@ -232,6 +269,20 @@ fn no_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<War
              application"
         };
         out.push(at(src, &["flows"], why.into()));
+    }
+}
+
+/// `[routing] convergence` without `[[events]]`: routes change only after a link event, so
+/// the delay changes nothing.
+fn unused_convergence(src: &Source, cfg: &SimConfig, out: &mut Vec<Warning>) {
+    if cfg.faults.events.is_empty() && src.span_of(&["routing", "convergence"]).is_some() {
+        out.push(at(
+            src,
+            &["routing", "convergence"],
+            "has no effect: routes change only after a link event, and the scenario has no \
+             [[events]]"
+                .into(),
+        ));
     }
 }
 
@@ -766,6 +817,22 @@ pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize
     }
     if threads <= 1 {
         return out;
+    }
+    // More threads than the CPUs the process may use (its affinity mask, or a container's
+    // quota): the threads meet at a barrier every window, and one waiting for a CPU holds all
+    // the others there. Under `taskset -c 0`, two threads ran 45 times slower than one.
+    if let Ok(cpus) = std::thread::available_parallelism() {
+        let cpus = cpus.get();
+        let used = threads.min(got);
+        if used > cpus {
+            out.push(warn(format!(
+                "--threads {threads}: this process may use only {cpus} CPU{} (its affinity or \
+                 quota), and its threads wait for each other at every window, so a thread \
+                 without a CPU holds them all: the run can be many times slower than with \
+                 --threads {cpus}",
+                s(cpus),
+            )));
+        }
     }
     // For the lookahead heuristic, the racks' partition: every partitioner but round robin
     // cuts only switch-to-switch links, so its shortest cut link is a fair guess.
