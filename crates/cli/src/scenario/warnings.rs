@@ -272,10 +272,12 @@ fn no_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<War
     }
 }
 
-/// `[routing] convergence` without `[[events]]`: routes change only after a link event, so
-/// the delay changes nothing.
+/// A `[routing] convergence` delay without `[[events]]`: routes change only after a link
+/// event, so the delay changes nothing. (Not for a delay of 0, the default: a sweep's cell
+/// without events, its baseline, writes it as one of the delays.)
 fn unused_convergence(src: &Source, cfg: &SimConfig, out: &mut Vec<Warning>) {
-    if cfg.faults.events.is_empty() && src.span_of(&["routing", "convergence"]).is_some() {
+    let given = src.span_of(&["routing", "convergence"]).is_some();
+    if cfg.faults.events.is_empty() && given && cfg.faults.convergence > Duration::ZERO {
         out.push(at(
             src,
             &["routing", "convergence"],
