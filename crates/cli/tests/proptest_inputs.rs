@@ -351,12 +351,9 @@ fn group_and_rpc() -> BoxedStrategy<String> {
         any::<bool>(),
     )
         .prop_map(|(cca, mss, request, handshake)| {
-            // The request is sent with the handshake (refused without it, as doing nothing).
-            let request =
-                if handshake { format!(", request_bytes = {request}") } else { String::new() };
             format!(
                 "[[group]]\nname = \"g\"\ncca = \"{cca}\"\npg = 2\n\
-                 tcp = {{ mss = {mss}{request}, handshake = {handshake} }}\n"
+                 tcp = {{ mss = {mss}, request_bytes = {request}, handshake = {handshake} }}\n"
             )
         });
     let rpc = (

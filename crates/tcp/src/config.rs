@@ -457,20 +457,6 @@ impl TcpConfig {
         if p.has("tlp") && c.tlp && !c.sack {
             return Err(ParamError::new("tlp", "needs sack = true (the probe is SACK-based)"));
         }
-        if p.has("request_bytes") && !c.handshake {
-            return Err(ParamError::new(
-                "request_bytes",
-                "has no effect without handshake = true (the request goes with the handshake)",
-            ));
-        }
-        for k in ["rmem", "rmem_max"] {
-            if p.has(k) && !c.rwnd {
-                return Err(ParamError::new(
-                    k,
-                    "has no effect with rwnd = false (no receive window is modelled)",
-                ));
-            }
-        }
         c.validate()?;
         Ok(c)
     }
@@ -727,22 +713,6 @@ mod tests {
         assert_eq!(TcpConfig::from_params(&p).unwrap_err().field, "reuse");
         let p = Params::from_values(TCP_PARAMS, vec![reuse, ("handshake", Value::Bool(true))]);
         assert_eq!(TcpConfig::from_params(&p).unwrap().reuse, Reuse::GoHttp);
-
-        // Settings given where they would do nothing are refused (they ran silently).
-        let request = ("request_bytes", Value::Size(dcsim_types::Bytes(1400)));
-        let p = Params::from_values(TCP_PARAMS, vec![request]);
-        let e = TcpConfig::from_params(&p).unwrap_err();
-        assert_eq!(e.field, "request_bytes");
-        assert!(e.message.contains("has no effect without handshake"), "{e}");
-        let p = Params::from_values(TCP_PARAMS, vec![request, ("handshake", Value::Bool(true))]);
-        assert_eq!(TcpConfig::from_params(&p).unwrap().request_bytes, 1400);
-        for k in ["rmem", "rmem_max"] {
-            let v = (k, Value::Size(dcsim_types::Bytes(1 << 20)));
-            let p = Params::from_values(TCP_PARAMS, vec![v, ("rwnd", Value::Bool(false))]);
-            let e = TcpConfig::from_params(&p).unwrap_err();
-            assert_eq!((e.field, e.message.contains("rwnd = false")), (k, true), "{e}");
-            assert!(TcpConfig::from_params(&Params::from_values(TCP_PARAMS, vec![v])).is_ok());
-        }
     }
 
     #[test]

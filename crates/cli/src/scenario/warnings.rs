@@ -148,7 +148,6 @@ pub(super) fn collect(
     late_sampler(src, cfg, &mut out);
     short_rto(src, net, routes, cfg, &mut out);
     unused_rto_keys(src, cfg, &mut out);
-    unused_convergence(src, cfg, &mut out);
     no_flows(src, cfg, flows, &mut out);
     out
 }
@@ -234,6 +233,56 @@ pub(super) fn classic_ecn_dctcp(
     }
 }
 
+/// TCP settings written where they change nothing: `request_bytes` without a handshake (the
+/// request goes with it), `rmem` or `rmem_max` with `rwnd = false` (no receive window), and
+/// CUBIC's classic-HyStart settings with another slow-start exit. Warned rather than refused,
+/// so that a sweep may keep them in its base while an axis turns what they need off.
+pub(super) fn inert_tcp_keys(
+    src: &Source,
+    groups: &[super::groups::Group],
+    cfg: &SimConfig,
+    out: &mut Vec<Warning>,
+) {
+    use dcsim_core::config::Transport;
+    use dcsim_tcp::cca::cubic::{HyStartMode, CLASSIC_HYSTART_KEYS};
+    use dcsim_tcp::CcaConfig;
+    for (i, g) in groups.iter().enumerate() {
+        let Transport::Tcp(t) = g.transport else { continue };
+        let group = &cfg.tcp_groups[usize::from(t)];
+        let idx = i.to_string();
+        let written = |table: &str, key: &str| src.span_of(&["group", &idx, table, key]).is_some();
+        let mut inert = |table: &str, key: &str, why: String| {
+            out.push(at(src, &["group", &idx, table, key], format!("has no effect: {why}")));
+        };
+        if !group.tcp.handshake && written("tcp", "request_bytes") {
+            inert(
+                "tcp",
+                "request_bytes",
+                "the request goes with the handshake, which is off \
+                   (handshake = false)"
+                    .into(),
+            );
+        }
+        for key in ["rmem", "rmem_max"] {
+            if !group.tcp.rwnd && written("tcp", key) {
+                inert("tcp", key, "no receive window is modelled (rwnd = false)".into());
+            }
+        }
+        if let CcaConfig::Cubic(c) = &group.cca {
+            let exit = match c.hystart {
+                HyStartMode::Classic => continue,
+                HyStartMode::Plus => "plus",
+                HyStartMode::Off => "off",
+            };
+            for key in CLASSIC_HYSTART_KEYS {
+                if written("cca", key) {
+                    inert("cca", key, format!("it is classic HyStart's, and hystart = \"{exit}\""));
+                }
+            }
+        }
+    }
+}
+
 /// `rto_retries` or `rto_backoff` given while `rto = "auto"` (the default) found no way for
 /// RoCE packets to be lost and left the timeout off: the keys change nothing. (With `rto =
 /// "off"` written, they are an error.)
@@ -269,22 +318,6 @@ fn no_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<War
              application"
         };
         out.push(at(src, &["flows"], why.into()));
-    }
-}
-
-/// A `[routing] convergence` delay without `[[events]]`: routes change only after a link
-/// event, so the delay changes nothing. (Not for a delay of 0, the default: a sweep's cell
-/// without events, its baseline, writes it as one of the delays.)
-fn unused_convergence(src: &Source, cfg: &SimConfig, out: &mut Vec<Warning>) {
-    let given = src.span_of(&["routing", "convergence"]).is_some();
-    if cfg.faults.events.is_empty() && given && cfg.faults.convergence > Duration::ZERO {
-        out.push(at(
-            src,
-            &["routing", "convergence"],
-            "has no effect: routes change only after a link event, and the scenario has no \
-             [[events]]"
-                .into(),
-        ));
     }
 }
 

@@ -78,8 +78,9 @@ pub const SPEC: PluginSpec = PluginSpec {
     ],
 };
 
-/// The parameters only classic HyStart reads.
-const CLASSIC_HYSTART_KEYS: [&str; 5] = [
+/// The parameters only classic HyStart reads (with `hystart = "plus"` or `"off"` they change
+/// nothing; a scenario warns about them).
+pub const CLASSIC_HYSTART_KEYS: [&str; 5] = [
     "hystart_ack_train",
     "hystart_delay",
     "hystart_low_window",
@@ -184,17 +185,6 @@ impl CubicConfig {
         }
         if c > MAX_C {
             return Err(ParamError::new("c", format!("must be at most {MAX_C}, got {c}")));
-        }
-        // Classic HyStart's settings, given with another slow-start exit, would be ignored:
-        // refused, as the other settings that would do nothing are.
-        let hystart = p.choice("hystart", "classic");
-        if hystart != "classic" {
-            if let Some(k) = CLASSIC_HYSTART_KEYS.iter().find(|k| p.has(k)) {
-                return Err(ParamError::new(
-                    k,
-                    format!("has no effect with hystart = \"{hystart}\" (it is classic HyStart's)"),
-                ));
-            }
         }
         Ok(CubicConfig {
             beta: beta_q / 1024.0,
@@ -685,27 +675,6 @@ mod tests {
             vec![("hystart_rounds", dcsim_types::params::Value::Choice("low-window"))],
         );
         assert!(CubicConfig::from_params(&p).unwrap().hystart_rounds_from_low_window);
-        // Classic HyStart's settings with another exit would be ignored: refused.
-        use dcsim_types::params::Value;
-        for mode in ["off", "plus"] {
-            for k in CLASSIC_HYSTART_KEYS {
-                let v = match k {
-                    "hystart_rounds" => Value::Choice("low-window"),
-                    "hystart_low_window" => Value::Integer(8),
-                    "hystart_ack_delta" => Value::Duration(Duration::from_ms(1)),
-                    _ => Value::Bool(false),
-                };
-                let p = Params::from_values(
-                    SPEC.params,
-                    vec![("hystart", Value::Choice(mode)), (k, v)],
-                );
-                let e = CubicConfig::from_params(&p).unwrap_err();
-                assert_eq!(e.field, k);
-                assert!(e.message.contains(mode), "{e}");
-                let classic = Params::from_values(SPEC.params, vec![(k, v)]);
-                assert!(CubicConfig::from_params(&classic).is_ok(), "{k}");
-            }
-        }
         assert!(!CubicConfig::default().hystart_rounds_from_low_window);
     }
 
