@@ -944,6 +944,9 @@ fn gen_command(
     notes: &mut dyn Write,
 ) -> Result<(), CliError> {
     let valid = scenario::load(path, seed)?;
+    let mut inputs = vec![path.to_path_buf()];
+    inputs.extend(scenario::named_files(path, &scenario::read_file(path)?));
+    output::refuse_input_as_output("--out", flows_path, &inputs)?;
     print_warnings(notes, &valid.warnings);
     let text = flowfile::write(&valid.flows);
     let (dir, name) = out_file(flows_path)?;
@@ -976,6 +979,10 @@ fn import_command(
 ) -> Result<(), CliError> {
     let text = scenario::read_file(config)?;
     let imported = ns3import::convert(config, &text, scenario_path)?;
+    // The scenario names the topology and flow files by absolute paths.
+    let mut inputs = vec![config.to_path_buf()];
+    inputs.extend(scenario::named_files(scenario_path, &imported.toml));
+    output::refuse_input_as_output("--out", scenario_path, &inputs)?;
     for n in &imported.notes {
         let at = n.line.map_or_else(String::new, |l| format!("{l}:"));
         let _ = writeln!(notes, "note: {}:{at} {}", config.display(), n.text);
@@ -1041,6 +1048,9 @@ fn compare_command(
             message: e.message,
         }
     };
+    if let Some(path) = csv {
+        output::refuse_input_as_output("--csv", path, &[reference.into(), ours.into()])?;
+    }
     let ref_flows = compare::parse_reference(&scenario::read_file(reference)?)
         .map_err(line_error(reference))?;
     let our_flows = compare::parse_ours(&scenario::read_file(ours)?).map_err(line_error(ours))?;

@@ -543,6 +543,48 @@ impl Drop for QctWriter {
     }
 }
 
+/// Whether `a` and `b` name the same existing file (through links; on Unix the same device
+/// and inode, so a hard link counts too).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (ma.dev(), ma.ino()) == (mb.dev(), mb.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+/// An output file given by option `option` must not be one of the command's `inputs`:
+/// `import-ns3 c.txt --out topology.txt`, `gen s.toml --out s.toml` and `compare-ns3 ... --csv
+/// ref.txt` had replaced their own input and exited 0.
+///
+/// # Errors
+/// [`CliError::BadOption`] naming the input.
+pub fn refuse_input_as_output(
+    option: &'static str,
+    out: &Path,
+    inputs: &[PathBuf],
+) -> Result<(), CliError> {
+    match inputs.iter().find(|i| same_file(out, i)) {
+        Some(i) => Err(CliError::BadOption {
+            option,
+            message: format!(
+                "{} is an input of the command ({}): writing it would replace it; give another file",
+                out.display(),
+                i.display()
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// An existing output folder must be a folder this process can write in: checked before a
 /// command runs, so that a long run does not end in a failed write.
 ///

@@ -171,6 +171,11 @@ pub const MAX_LATENCY_PACKETS: u64 = 10_000_000;
 /// trials take 80 MB and minutes per row.
 pub const MAX_PATH_TRIALS: usize = 10_000_000;
 
+/// The longest path `pint path-tracing` traces, hops: far beyond any data-center path (the
+/// PINT paper's longest is 64). A trial's time and memory grow with the path (about 3 ms and
+/// 0.2 MB per hop with 1-bit digests), and 65,536 hops ran out of memory.
+pub const MAX_PATH_K: usize = 1024;
+
 /// The most packets `dcsim pint latency` encodes per cell: `--flows` × the last checkpoint
 /// (each packet's digest at every hop, for every storage), a few minutes per cell at 10⁹.
 pub const MAX_LATENCY_WORK: u64 = 1_000_000_000;
@@ -250,8 +255,8 @@ pub fn path_universe() -> u32 {
 }
 
 impl PathTracingPlan {
-    /// Checks the options: non-empty strictly increasing lists; `1 <= k <=` the universe of
-    /// switch IDs ([`path_universe`], 2¹⁶); every `bits` value split evenly into every
+    /// Checks the options: non-empty strictly increasing lists; `1 <= k <=` [`MAX_PATH_K`]
+    /// (and the universe of switch IDs, [`path_universe`], 2¹⁶); every `bits` value split evenly into every
     /// `instances` value, 1 to 32 bits per instance and at most 64 bits; `1 <= trials <=`
     /// [`MAX_PATH_TRIALS`].
     ///
@@ -269,6 +274,15 @@ impl PathTracingPlan {
         for &k in ks {
             if k == 0 {
                 return Err(bad("--k", "path length 0: a path has at least 1 hop".into()));
+            }
+            if k > MAX_PATH_K {
+                return Err(bad(
+                    "--k",
+                    format!(
+                        "path length {k} is more than {MAX_PATH_K} hops (a trial's time and \
+                         memory grow with the path; the PINT paper's longest is 64)"
+                    ),
+                ));
             }
             if k > universe as usize {
                 return Err(bad(
@@ -963,9 +977,10 @@ mod tests {
         assert_eq!(p(&[0, 5], &[8], &[1], 1), "--k: path length 0: a path has at least 1 hop");
         assert_eq!(
             p(&[5, 70_000], &[8], &[1], 1),
-            "--k: path length 70000 is larger than the 65536 switch IDs that paths of distinct \
-             switches are drawn from"
+            "--k: path length 70000 is more than 1024 hops (a trial's time and memory grow with \
+             the path; the PINT paper's longest is 64)"
         );
+        assert!(PathTracingPlan::new(&[MAX_PATH_K], &[8], &[1], 1, 1).is_ok());
         assert_eq!(
             p(&[5, 5], &[8], &[1], 1),
             "--k: values must be strictly increasing, but 5 follows 5"

@@ -249,6 +249,31 @@ pub struct Source {
     base_dir: Option<PathBuf>,
 }
 
+/// The files a scenario's text names: every string value that, read as a path (relative to
+/// the scenario's folder unless absolute), is an existing file: its topology and flow files,
+/// CDFs and the like. Used to keep an output from replacing one of them.
+pub fn named_files(path: &Path, text: &str) -> Vec<PathBuf> {
+    fn walk(v: &toml::Value, base: &Path, out: &mut Vec<PathBuf>) {
+        match v {
+            toml::Value::String(s) if !s.is_empty() && s.len() < 4096 => {
+                let p = base.join(s);
+                if p.is_file() {
+                    out.push(p);
+                }
+            }
+            toml::Value::Array(a) => a.iter().for_each(|x| walk(x, base, out)),
+            toml::Value::Table(t) => t.values().for_each(|x| walk(x, base, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(v) = text.parse::<toml::Table>() {
+        let base = path.parent().unwrap_or(Path::new("."));
+        walk(&toml::Value::Table(v), base, &mut out);
+    }
+    out
+}
+
 impl Source {
     /// Wraps the text of the scenario at `path` (as the user wrote the path).
     pub fn new(path: impl Into<PathBuf>, text: String) -> Source {

@@ -274,6 +274,53 @@ fn target_of(src: &Source, section: &str, key: &str) -> Result<Target, CliError>
     })
 }
 
+/// Whether path `a` is `b` or a table above it.
+fn is_prefix(a: &[String], b: &[String]) -> bool {
+    a.len() <= b.len() && a == &b[..a.len()]
+}
+
+/// The scenario paths axis `a` sets: its own, or, for a variant axis, every key its values
+/// give (but `name`). (`scheme` replaces the `[cc]` table, applied before the others.)
+fn axis_paths(a: &Axis) -> Vec<Vec<String>> {
+    match &a.target {
+        Target::Scheme => Vec::new(),
+        Target::Path(p) => vec![p.clone()],
+        Target::Variant => {
+            let mut out: Vec<Vec<String>> = Vec::new();
+            for t in a.values.iter().filter_map(Value::as_table) {
+                for k in t.keys().filter(|k| k.as_str() != "name") {
+                    let p: Vec<String> = k.split('.').map(str::to_string).collect();
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
+/// The field two axes both set, if any: the same path or one a table above the other, or a
+/// path that replaces the `[cc]` table or its name beside the `scheme` axis.
+fn axes_clash(a: &Axis, b: &Axis) -> Option<String> {
+    let scheme_clash = |other: &Axis| {
+        let cc_name = ["cc".to_string(), "name".to_string()];
+        axis_paths(other).into_iter().find(|p| is_prefix(p, &cc_name))
+    };
+    let clash = match (&a.target, &b.target) {
+        (Target::Scheme, _) => scheme_clash(b),
+        (_, Target::Scheme) => scheme_clash(a),
+        _ => {
+            let (pa, pb) = (axis_paths(a), axis_paths(b));
+            pa.iter()
+                .flat_map(|p| pb.iter().map(move |q| (p, q)))
+                .find(|(p, q)| is_prefix(p, q) || is_prefix(q, p))
+                .map(|(p, q)| if p.len() >= q.len() { p.clone() } else { q.clone() })
+        }
+    };
+    clash.map(|p| p.join("."))
+}
+
 fn parse_axis(src: &Source, key: &str, value: &Value) -> Result<Axis, CliError> {
     let field = key_field("axes", key);
     let span = src.span_of(&["axes", key]);
@@ -584,6 +631,26 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
     let axes: Vec<Axis> =
         keys.into_iter().map(|(k, v)| parse_axis(&src, k, v)).collect::<Result<_, _>>()?;
 
+    // Two axes that set the same field: the later one won in every cell, and `cells.csv`
+    // labelled the cells with values that did not run (`load` beside "flows.workload.load",
+    // `scheme` beside a variant's "cc.name").
+    for (j, b) in axes.iter().enumerate() {
+        for a in &axes[..j] {
+            if let Some(path) = axes_clash(a, b) {
+                return Err(src.error_at(
+                    src.span_of(&["axes", b.key.as_str()]),
+                    key_field("axes", &b.key),
+                    format!(
+                        "`{}` and `{}` both set `{path}`: one would override the other in \
+                         every cell, whose names and cells.csv would give values that did not \
+                         run; give it in one place",
+                        a.key, b.key
+                    ),
+                ));
+            }
+        }
+    }
+
     // [set]: fixed values for every cell, applied to the base document first.
     let mut set = Vec::new();
     let fixed = raw.set.unwrap_or_default();
@@ -594,6 +661,21 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
         let at = |m: String| src.error_at(src.span_of(&["set", key]), key_field("set", key), m);
         if let Some(a) = axes.iter().find(|a| a.target == target) {
             return Err(at(format!("`{key}` is also the axis `{}`; give it in one place", a.key)));
+        }
+        // An axis applied after `[set]` that replaces what it set (the `scheme` axis replaces
+        // the whole [cc], a variant or an axis a table above the key): the value was lost.
+        if let Target::Path(p) = &target {
+            for a in &axes {
+                let lost = axis_paths(a).iter().any(|q| is_prefix(q, p))
+                    || (a.target == Target::Scheme && p[0] == "cc");
+                if lost {
+                    return Err(at(format!(
+                        "the axis `{}` replaces `{key}` in every cell, so this value would be \
+                         lost; give it in the axis' values instead",
+                        a.key
+                    )));
+                }
+            }
         }
         match (&target, value) {
             (Target::Scheme, Value::String(name)) => {

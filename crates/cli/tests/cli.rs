@@ -1236,6 +1236,30 @@ fn import_fails(c: &Case) -> String {
     stderr
 }
 
+/// An output that is one of the inputs is refused: `import-ns3 --out` naming the config, its
+/// topology or its flow file, and `gen --out` naming the scenario or a file it reads, replaced
+/// that input and exited 0.
+#[test]
+fn outputs_that_name_an_input_are_refused() {
+    let c = ns3_case(&[]);
+    for input in ["ref/config.txt", "ref/topo.txt", "ref/flow.txt"] {
+        let before = fs::read(c.path(input)).unwrap();
+        let o = c.run(&["import-ns3", "ref/config.txt", "--out", input]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("error: --out: ") && stderr.contains("is an input"), "{stderr}");
+        assert_eq!(fs::read(c.path(input)).unwrap(), before, "{input} was replaced");
+    }
+    run_ok(&c, &["import-ns3", "ref/config.txt", "--out", "s.toml"]);
+    for input in ["s.toml", "ref/flow.txt"] {
+        let before = fs::read(c.path(input)).unwrap();
+        let o = c.run(&["gen", "s.toml", "--out", input]);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        assert_eq!(fs::read(c.path(input)).unwrap(), before, "{input} was replaced");
+    }
+    run_ok(&c, &["gen", "s.toml", "--out", "flows-again.txt"]);
+}
+
 #[test]
 fn import_ns3_unknown_key_is_an_error() {
     let c = ns3_case(&[("ENABLE_TRACE 0", "ENABLE_TRACE 0\nENABLE_TRACING 1")]);
@@ -1306,6 +1330,14 @@ fn compare_case() -> Case {
 #[test]
 fn compare_ns3_prints_a_table_and_exits_0() {
     let c = compare_case();
+    // An output that is one of the inputs is refused (it replaced the input, exit 0).
+    for input in ["ref.txt", "fct.csv"] {
+        let before = fs::read(c.path(input)).unwrap();
+        let o = c.run(&["compare-ns3", "ref.txt", "fct.csv", "--csv", input]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--csv: "), "{o:?}");
+        assert_eq!(fs::read(c.path(input)).unwrap(), before);
+    }
     let out = run_ok(&c, &["compare-ns3", "ref.txt", "fct.csv", "--csv", "cmp/out.csv"]);
     // p50 of 1..10 is element 5 = 6; p95 and p99 element 9 = 10.
     let all = out.lines().find(|l| l.starts_with("all ")).expect("`all` row");

@@ -149,10 +149,12 @@ fn path_tracing_bad_options() {
         c.fails(&args, &["pt"])
     };
     assert_has(&bad(&["--k", "0,5"]), &["error: --k: path length 0: a path has at least 1 hop"]);
+    // 65,536 hops ran out of memory: paths are bounded at 1,024.
     assert_has(
         &bad(&["--k", "5,70000"]),
-        &["error: --k: path length 70000 is larger than the 65536 switch IDs"],
+        &["error: --k: path length 70000 is more than 1024 hops"],
     );
+    assert_has(&bad(&["--k", "1025"]), &["error: --k: path length 1025 is more than 1024 hops"]);
     assert_has(
         &bad(&["--k", "10,5"]),
         &["error: --k: values must be strictly increasing, but 5 follows 10"],

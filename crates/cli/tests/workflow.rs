@@ -907,6 +907,32 @@ fn sweep_bad_input() {
     let e =
         sweep_fails("base = \"base/base.toml\"\n[set]\nload = 0.4\n[axes]\nload = [0.3]\n", &[]);
     assert_has(&e, &["sweep.toml:3:8: field `set.load`: `load` is also the axis `load`"]);
+    // Two axes that set one field: the later won in every cell, and the cells were labelled
+    // with values that did not run.
+    for (axes, says) in [
+        (
+            "\"flows.workload.load\" = [0.3, 0.5]\nload = [0.5]",
+            "field `axes.load`: `flows.workload.load` and `load` both set `flows.workload.load`",
+        ),
+        (
+            "scheme = [\"dcqcn\", \"hpcc\"]\nvariant = [{ name = \"v\", \"cc.name\" = \"timely\" }]",
+            "field `axes.variant`: `scheme` and `variant` both set `cc.name`",
+        ),
+        ("\"flows.workload\" = [{ cdf = \"websearch\", load = 0.3, duration = \"1ms\" }]\nload = [0.5]", "both set `flows.workload.load`"),
+    ] {
+        let e = sweep_fails(&format!("base = \"base/base.toml\"\n[axes]\n{axes}\n"), &[]);
+        assert_has(&e, &[says]);
+    }
+    // A `[set]` value an axis replaces (the scheme axis replaces the whole [cc]) was lost.
+    let e = sweep_fails(
+        "base = \"base/base.toml\"\n[set]\n\"cc.rate_ai\" = \"10Mbps\"\n[axes]\nscheme = [\"hpcc\"]\n",
+        &[],
+    );
+    assert_has(&e, &["field `set.\"cc.rate_ai\"`: the axis `scheme` replaces `cc.rate_ai`"]);
+    // Composition is kept: the scheme axis and a [cc] parameter axis, applied after it.
+    let c =
+        sweep_case("base = \"base/base.toml\"\n[axes]\nscheme = [\"hpcc\"]\n\"cc.eta\" = [0.9]\n");
+    c.ok(&["sweep", "sweep.toml", "--dry-run", "--out", "o"]);
     let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3]\n", &["--shard", "2/2"]);
     assert_has(&e, &["shard index 2 is out of range for 2 shards: shards are numbered 0..=1"]);
     let e = sweep_fails("base = \"base/base.toml\"\n[axes]\nload = [0.3]\n", &["--shard", "1"]);
