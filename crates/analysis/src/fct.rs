@@ -69,6 +69,11 @@ pub fn use_reference_ideal(rows: &mut [FctRow]) -> Result<(), AnalysisError> {
     Ok(())
 }
 
+/// The largest time an `fct.csv` may give, ns: the time limit, 2^62 ps.
+const MAX_TIME_NS: f64 = (1u64 << 62) as f64 / 1000.0;
+/// The smallest positive time an `fct.csv` may give, ns: a picosecond.
+const MIN_TIME_NS: f64 = 0.001;
+
 /// Reads an `fct.csv` file (see [`parse_fct_csv`]).
 ///
 /// # Errors
@@ -153,9 +158,22 @@ pub fn parse_fct_csv<R: Read>(reader: R, file: &str) -> Result<Vec<FctRow>, Anal
         let node = |i: usize, column: &'static str| -> Result<u32, AnalysisError> {
             parse::<u32>(field(i)).ok_or_else(|| bad(column, field(i), "expected a node id"))
         };
+        // Times within a run's: at most the time limit, and a positive one at least the
+        // simulator's picosecond (`ideal_fct_ns = 1e-300` gave slowdowns of 5e303, and an
+        // `fct_ns` of 2^64 passed).
         let time = |i: usize, column: &'static str, positive: bool| -> Result<f64, AnalysisError> {
             let v = parse::<f64>(field(i)).filter(|v| v.is_finite() && *v >= 0.0);
             match v {
+                Some(v) if v > MAX_TIME_NS => Err(bad(
+                    column,
+                    field(i),
+                    "too large: expected at most 4611686018427387.904 ns (2^62 ps, the time limit)",
+                )),
+                Some(v) if positive && v > 0.0 && v < MIN_TIME_NS => Err(bad(
+                    column,
+                    field(i),
+                    "too small: expected at least 0.001 ns (1 ps, the simulator's resolution)",
+                )),
                 Some(v) if !positive || v > 0.0 => Ok(v),
                 _ if positive => Err(bad(column, field(i), "expected a finite number > 0")),
                 _ => Err(bad(column, field(i), "expected a finite number >= 0")),
@@ -179,24 +197,6 @@ pub fn parse_fct_csv<R: Read>(reader: R, file: &str) -> Result<Vec<FctRow>, Anal
         // No flow completes in no time (and the FCT plots have log axes).
         let fct_ns = time(c_fct, "fct_ns", true)?;
         let ideal_ns = time(c_ideal, "ideal_fct_ns", true)?;
-        // A slowdown that is not a finite number (an ideal FCT so small that the quotient
-        // overflows) would send the buckets and plots that scale by it to infinity.
-        if !(fct_ns / ideal_ns).is_finite() {
-            return Err(bad(
-                "ideal_fct_ns",
-                field(c_ideal),
-                "too small: fct_ns / ideal_fct_ns (the slowdown) is not a finite number",
-            ));
-        }
-        if let Some(r) = ref_ideal_ns {
-            if !(fct_ns / r).is_finite() {
-                return Err(bad(
-                    "ref_ideal_fct_ns",
-                    field(c_ref.expect("read from it")),
-                    "too small: fct_ns / ref_ideal_fct_ns is not a finite number",
-                ));
-            }
-        }
         let flow_id = int(c_id, "flow_id")?;
         if let Some(&first) = seen.get(&flow_id) {
             return Err(AnalysisError::DuplicateFlow {
@@ -322,15 +322,33 @@ mod tests {
             "fct.csv:2: column ideal_fct_ns: expected a finite number > 0, found \"0\""
         );
         // An ideal so small that the slowdown overflows to infinity (it sent `plot` and
-        // `merge` into endless loops over slowdown scales).
+        // `merge` into endless loops over slowdown scales), or only absurd (1e-300 gave
+        // slowdowns of 5e303 in 300-digit columns): times are at least a picosecond.
         let e = parse_str(&format!("{HEADER}0,1,2,1000,0,100,1e-308,,\n")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "fct.csv:2: column ideal_fct_ns: too small: fct_ns / ideal_fct_ns (the slowdown) is \
-             not a finite number, found \"1e-308\""
+            "fct.csv:2: column ideal_fct_ns: too small: expected at least 0.001 ns (1 ps, the \
+             simulator's resolution), found \"1e-308\""
         );
-        let e = parse_str(&format!("{HEADER}0,1,2,1000,0,100,1,,1e-308\n")).unwrap_err();
-        assert!(e.to_string().contains("column ref_ideal_fct_ns: too small"), "{e}");
+        for (row, column) in [
+            ("0,1,2,1000,0,5000,1e-300,,", "ideal_fct_ns"),
+            ("0,1,2,1000,0,100,1,,1e-308", "ref_ideal_fct_ns"),
+            ("0,1,2,1000,0,0.0009,1,,", "fct_ns"),
+        ] {
+            let e = parse_str(&format!("{HEADER}{row}\n")).unwrap_err();
+            assert!(e.to_string().contains(&format!("column {column}: too small")), "{e}");
+        }
+        // ... and at most the time limit (an fct_ns of 2^64 passed, with a slowdown of 4.6e15).
+        for (row, column) in [
+            ("0,1,2,1000,0,18446744073709551615,1,,", "fct_ns"),
+            ("0,1,2,1000,4611686018427392,100,1,,", "start_ns"),
+            ("0,1,2,1000,0,100,1e17,,", "ideal_fct_ns"),
+        ] {
+            let e = parse_str(&format!("{HEADER}{row}\n")).unwrap_err();
+            assert!(e.to_string().contains(&format!("column {column}: too large")), "{e}");
+        }
+        // The limit itself, and a picosecond, are a run's times.
+        parse_str(&format!("{HEADER}0,1,2,1000,4611686018427387.904,0.001,0.001,,\n")).unwrap();
         let e = parse_str(&format!("{HEADER}0,1,2,0,0,10,1,,\n")).unwrap_err();
         assert_eq!(e.to_string(), "fct.csv:2: column size_bytes: expected a size > 0, found \"0\"");
         let e = parse_str(&format!("{HEADER}x,1,2,5,0,10,1,,\n")).unwrap_err();

@@ -69,12 +69,15 @@ fn slowdown(fct: f64, standalone: f64) -> f64 {
     (fct / standalone).max(1.0)
 }
 
+/// The largest time a reference FCT file may give, whole ns (2^62 ps, the time limit).
+const MAX_TIME_NS: u64 = (1 << 62) / 1000;
+
 /// Parses a reference FCT file (spec §2.6): one line per flow,
 /// `sip dip sport dport size start_ns fct_ns standalone_ns`. Blank lines are skipped.
 ///
 /// # Errors
-/// A line without eight fields, a field that is not a non-negative integer, or a size, FCT or
-/// standalone FCT of 0.
+/// A line without eight fields, an IP that is not 8 hex digits, a field that is not a
+/// non-negative integer, a time beyond the time limit, or a size, FCT or standalone FCT of 0.
 pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
     let mut flows = Vec::new();
     for (i, content) in text.lines().enumerate() {
@@ -97,10 +100,35 @@ pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
                 line_err(line, format!("{name} `{}` is not a non-negative integer", fields[idx]))
             })
         };
+        // The reference writes each IP as 8 hex digits (`0b000101`); anything else is not its
+        // file.
+        for (idx, name) in [(0, "sip"), (1, "dip")] {
+            let ip = fields[idx];
+            if ip.len() != 8 || !ip.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(line_err(
+                    line,
+                    format!("{name} `{ip}` is not an IP as the reference writes it (8 hex digits)"),
+                ));
+            }
+        }
+        // Times within the time limit (2^62 ps): a standalone time of 2^64 ns was floored to a
+        // slowdown of 1 and passed.
+        let time = |idx: usize, name: &str| -> Result<u64, LineError> {
+            let v = int(idx, name)?;
+            if v > MAX_TIME_NS {
+                return Err(line_err(
+                    line,
+                    format!(
+                        "{name} `{v}` is more than the time limit of {MAX_TIME_NS} ns (2^62 ps)"
+                    ),
+                ));
+            }
+            Ok(v)
+        };
         let size = int(4, "size")?;
-        let start_ns = int(5, "start_ns")?;
-        let fct = int(6, "fct_ns")?;
-        let standalone = int(7, "standalone_ns")?;
+        let start_ns = time(5, "start_ns")?;
+        let fct = time(6, "fct_ns")?;
+        let standalone = time(7, "standalone_ns")?;
         if standalone == 0 {
             return Err(line_err(line, "standalone_ns is 0; the slowdown is undefined"));
         }
@@ -121,7 +149,8 @@ pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
 ///
 /// # Errors
 /// A missing column, a malformed row, or a value that is not a non-negative number (or an FCT
-/// or reference ideal FCT of 0, or a slowdown that is not a finite number).
+/// or reference ideal FCT of 0, or a time outside a run's, below a picosecond or beyond the time
+/// limit).
 pub fn parse_ours(text: &str) -> Result<Vec<Flow>, LineError> {
     let mut r = csv::ReaderBuilder::new().from_reader(text.as_bytes());
     let headers = r.headers().map_err(|e| line_err(1, format!("bad CSV header: {e}")))?.clone();
@@ -157,24 +186,28 @@ pub fn parse_ours(text: &str) -> Result<Vec<Flow>, LineError> {
         })?;
         let fct = num(fct_col, "fct_ns")?;
         let ideal = num(ideal_col, "ref_ideal_fct_ns")?;
+        // Within a run's times: at most the time limit, a positive one at least a picosecond.
+        for (v, name, col) in [(fct, "fct_ns", fct_col), (ideal, "ref_ideal_fct_ns", ideal_col)] {
+            if v > MAX_TIME_NS as f64 + 0.999 || (v > 0.0 && v < 0.001) {
+                return Err(line_err(
+                    line,
+                    format!(
+                        "{name} `{}` is outside a run's times (0.001 ns to the time limit, \
+                         2^62 ps)",
+                        rec.get(col).unwrap_or("")
+                    ),
+                ));
+            }
+        }
         if ideal == 0.0 {
             return Err(line_err(line, "ref_ideal_fct_ns is 0; the slowdown is undefined"));
         }
         if fct == 0.0 {
             return Err(line_err(line, "fct_ns is 0; a flow takes time to complete"));
         }
-        // An ideal so small that the quotient overflows (`1e-320`) gave `inf` percentiles.
+        // Finite: an ideal of at least a picosecond (checked above) under an FCT within the
+        // time limit. (An ideal of `1e-320` had given `inf` percentiles.)
         let sd = slowdown(fct, ideal);
-        if !sd.is_finite() {
-            return Err(line_err(
-                line,
-                format!(
-                    "ref_ideal_fct_ns `{}` is too small: fct_ns / ref_ideal_fct_ns (the \
-                     slowdown) is not a finite number",
-                    rec.get(ideal_col).unwrap_or("")
-                ),
-            ));
-        }
         flows.push(Flow { size, start_ns, slowdown: sd });
     }
     Ok(flows)
@@ -567,13 +600,13 @@ mod tests {
         );
         let e = parse_reference("a b c\n").unwrap_err();
         assert_eq!((e.line, e.message.contains("expected 8 fields")), (1, true));
-        let e = parse_reference("\n0 0 1 1 10 0 x 5\n").unwrap_err();
+        let e = parse_reference("\n0b000001 0b000002 1 1 10 0 x 5\n").unwrap_err();
         assert_eq!(e, line_err(2, "fct_ns `x` is not a non-negative integer"));
-        let e = parse_reference("0 0 1 1 10 0 5 0\n").unwrap_err();
+        let e = parse_reference("0b000001 0b000002 1 1 10 0 5 0\n").unwrap_err();
         assert!(e.message.contains("standalone_ns is 0"), "{e:?}");
-        let e = parse_reference("0 0 1 1 0 0 5 5\n").unwrap_err();
+        let e = parse_reference("0b000001 0b000002 1 1 0 0 5 5\n").unwrap_err();
         assert_eq!(e, line_err(1, "size is 0; a flow carries at least one byte"));
-        let e = parse_reference("0 0 1 1 10 0 0 5\n").unwrap_err();
+        let e = parse_reference("0b000001 0b000002 1 1 10 0 0 5\n").unwrap_err();
         assert_eq!(e, line_err(1, "fct_ns is 0; a flow takes time to complete"));
     }
 
@@ -603,16 +636,29 @@ mod tests {
         assert_eq!(e.line, 2);
         let e = parse_ours(&format!("{HEADER}0,0,1,1000,0,0,900,1,1000\n")).unwrap_err();
         assert_eq!(e, line_err(2, "fct_ns is 0; a flow takes time to complete"));
-        // A reference ideal so small that the slowdown is infinite (it printed `inf`).
-        let e = parse_ours(&format!("{HEADER}0,0,1,1000,0,14678,900,1,1e-320\n")).unwrap_err();
-        assert_eq!(
-            e,
-            line_err(
-                2,
-                "ref_ideal_fct_ns `1e-320` is too small: fct_ns / ref_ideal_fct_ns (the \
-                 slowdown) is not a finite number"
-            )
+        // A reference ideal so small that the slowdown is infinite (it printed `inf`) or
+        // absurd (1e-300 printed a 300-digit table), and times beyond the time limit.
+        for (row, says) in [
+            ("14678,900,1,1e-320", "ref_ideal_fct_ns `1e-320`"),
+            ("14678,900,1,1e-300", "ref_ideal_fct_ns `1e-300`"),
+            ("18446744073709551615,900,1,1000", "fct_ns `18446744073709551615`"),
+        ] {
+            let e = parse_ours(&format!("{HEADER}0,0,1,1000,0,{row}\n")).unwrap_err();
+            assert_eq!(e.line, 2);
+            assert!(e.message.starts_with(says), "{}", e.message);
+            assert!(e.message.contains("outside a run's times"), "{}", e.message);
+        }
+        // The reference's own file: its IPs are 8 hex digits, its times within the limit.
+        let line = |l: &str| parse_reference(l).unwrap_err().message;
+        assert!(line("zz000001 0b000101 10000 100 1000 2000000000 1000 1000")
+            .contains("sip `zz000001`"));
+        assert!(line("0b000001 1 10000 100 1000 2000000000 1000 1000").contains("dip `1`"));
+        let huge = "0b000001 0b000101 10000 100 1000 2000000000 1000 18446744073709551615";
+        assert!(
+            line(huge).contains("standalone_ns `18446744073709551615` is more than the time limit")
         );
+        parse_reference("0b000001 0b000101 10000 100 1000 2000000000 1000 4611686018427387")
+            .unwrap();
     }
 
     #[test]

@@ -1064,6 +1064,18 @@ fn compare_command(
     }
     let c = compare::Comparison::new(&ref_flows, &our_flows);
     let sets = compare::FlowSets::of(&ref_flows, &our_flows);
+    // Not one flow in common: not runs of the same flows, whatever the percentiles say (it
+    // printed "3 of 3 groups within tolerance ... PASS").
+    if sets.both == 0 {
+        return Err(CliError::Input {
+            file: ours.to_path_buf(),
+            message: format!(
+                "no flow in common with {} (same size and start): these are not runs of the \
+                 same flows",
+                reference.display()
+            ),
+        });
+    }
     if let Some(w) = sets.warning() {
         let _ = writeln!(notes, "warning: {w}");
     }

@@ -1411,6 +1411,16 @@ fn compare_ns3_reports_and_warns_about_flows_on_one_side_only() {
 #[test]
 fn compare_ns3_bad_input_exits_2() {
     let c = compare_case();
+    // No flow in common: not runs of the same flows (it reported PASS, with a warning).
+    let other =
+        fs::read_to_string(c.path("ref.txt")).unwrap().replace(" 10000 100 ", " 10000 100 1");
+    c.write("other.txt", &other);
+    let o = c.run(&["compare-ns3", "other.txt", "fct.csv"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert_has(
+        &String::from_utf8_lossy(&o.stderr),
+        &["error: fct.csv: no flow in common with other.txt (same size and start)"],
+    );
     c.write("bad.txt", "0b000001 0b000101 10000 100 1000 2000000000 1000 1000\n0b000001 7\n");
     let o = c.run(&["compare-ns3", "bad.txt", "fct.csv"]);
     assert_eq!(o.status.code(), Some(2));
