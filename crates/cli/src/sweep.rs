@@ -1395,8 +1395,38 @@ fn load_cells(m: &Manifest, dirs: &[PathBuf]) -> Result<Vec<CellData>, CliError>
             let path = dir.join("counters.csv");
             let text = scenario::read_file(&path)?;
             let mut counters = BTreeMap::new();
+            // The file as `dcsim run` writes it: its header, then `name,value` rows of counts,
+            // `end_time_ns` in ns with at most three decimals (edited values, `abc` or `-5`,
+            // had gone into cells.csv as they were).
+            if text.lines().next() != Some("name,value") {
+                let message = "expected the header `name,value`".to_string();
+                return Err(CliError::Input { file: path, message });
+            }
             for (i, l) in text.lines().enumerate().skip(1) {
-                let Some((k, v)) = l.split_once(',') else { continue };
+                if l.is_empty() {
+                    continue;
+                }
+                let bad = |m: String| CliError::Input {
+                    file: path.clone(),
+                    message: format!("line {}: {m}", i + 1),
+                };
+                let Some((k, v)) = l.split_once(',') else {
+                    return Err(bad(format!("expected `name,value`, found {l:?}")));
+                };
+                let valid = if k == "end_time_ns" {
+                    crate::study::ps_of(v)
+                        .is_some_and(|ps| ps <= dcsim_core::units::TIME_LIMIT.as_ps())
+                } else {
+                    v.parse::<u64>().is_ok()
+                };
+                if k.is_empty() || !valid {
+                    let what = if k == "end_time_ns" {
+                        "a time in ns (at most three decimals) within the time limit"
+                    } else {
+                        "a count"
+                    };
+                    return Err(bad(format!("`{k}` is {v:?}, not {what}")));
+                }
                 if counters.insert(k.to_string(), v.to_string()).is_some() {
                     // An edited file: the last row would have won.
                     let message = format!("line {}: `{k}` is given again", i + 1);
@@ -1414,6 +1444,23 @@ fn load_cells(m: &Manifest, dirs: &[PathBuf]) -> Result<Vec<CellData>, CliError>
                     let message = format!("`{key}` is {:?}, not a count", counters[key]);
                     return Err(CliError::Input { file: path, message });
                 }
+            }
+            // Every flow left unfinished has its row in unfinished.csv (written only when
+            // there is one).
+            let unfinished_path = dir.join("unfinished.csv");
+            let unfinished = if unfinished_path.exists() {
+                let t = scenario::read_file(&unfinished_path)?;
+                t.lines().skip(1).filter(|l| !l.is_empty()).count()
+            } else {
+                0
+            };
+            if counters["flows_unfinished"] != unfinished.to_string() {
+                let message = format!(
+                    "`flows_unfinished` is {}, but {} lists {unfinished} flows",
+                    counters["flows_unfinished"],
+                    unfinished_path.display()
+                );
+                return Err(CliError::Input { file: path, message });
             }
             // Every flow that finished has its row in fct.csv.
             if counters["flows_done"] != listed.to_string() {

@@ -716,7 +716,28 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
     flows_done("7");
     let e = c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"]);
     assert_has(&e, &["s1/cells/dctcp/counters.csv", "`flows_done` is 7, but "]);
+    // Any other row that is not a count (or, `end_time_ns`, a time), a header that is not
+    // `counters.csv`'s, and unfinished flows that unfinished.csv does not list: they went into
+    // cells.csv as they were.
+    let edit = |from: &str, to: &str| {
+        assert!(counters.contains(from), "{counters}");
+        let edited = counters.replacen(from, to, 1);
+        fs::write(c.path("s1/cells/dctcp/counters.csv"), edited).unwrap();
+        c.fails(&["merge", "s0", "s1", "--out", "m2"], &["m2"])
+    };
+    let end = counters.lines().find(|l| l.starts_with("end_time_ns,")).unwrap().to_string();
+    let e = edit(&end, "end_time_ns,abc");
+    assert_has(&e, &["`end_time_ns` is \"abc\", not a time in ns"]);
+    let e = edit(&end, "end_time_ns,1e300");
+    assert_has(&e, &["`end_time_ns` is \"1e300\", not a time in ns"]);
+    let e = edit("events,", "events,-");
+    assert_has(&e, &["`events` is \"-"]);
+    let e = edit("name,value", "foo,bar");
+    assert_has(&e, &["expected the header `name,value`"]);
+    let e = edit("flows_unfinished,0", "flows_unfinished,5");
+    assert_has(&e, &["`flows_unfinished` is 5, but ", "unfinished.csv lists 0 flows"]);
     fs::write(c.path("s1/cells/dctcp/counters.csv"), &counters).unwrap();
+    c.ok(&["merge", "s0", "s1", "--out", "m3"]);
 }
 
 /// `--resume` runs only the cells no earlier run finished (a cell removed, a cell stopped
