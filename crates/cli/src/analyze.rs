@@ -310,6 +310,17 @@ pub fn analyze_command(
         crate::output::check_out_dir(dir)?;
     }
     let loaded = load_inputs(inputs, dport)?;
+    // A histogram file with no bins has nothing to analyze (it printed a row of zeros, where
+    // an empty fct.csv is an error).
+    for (name, b) in &loaded.queues {
+        if b.ports == 0 {
+            let input = inputs.iter().find(|i| &i.name == name).expect("every input has its name");
+            return Err(CliError::Input {
+                file: input.path.clone(),
+                message: "no queue-length bins to analyze (the file has only its header)".into(),
+            });
+        }
+    }
     let data = &loaded.fct;
     let per: Vec<(String, Vec<Bucket>, Summary)> = data
         .iter()

@@ -484,6 +484,8 @@ fn analyze_bad_fct_files() {
     // A histogram with no bins: nothing to plot, and no empty folder left (it printed
     // "wrote 0 plots" and exited 0).
     c.write("q/qlen_hist.csv", hist);
+    let e = c.fails(&["analyze", "q/qlen_hist.csv", "--out", "res"], &["res"]);
+    assert_has(&e, &["q/qlen_hist.csv: no queue-length bins to analyze"]);
     let e = c.fails(&["plot", "q/qlen_hist.csv", "--out", "figs/a/b"], &["figs"]);
     assert_has(&e, &["q/qlen_hist.csv: nothing to plot: no queue-length bins in the input"]);
 }
