@@ -1010,6 +1010,8 @@ fn import_command(
         );
     }
     let valid = valid?;
+    // What `validate` would warn about (every flow after the stop time, say), told now.
+    print_warnings(notes, &valid.warnings);
     let _ = writeln!(
         out,
         "wrote {} (scheme {}, {} flow{}, {} note{} on stderr)",

@@ -1260,6 +1260,22 @@ fn outputs_that_name_an_input_are_refused() {
     run_ok(&c, &["gen", "s.toml", "--out", "flows-again.txt"]);
 }
 
+/// The imported scenario's warnings are told at once: every flow starting after the stop time
+/// was told only by a later `validate`.
+#[test]
+fn import_ns3_tells_the_scenarios_warnings() {
+    let c = ns3_case(&[("SIMULATOR_STOP_TIME 2.01", "SIMULATOR_STOP_TIME 1.5")]);
+    let o = c.run(&["import-ns3", "ref/config.txt", "--out", "s.toml"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: s.toml:") && stderr.contains("after the stop time"),
+        "{stderr}"
+    );
+    let o = ns3_case(&[]).run(&["import-ns3", "ref/config.txt", "--out", "s.toml"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{o:?}");
+}
+
 #[test]
 fn import_ns3_unknown_key_is_an_error() {
     let c = ns3_case(&[("ENABLE_TRACE 0", "ENABLE_TRACE 0\nENABLE_TRACING 1")]);
