@@ -909,8 +909,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         warnings::collect(src, &net, &routes, &cfg, &flows, workload.as_ref(), &frames);
     limits::check_ns3_frames(src, &net, &cfg, data_header, roce_used)?;
     warnings::min_rates(src, bounds.slowest(), &groups, (&cc, roce_used), &mut warnings);
-    warnings::classic_ecn_dctcp(src, &groups, &cfg, &mut warnings);
-    warnings::inert_tcp_keys(src, &groups, &cfg, &mut warnings);
+    warnings::tcp_groups(src, &groups, &cfg, &mut warnings);
     warnings::small_queue_limits(src, &cfg, &queue_tables, &frames, &mut warnings);
     warnings::unused_queue_classes(src, &cfg, &flows, &queue_tables, &mut warnings);
 

@@ -25,7 +25,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use dcsim_core::config::{FlowSpec, SimConfig};
+use dcsim_core::config::{FlowSpec, SimConfig, TcpGroup};
 use dcsim_core::ids::NodeId;
 use dcsim_core::network::{Network, NodeKind, RoutingTable};
 use dcsim_core::units::{BitsPerSec, Duration, PS_PER_NS};
@@ -197,87 +197,78 @@ pub(super) fn min_rates(
     }
 }
 
-/// A DCTCP or Prague group on classic ECN: its receivers latch ECE until CWR (RFC 3168), so
-/// the sender's per-ACK CE fraction, and with it α, is overestimated (docs/tcp.md). Linux
-/// pairs these controllers with accurate ECN (Prague) or with DCTCP's own echo at the
-/// receiver, which `ecn = "accurate"` models.
-pub(super) fn classic_ecn_dctcp(
+/// The warnings about each TCP group's own settings ([`classic_ecn_dctcp`],
+/// [`inert_tcp_keys`]), `group[i]` being the scenario's i-th `[[group]]`.
+pub(super) fn tcp_groups(
     src: &Source,
     groups: &[super::groups::Group],
     cfg: &SimConfig,
     out: &mut Vec<Warning>,
 ) {
     use dcsim_core::config::Transport;
-    use dcsim_tcp::{CcaConfig, EcnMode};
     for (i, g) in groups.iter().enumerate() {
         let Transport::Tcp(t) = g.transport else { continue };
         let group = &cfg.tcp_groups[usize::from(t)];
-        let name = match group.cca {
-            CcaConfig::Dctcp(_) => "DCTCP",
-            CcaConfig::Prague(_) => "Prague",
-            _ => continue,
-        };
-        if group.tcp.ecn != EcnMode::Classic {
-            continue;
-        }
         let idx = i.to_string();
-        out.push(at(
-            src,
-            &["group", &idx, "tcp", "ecn"],
-            format!(
-                "{name} with classic ECN: the receiver echoes ECE until it sees CWR (RFC 3168), \
-                 so the share of CE-marked bytes, and {name}'s alpha, is overestimated; set \
-                 ecn = \"accurate\" for a per-segment echo"
-            ),
-        ));
+        classic_ecn_dctcp(src, &idx, group, out);
+        inert_tcp_keys(src, &idx, group, out);
     }
+}
+
+/// A DCTCP or Prague group on classic ECN: its receivers latch ECE until CWR (RFC 3168), so
+/// the sender's per-ACK CE fraction, and with it α, is overestimated (docs/tcp.md). Linux
+/// pairs these controllers with accurate ECN (Prague) or with DCTCP's own echo at the
+/// receiver, which `ecn = "accurate"` models.
+fn classic_ecn_dctcp(src: &Source, idx: &str, group: &TcpGroup, out: &mut Vec<Warning>) {
+    use dcsim_tcp::{CcaConfig, EcnMode};
+    let name = match group.cca {
+        CcaConfig::Dctcp(_) => "DCTCP",
+        CcaConfig::Prague(_) => "Prague",
+        _ => return,
+    };
+    if group.tcp.ecn != EcnMode::Classic {
+        return;
+    }
+    out.push(at(
+        src,
+        &["group", idx, "tcp", "ecn"],
+        format!(
+            "{name} with classic ECN: the receiver echoes ECE until it sees CWR (RFC 3168), so \
+             the share of CE-marked bytes, and {name}'s alpha, is overestimated; set ecn = \
+             \"accurate\" for a per-segment echo"
+        ),
+    ));
 }
 
 /// TCP settings written where they change nothing: `request_bytes` without a handshake (the
 /// request goes with it), `rmem` or `rmem_max` with `rwnd = false` (no receive window), and
 /// CUBIC's classic-HyStart settings with another slow-start exit. Warned rather than refused,
 /// so that a sweep may keep them in its base while an axis turns what they need off.
-pub(super) fn inert_tcp_keys(
-    src: &Source,
-    groups: &[super::groups::Group],
-    cfg: &SimConfig,
-    out: &mut Vec<Warning>,
-) {
-    use dcsim_core::config::Transport;
+fn inert_tcp_keys(src: &Source, idx: &str, group: &TcpGroup, out: &mut Vec<Warning>) {
     use dcsim_tcp::cca::cubic::{HyStartMode, CLASSIC_HYSTART_KEYS};
     use dcsim_tcp::CcaConfig;
-    for (i, g) in groups.iter().enumerate() {
-        let Transport::Tcp(t) = g.transport else { continue };
-        let group = &cfg.tcp_groups[usize::from(t)];
-        let idx = i.to_string();
-        let written = |table: &str, key: &str| src.span_of(&["group", &idx, table, key]).is_some();
-        let mut inert = |table: &str, key: &str, why: String| {
-            out.push(at(src, &["group", &idx, table, key], format!("has no effect: {why}")));
+    let written = |table: &str, key: &str| src.span_of(&["group", idx, table, key]).is_some();
+    let mut inert = |table: &str, key: &str, why: String| {
+        out.push(at(src, &["group", idx, table, key], format!("has no effect: {why}")));
+    };
+    if !group.tcp.handshake && written("tcp", "request_bytes") {
+        let why = "the request goes with the handshake, which is off (handshake = false)";
+        inert("tcp", "request_bytes", why.into());
+    }
+    for key in ["rmem", "rmem_max"] {
+        if !group.tcp.rwnd && written("tcp", key) {
+            inert("tcp", key, "no receive window is modelled (rwnd = false)".into());
+        }
+    }
+    if let CcaConfig::Cubic(c) = &group.cca {
+        let exit = match c.hystart {
+            HyStartMode::Classic => return,
+            HyStartMode::Plus => "plus",
+            HyStartMode::Off => "off",
         };
-        if !group.tcp.handshake && written("tcp", "request_bytes") {
-            inert(
-                "tcp",
-                "request_bytes",
-                "the request goes with the handshake, which is off \
-                   (handshake = false)"
-                    .into(),
-            );
-        }
-        for key in ["rmem", "rmem_max"] {
-            if !group.tcp.rwnd && written("tcp", key) {
-                inert("tcp", key, "no receive window is modelled (rwnd = false)".into());
-            }
-        }
-        if let CcaConfig::Cubic(c) = &group.cca {
-            let exit = match c.hystart {
-                HyStartMode::Classic => continue,
-                HyStartMode::Plus => "plus",
-                HyStartMode::Off => "off",
-            };
-            for key in CLASSIC_HYSTART_KEYS {
-                if written("cca", key) {
-                    inert("cca", key, format!("it is classic HyStart's, and hystart = \"{exit}\""));
-                }
+        for key in CLASSIC_HYSTART_KEYS {
+            if written("cca", key) {
+                inert("cca", key, format!("it is classic HyStart's, and hystart = \"{exit}\""));
             }
         }
     }
