@@ -696,6 +696,17 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
     )?;
     if let Some(why) = &r.fallback {
         writeln!(out, "note: {why}")?;
+    } else if r.shards < r.shards_asked {
+        // The partitioner keeps a switch with its hosts, and may put several such units in a
+        // shard (`cut` to cut less traffic, `rack` dealing host-less switches onto the racks'
+        // shards): say so, as the run asked for more.
+        let by = r.partitioner.map_or(String::new(), |p| format!("{} ", p.name()));
+        writeln!(
+            out,
+            "note: {} shards asked for, {} made: the {by}partitioner placed the network's \
+             switches (each with its hosts) in fewer",
+            r.shards_asked, r.shards,
+        )?;
     }
     if r.shards > 1 {
         write_parallel(out, r)?;

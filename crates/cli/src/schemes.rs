@@ -446,6 +446,9 @@ pub struct RunOutput {
     pub wall: std::time::Duration,
     /// Shards the run used.
     pub shards: usize,
+    /// Shards the run asked its partitioner for (`--shards`, or the default for its threads);
+    /// the partitioner may make fewer ([`RunOutput::shards`]).
+    pub shards_asked: usize,
     /// How the nodes were split, when the run used several shards.
     pub partitioner: Option<Partitioner>,
     /// How the windows of a run with several shards went (empty otherwise).
@@ -569,6 +572,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         counters: *sim.counters(),
         wall,
         shards: sim.shards(),
+        shards_asked: shards,
         partitioner: (sim.shards() > 1).then_some(partitioner),
         parallel: sim.parallel_stats().clone(),
         fallback: sim.fallback().map(str::to_string),

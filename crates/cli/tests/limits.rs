@@ -731,6 +731,35 @@ fn threads_beyond_the_shards_and_a_short_lookahead() {
     );
 }
 
+/// A partitioner that makes fewer shards than asked for says so in the run summary (it ran
+/// silently with fewer before 2026-11-29): `rack` deals the spine onto a rack's shard, so two
+/// leaves and a spine give two shards of the three asked for, where `load` makes three.
+#[test]
+fn fewer_shards_than_asked_are_noted() {
+    let c = Case::new();
+    c.write("s.toml", &scenario("", ONE_FLOW));
+    let summary = |partition: &str| {
+        let o = run_bounded(
+            &c,
+            &["run", "s.toml", "--out", "out", "--shards", "3", "--partition", partition],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let rack = summary("rack");
+    assert_has(
+        &rack,
+        &[
+            "shards: 2,",
+            "note: 3 shards asked for, 2 made: the rack partitioner placed the network's \
+             switches (each with its hosts) in fewer",
+        ],
+    );
+    let load = summary("load");
+    assert_has(&load, &["shards: 3,"]);
+    assert!(!load.contains("asked for"), "{load}");
+}
+
 /// More threads than the CPUs this process may use are warned about: the threads wait for each
 /// other every window, so one without a CPU holds all (under `taskset -c 0`, two threads ran 45
 /// times slower than one, silently). The bound is the test's own machine: a leaf-spine of 20
