@@ -888,7 +888,9 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         rpc::rpcs(src, raw.rpc.as_ref(), &net, nics_per_server, &groups, roce_frame, &mut cfg)?;
     connection_classes(src, &groups, flow_classes, &mut cfg)?;
     events::events(src, raw.events.as_ref(), raw.routing.as_ref(), &net, &mut cfg)?;
-    let rto_auto = events::apply_rto(&rto, &net, &fl.flows, &mut cfg);
+    let data_header = u64::from(cc.header_mode().data_wire(0));
+    let frames = warnings::Frames::of(&cfg, &fl.flows, data_header);
+    let rto_auto = events::apply_rto(&rto, &net, &fl.flows, frames.largest, &mut cfg);
 
     // The limits (see `limits`): every time the run derives from these values fits.
     let bounds = limits::Bounds::new(&net, &routes, &cfg);
@@ -901,16 +903,22 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         .span_of(&["output", "qlen_ports"])
         .map(|s| (line_col(src.text(), s.start), "output.qlen_ports".to_string()));
     let FlowsOut { flows, workload, .. } = fl;
-    let data_header = u64::from(cc.header_mode().data_wire(0));
     let roce_used = (0..flows.len()).any(|i| cfg.transport_of(i) == Transport::Roce)
         || cfg.apps.connections.iter().any(|c| c.transport == Transport::Roce);
-    let frames = warnings::Frames::of(&cfg, &flows, data_header);
     let mut warnings =
         warnings::collect(src, &net, &routes, &cfg, &flows, workload.as_ref(), &frames);
     limits::check_ns3_frames(src, &net, &cfg, data_header, roce_used)?;
     warnings::min_rates(src, bounds.slowest(), &groups, (&cc, roce_used), &mut warnings);
     warnings::tcp_groups(src, &groups, &cfg, &mut warnings);
     warnings::small_queue_limits(src, &cfg, &queue_tables, &frames, &mut warnings);
+    let roce_lossless = (0..flows.len())
+        .any(|i| cfg.transport_of(i) == Transport::Roce && cfg.switch.lossless(flows[i].pg.into()))
+        || cfg
+            .apps
+            .connections
+            .iter()
+            .any(|c| c.transport == Transport::Roce && cfg.switch.lossless(c.pg.into()));
+    warnings::pfc_headroom(src, &net, &cfg, &frames, roce_lossless, &mut warnings);
     warnings::unused_queue_classes(src, &cfg, &flows, &queue_tables, &mut warnings);
 
     Ok(ValidScenario {

@@ -722,7 +722,11 @@ fn threads_beyond_the_shards_and_a_short_lookahead() {
            shards) is 10 ns, under 100 ns; the shards synchronize that often, so this run is \
            likely slower than with --threads 1 (a heuristic)"],
     );
-    assert!(run_warns(&short, &[]).is_empty());
+    // One thread: no lookahead to warn about (10 ns links do leave the PFC headroom short:
+    // `short_pfc_headroom_is_warned_about_and_turns_the_auto_timeout_on`).
+    let one = run_warns(&short, &[]);
+    assert!(!one.contains("lookahead"), "{one}");
+    assert!(one.lines().all(|l| l.contains("PFC headroom")), "{one}");
     // A slow fabric: a 1 µs lookahead is less than one frame's time on its fastest link.
     let slow = scenario("host_rate = \"1Gbps\"\nfabric_rate = \"1Gbps\"", ONE_FLOW);
     assert_has(
@@ -978,4 +982,84 @@ fn an_mtu_whose_frames_do_not_fit_in_32_bits() {
         &e,
         &["field `nic.mtu`: 4294967295B is above the largest MTU supported, 4294966271 B"],
     );
+}
+
+/// A port whose PFC headroom (three one-way BDPs, the reference's formula) cannot hold what
+/// arrives after a pause — two BDPs, two frames and the pause frame — drops lossless frames:
+/// validate says so, with the multiple that fixes it, and `rto = "auto"` turns RoCE's timeout
+/// on, since packets can be lost (a randomized audit found 10 Gb/s incasts that dropped
+/// thousands of frames and, with jumbo frames, flows that stalled for good, silently).
+#[test]
+fn short_pfc_headroom_is_warned_about_and_turns_the_auto_timeout_on() {
+    let star = |extra: &str| {
+        format!(
+            "[simulation]\nstop_time = \"200ms\"\n\n[topology]\nkind = \"star\"\nsenders = 3\n\
+             host_rate = \"10Gbps\"\ndelay = \"1us\"\n\n[switch]\nbuffer = \"1MiB\"\n{extra}\n\
+             [flows]\nlist = [\n  {{ src = 0, dst = 3, size = 2000000 }},\n  \
+             {{ src = 1, dst = 3, size = 2000000 }},\n  {{ src = 2, dst = 3, size = 2000000 }},\n]\n"
+        )
+    };
+    let (out, _) = accepted(&star(""));
+    assert_has(
+        &out,
+        &[
+            "RoCE retransmission timeout: 4 ms (auto: RoCE packets can be lost here)",
+            "warning: s.toml: switch 4 port 0 (and 3 more ports): its PFC headroom (3750 B: \
+             headroom_bdp_multiple 3 × the link's one-way BDP of 1250 B) is less than the 4660 \
+             B that can arrive once it decides to pause (two BDPs, two 1048-byte frames and the \
+             pause frame)",
+            "headroom_bdp_multiple = 4 keeps every port lossless",
+        ],
+    );
+    // The run it warns of: lossless frames dropped at three BDPs, none at four.
+    let c = Case::new();
+    c.write("s.toml", &star(""));
+    let o = run_bounded(&c, &["run", "s.toml", "--out", "out"]);
+    assert_eq!(o.status.code(), Some(0));
+    let drops = |dir: &str| {
+        let text = std::fs::read_to_string(c.path(&format!("{dir}/counters.csv"))).unwrap();
+        let l = text.lines().find(|l| l.starts_with("mmu_drops,")).unwrap().to_string();
+        l.split(',').nth(1).unwrap().parse::<u64>().unwrap()
+    };
+    assert!(drops("out") > 0);
+    let four = star("headroom_bdp_multiple = 4\n");
+    let (out, _) = accepted(&four);
+    assert!(!out.contains("warning"), "{out}");
+    assert_has(&out, &["RoCE retransmission timeout: off"]);
+    c.write("s.toml", &four);
+    let o = run_bounded(&c, &["run", "s.toml", "--out", "out4"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(drops("out4"), 0);
+    // Written at its key, and with the timeout off, what that means.
+    let (out, _) = accepted(&star("headroom_bdp_multiple = 2\n[nic]\nrto = \"off\"\n"));
+    assert_has(
+        &out,
+        &[
+            "warning: s.toml:12:25: field `switch.headroom_bdp_multiple`: switch 4 port 0",
+            "with `[nic] rto = \"off\"` a flow that loses one stalls",
+        ],
+    );
+    // Links without delay have no BDP to scale.
+    let (out, _) = accepted(&star("").replace("delay = \"1us\"", "delay = \"0ns\""));
+    assert_has(&out, &["a link without delay has no BDP to scale"]);
+    // Without PFC there is no headroom to be short of (the timeout is on for the drops).
+    let (out, _) = accepted(&star("pfc = false\n"));
+    assert!(!out.contains("PFC headroom"), "{out}");
+}
+
+/// With `back_to_chunk` the sender takes every ACK back to a chunk boundary (as the
+/// reference does), so a flow that is not whole chunks never finishes: warned at the key.
+#[test]
+fn back_to_chunk_flows_of_partial_chunks_are_warned_about() {
+    let whole = scenario("", &format!("{ONE_FLOW}[nic]\nback_to_chunk = true\n"));
+    let s = whole.replace("size = \"1MB\"", "size = \"1000500B\"");
+    let (out, _) = accepted(&s);
+    assert_has(
+        &out,
+        &["field `nic.back_to_chunk`: 1 RoCE flow (of 1) not a multiple of chunk (4000 B) will \
+           never finish"],
+    );
+    // 1 MB is 250 chunks.
+    let (out, _) = accepted(&whole);
+    assert!(!out.contains("back_to_chunk"), "{out}");
 }

@@ -130,6 +130,32 @@ fn queue_lengths_of_a_two_to_one_burst_follow_the_closed_form() {
     assert!((total - end).abs() < 1e-3 * end, "{total} vs {end}");
 }
 
+/// A port still sending when the stop time cuts the run counts only the bits it sent: a 1 Gb/s
+/// bottleneck saturated from the first frame's arrival reads that share of the run (it read
+/// 1.006 before 2026-11-29: the frame on the wire at the stop was counted whole).
+#[test]
+fn a_port_busy_at_the_stop_counts_only_the_bits_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "[simulation]\nstop_time = \"100us\"\n\n[topology]\nkind = \"dumbbell\"\n\
+         left_hosts = 1\nright_hosts = 1\nhost_rate = \"10Gbps\"\nbottleneck_rate = \"1Gbps\"\n\
+         delay = \"1us\"\n\n[cc]\nname = \"none\"\n\n[output]\nqueue_lengths = true\n\n\
+         [[flows.list]]\nsrc = 0\ndst = 1\nsize = \"1MB\"\n";
+    fs::write(dir.path().join("u.toml"), scenario).unwrap();
+    ok(&dcsim(dir.path(), &["run", "u.toml", "--out", "out"]));
+    let qlen = fs::read_to_string(dir.path().join("out/qlen.csv")).unwrap();
+    let header: Vec<&str> = qlen.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "utilisation").unwrap();
+    let util: Vec<f64> =
+        qlen.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
+    // The bottleneck port (the left switch's towards the right) starts its first frame when
+    // that frame has crossed the host link: 1048 B at 10 Gb/s and 1 µs, 1.8384 µs; from then
+    // on it always has the next frame.
+    let busy = (100.0 - 1.8384) / 100.0;
+    let top = util.iter().copied().fold(0.0, f64::max);
+    assert!(top <= 1.0, "{util:?}");
+    assert!((top - busy).abs() < 2e-4, "{top} vs {busy}");
+}
+
 #[test]
 fn serialization_modes_set_link_timing_and_the_ideal_fct() {
     // One 1000-byte flow (a 1048-byte frame) across a 400 Gb/s leaf-spine: 20.96 ns per hop

@@ -237,7 +237,8 @@ pub struct PortQueue {
     pub peer: crate::ids::NodeId,
     /// Link rate.
     pub rate: crate::units::BitsPerSec,
-    /// Bytes the port put on the wire during the run (frames of every kind).
+    /// Bytes the port put on the wire during the run (frames of every kind), a frame still
+    /// being sent at the run's end counted by the bits it had sent (whole bytes).
     pub tx_bytes: u64,
     /// The backlog over the run.
     pub stats: QueueStats,

@@ -1153,7 +1153,7 @@ impl<F: CcFactory> Simulation<F> {
                             port: PortNo(i as u16),
                             peer: NodeId(p.link.peer),
                             rate: p.link.rate,
-                            tx_bytes: p.link.tx_bytes,
+                            tx_bytes: sent_by(&p.link, end),
                             stats: self.shared.watch.finish_hist(m, &mut b.since, b.queued, end),
                         });
                     }
@@ -1738,6 +1738,18 @@ fn port_monitor(
     Some(Box::new(PortMonitor::new(watch)))
 }
 
+/// The bytes `link`'s port had put on the wire by `end`: its count, which takes a frame's
+/// bytes when the frame starts, less the bits of a frame still being sent at `end` (a run
+/// stopped by its stop time mid-frame), so that a saturated port's utilisation is at most 1
+/// with exact serialization. A failed link sends nothing (its `busy_until` is `Time::MAX`).
+fn sent_by(link: &crate::engine::Link, end: Time) -> u64 {
+    if link.down || link.busy_until <= end {
+        return link.tx_bytes;
+    }
+    // Bits left: (busy_until − end) ps at the link's rate, whole bytes rounded down.
+    let left = (link.busy_until.0 - end.0) as u128 * link.rate.0 as u128 / 8_000_000_000_000;
+    link.tx_bytes.saturating_sub(left.min(u64::MAX as u128) as u64)
+}
 #[cfg(test)]
 mod tests {
     use super::*;

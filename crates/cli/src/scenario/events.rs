@@ -153,6 +153,7 @@ pub(super) fn apply_rto(
     keys: &RtoKeys,
     net: &Network,
     flows: &[FlowSpec],
+    frame: u64,
     cfg: &mut SimConfig,
 ) -> bool {
     let rto = |timeout| RoceRto { timeout, retries: keys.retries, backoff: keys.backoff };
@@ -166,7 +167,7 @@ pub(super) fn apply_rto(
             false
         }
         RtoMode::Auto => {
-            let lossy = roce_can_lose(net, flows, cfg);
+            let lossy = roce_can_lose(net, flows, cfg, frame);
             cfg.nic.rto = lossy.then(|| rto(DEFAULT_RTO));
             lossy
         }
@@ -176,8 +177,10 @@ pub(super) fn apply_rto(
 /// Whether a RoCE packet can be lost in this scenario: a link has a loss probability, links
 /// fail, or a RoCE flow or connection is in a class that does not pause (PFC off, or a lossy
 /// class), where a full buffer drops, or in a class given a `[[queue]]` discipline that can
-/// drop (anything but RED marking ECN-capable packets, or a FIFO without a limit).
-fn roce_can_lose(net: &Network, flows: &[FlowSpec], cfg: &SimConfig) -> bool {
+/// drop (anything but RED marking ECN-capable packets, or a FIFO without a limit), or RoCE
+/// traffic is in a lossless class and a switch port's PFC headroom is shorter than what can
+/// arrive after a pause ([`short_headroom`]; `frame` is the largest data frame in use).
+fn roce_can_lose(net: &Network, flows: &[FlowSpec], cfg: &SimConfig, frame: u64) -> bool {
     use dcsim_core::config::QdiscConfig;
     if net.links().iter().any(|l| l.loss > 0.0) || !cfg.faults.events.is_empty() {
         return true;
@@ -191,11 +194,89 @@ fn roce_can_lose(net: &Network, flows: &[FlowSpec], cfg: &SimConfig) -> bool {
         !cfg.switch.lossless(pg as usize)
             || cfg.switch.qdiscs.iter().any(|r| r.classes & (1 << pg) != 0 && dropping(&r.qdisc))
     };
-    let listed = flows
-        .iter()
-        .enumerate()
-        .any(|(i, f)| cfg.transport_of(i) == Transport::Roce && lossy(f.pg));
-    listed || cfg.apps.connections.iter().any(|c| c.transport == Transport::Roce && lossy(c.pg))
+    let roce = |lossy_class: &dyn Fn(u8) -> bool| {
+        flows
+            .iter()
+            .enumerate()
+            .any(|(i, f)| cfg.transport_of(i) == Transport::Roce && lossy_class(f.pg))
+            || cfg
+                .apps
+                .connections
+                .iter()
+                .any(|c| c.transport == Transport::Roce && lossy_class(c.pg))
+    };
+    roce(&lossy)
+        || (short_headroom(net, cfg, frame).is_some()
+            && roce(&|pg| cfg.switch.lossless(usize::from(pg))))
+}
+
+/// A switch port whose PFC headroom is short ([`short_headroom`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ShortHeadroom {
+    /// The switch.
+    pub(super) switch: NodeId,
+    /// Its port (the link the paused frames arrive on).
+    pub(super) port: usize,
+    /// The port's headroom, bytes: `headroom_bdp_multiple` times the link's one-way BDP, as
+    /// the MMU sets it aside.
+    pub(super) headroom: u64,
+    /// What can arrive after the switch decides to pause, bytes (see [`short_headroom`]).
+    pub(super) need: u64,
+    /// The link's one-way BDP, bytes.
+    pub(super) bdp: u64,
+    /// How many ports are short, this one included.
+    pub(super) ports: usize,
+    /// The smallest `headroom_bdp_multiple` that makes every port's headroom enough; `None`
+    /// if a short port's link has no delay (no multiple of a zero BDP is).
+    pub(super) multiple: Option<u64>,
+}
+
+/// The bytes of a PFC pause frame on the wire (a minimum Ethernet frame with its preamble and
+/// gap, as the engine sends it).
+const PAUSE_WIRE: u64 = 64;
+
+/// The first switch port (by switch, then port) whose PFC headroom cannot hold what may still
+/// arrive once the switch decides to pause, when PFC protects some class: the bytes on the
+/// link then (one BDP), those the upstream sends while the pause travels (another BDP, and
+/// the pause frame's own time), the frame the switch may be sending when it decides (the
+/// pause waits for it) and the one the upstream may be sending when the pause arrives (it is
+/// finished): `2 · BDP + 2 · frame + pause`, with `frame` the largest data frame in use. The
+/// reference's three BDPs (spec §3.2) cover that on its 100 Gb/s links with 1 µs of delay
+/// (37.5 KB against 27.2 KB), not on slow or short links: 3,750 B against 4,660 B at 10 Gb/s
+/// and 1 µs, where a three-to-one incast dropped 5,085 lossless frames.
+pub(super) fn short_headroom(net: &Network, cfg: &SimConfig, frame: u64) -> Option<ShortHeadroom> {
+    let sw = &cfg.switch;
+    if !sw.pfc_enabled || sw.lossy_classes & 0xfe == 0xfe {
+        return None;
+    }
+    let mut first: Option<ShortHeadroom> = None;
+    let mut ports = 0;
+    let mut multiple = Some(0u64);
+    for n in (0..net.node_count()).map(NodeId::from_idx).filter(|&n| !net.is_host(n)) {
+        for (i, p) in net.ports(n).iter().enumerate() {
+            let bdp = p.rate.bytes_in(p.delay);
+            let headroom = bdp.saturating_mul(sw.headroom_bdp_multiple);
+            let need = bdp
+                .saturating_mul(2)
+                .saturating_add(frame.saturating_mul(2))
+                .saturating_add(PAUSE_WIRE);
+            if headroom < need {
+                ports += 1;
+                multiple =
+                    multiple.zip((bdp > 0).then(|| need.div_ceil(bdp))).map(|(a, b)| a.max(b));
+                first.get_or_insert(ShortHeadroom {
+                    switch: n,
+                    port: i,
+                    headroom,
+                    need,
+                    bdp,
+                    ports: 0,
+                    multiple: None,
+                });
+            }
+        }
+    }
+    first.map(|s| ShortHeadroom { ports, multiple, ..s })
 }
 
 /// Reads `[[events]]` and `[routing]` into `cfg.faults`.

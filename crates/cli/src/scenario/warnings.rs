@@ -4,13 +4,15 @@
 //! and `dcsim validate` in its description (documented in `docs/scenario.md`, "Warnings").
 //!
 //! * flows that start at or after the stop time (they never run), and RoCE flows that the
-//!   receiver never ACKs in full (smaller than `nic.ack_interval`, not a `nic.chunk` multiple);
+//!   receiver never ACKs in full (smaller than `nic.ack_interval`, not a `nic.chunk` multiple),
+//!   and with `nic.back_to_chunk` those whose size is not a `nic.chunk` multiple;
 //! * RoCE flows and `[[rpc]]` connections whose window closes before the receiver's first ACK
 //!   (`nic.ack_interval` above a packet, with a window);
 //! * a workload whose realized load is more than 10% below the requested load (with why:
 //!   `drop_last`, the window's length);
 //! * a switch buffer smaller than one MTU-sized frame plus the switch's PFC headroom and
-//!   reserve (its shared pool is empty);
+//!   reserve (its shared pool is empty), and a port's PFC headroom shorter than what can
+//!   arrive after a pause where RoCE traffic is lossless;
 //! * `[nic] rto_retries` / `rto_backoff` when `rto = "auto"` left the timeout off, and a
 //!   scenario whose generators gave no flow (and that has no applications);
 //! * a TCP group's HPCC `min_rate`, or the `[cc]` scheme's `min_rate` where RoCE traffic
@@ -125,6 +127,55 @@ impl Frames {
     }
 }
 
+/// A switch port whose PFC headroom is shorter than what can arrive after a pause
+/// ([`super::events::short_headroom`]), where RoCE traffic uses a lossless class: lossless
+/// frames can be dropped there.
+pub(super) fn pfc_headroom(
+    src: &Source,
+    net: &Network,
+    cfg: &SimConfig,
+    frames: &Frames,
+    roce_lossless: bool,
+    out: &mut Vec<Warning>,
+) {
+    if !roce_lossless {
+        return;
+    }
+    let Some(s) = super::events::short_headroom(net, cfg, frames.largest) else { return };
+    let more = match s.ports {
+        1 => String::new(),
+        2 => " (and 1 more port)".to_string(),
+        n => format!(" (and {} more ports)", n - 1),
+    };
+    let fix = match s.multiple {
+        Some(m) => format!("headroom_bdp_multiple = {m} keeps every port lossless"),
+        None => "a link without delay has no BDP to scale: no headroom_bdp_multiple helps there"
+            .to_string(),
+    };
+    let rto = if cfg.nic.rto.is_some() {
+        "RoCE's retransmission timeout recovers them (`[nic] rto`)"
+    } else {
+        "with `[nic] rto = \"off\"` a flow that loses one stalls"
+    };
+    let message = format!(
+        "switch {} port {}{more}: its PFC headroom ({} B: headroom_bdp_multiple {} × the \
+         link's one-way BDP of {} B) is less than the {} B that can arrive once it decides to \
+         pause (two BDPs, two {}-byte frames and the pause frame), so lossless classes can \
+         drop frames there, as the reference's would (its three BDPs assume fast links); \
+         {rto}; {fix}",
+        s.switch.0,
+        s.port,
+        s.headroom,
+        cfg.switch.headroom_bdp_multiple,
+        s.bdp,
+        s.need,
+        frames.largest,
+    );
+    let key = ["switch", "headroom_bdp_multiple"];
+    let at = src.span_of(&key).map(|span| (line_col(src.text(), span.start), key.join(".")));
+    out.push(Warning { file: src.path.clone(), at, message });
+}
+
 /// The warnings of a validated scenario's parts. `frames` are the data frames of the
 /// transports in use.
 pub(super) fn collect(
@@ -139,6 +190,7 @@ pub(super) fn collect(
     let mut out = Vec::new();
     late_flows(src, cfg, flows, &mut out);
     unacked_flows(src, cfg, flows, &mut out);
+    back_to_chunk_flows(src, cfg, flows, &mut out);
     stalled_windows(src, net, routes, cfg, flows, &mut out);
     if let Some(b) = workload.and_then(|w| w.background.as_ref()) {
         realized_load(src, b, &mut out);
@@ -438,6 +490,39 @@ fn unacked_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Ve
             if stuck.len() == 1 { "" } else { "s" },
             flows.len(),
             nic.ack_interval,
+            nic.chunk,
+            first.id,
+            first.size,
+        ),
+    ));
+}
+
+/// RoCE flows that never complete under `nic.back_to_chunk`: the sender takes every ACK back
+/// to a multiple of `nic.chunk` (the reference's go-back-to-chunk, spec §2.4), so a flow whose
+/// size is not one is never acknowledged to its end (found by a randomized audit: delivered in
+/// full at its ideal FCT, reported unfinished, with no warning).
+fn back_to_chunk_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<Warning>) {
+    let nic = &cfg.nic;
+    if !nic.back_to_chunk || nic.chunk <= 1 {
+        return;
+    }
+    let never = |(i, f): &(usize, &FlowSpec)| {
+        cfg.transport_of(*i) == dcsim_core::config::Transport::Roce
+            && !f.size.is_multiple_of(nic.chunk)
+    };
+    let stuck: Vec<&FlowSpec> = flows.iter().enumerate().filter(never).map(|(_, f)| f).collect();
+    let Some(first) = stuck.first() else { return };
+    out.push(at(
+        src,
+        &["nic", "back_to_chunk"],
+        format!(
+            "{} RoCE flow{} (of {}) not a multiple of chunk ({} B) will never finish: with \
+             back_to_chunk the sender takes every ACK back to a chunk boundary, as the \
+             reference does, so the last partial chunk is never acknowledged (the first, flow \
+             {}, of {} B); turn `nic.back_to_chunk` off or give the flows whole chunks",
+            stuck.len(),
+            if stuck.len() == 1 { "" } else { "s" },
+            flows.len(),
             nic.chunk,
             first.id,
             first.size,
