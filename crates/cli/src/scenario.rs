@@ -911,14 +911,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     warnings::min_rates(src, bounds.slowest(), &groups, (&cc, roce_used), &mut warnings);
     warnings::tcp_groups(src, &groups, &cfg, &mut warnings);
     warnings::small_queue_limits(src, &cfg, &queue_tables, &frames, &mut warnings);
-    let roce_lossless = (0..flows.len())
-        .any(|i| cfg.transport_of(i) == Transport::Roce && cfg.switch.lossless(flows[i].pg.into()))
-        || cfg
-            .apps
-            .connections
-            .iter()
-            .any(|c| c.transport == Transport::Roce && cfg.switch.lossless(c.pg.into()));
-    warnings::pfc_headroom(src, &net, &cfg, &frames, roce_lossless, &mut warnings);
+    warnings::pfc_headroom(src, &net, &cfg, &flows, &frames, &mut warnings);
     warnings::unused_queue_classes(src, &cfg, &flows, &queue_tables, &mut warnings);
 
     Ok(ValidScenario {

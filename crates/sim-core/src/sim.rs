@@ -1741,13 +1741,16 @@ fn port_monitor(
 /// The bytes `link`'s port had put on the wire by `end`: its count, which takes a frame's
 /// bytes when the frame starts, less the bits of a frame still being sent at `end` (a run
 /// stopped by its stop time mid-frame), so that a saturated port's utilisation is at most 1
-/// with exact serialization. A failed link sends nothing (its `busy_until` is `Time::MAX`).
+/// with exact serialization. A failed link sends nothing (its `busy_until` is `Time::MAX`); a
+/// frame a failure cut off counts whole.
 fn sent_by(link: &crate::engine::Link, end: Time) -> u64 {
     if link.down || link.busy_until <= end {
         return link.tx_bytes;
     }
-    // Bits left: (busy_until − end) ps at the link's rate, whole bytes rounded down.
-    let left = (link.busy_until.0 - end.0) as u128 * link.rate.0 as u128 / 8_000_000_000_000;
+    // Bits left: (busy_until − end) ps at the link's rate, in bytes rounded up, so that only
+    // whole bytes sent count.
+    let left =
+        ((link.busy_until.0 - end.0) as u128 * link.rate.0 as u128).div_ceil(8_000_000_000_000);
     link.tx_bytes.saturating_sub(left.min(u64::MAX as u128) as u64)
 }
 #[cfg(test)]

@@ -205,9 +205,25 @@ fn roce_can_lose(net: &Network, flows: &[FlowSpec], cfg: &SimConfig, frame: u64)
                 .iter()
                 .any(|c| c.transport == Transport::Roce && lossy_class(c.pg))
     };
-    roce(&lossy)
-        || (short_headroom(net, cfg, frame).is_some()
-            && roce(&|pg| cfg.switch.lossless(usize::from(pg))))
+    roce(&lossy) || short_headroom(net, flows, cfg, frame).is_some()
+}
+
+/// The hosts that send or receive lossless RoCE traffic (flows and connections in a class PFC
+/// protects), by node index.
+fn lossless_roce_hosts(net: &Network, flows: &[FlowSpec], cfg: &SimConfig) -> Vec<bool> {
+    let mut hosts = vec![false; net.node_count()];
+    let lossless = |t: Transport, pg: u8| t == Transport::Roce && cfg.switch.lossless(pg.into());
+    for (i, f) in flows.iter().enumerate() {
+        if lossless(cfg.transport_of(i), f.pg) {
+            hosts[f.src.idx()] = true;
+            hosts[f.dst.idx()] = true;
+        }
+    }
+    for c in cfg.apps.connections.iter().filter(|c| lossless(c.transport, c.pg)) {
+        hosts[c.client.idx()] = true;
+        hosts[c.server.idx()] = true;
+    }
+    hosts
 }
 
 /// A switch port whose PFC headroom is short ([`short_headroom`]).
@@ -231,22 +247,30 @@ pub(super) struct ShortHeadroom {
     pub(super) multiple: Option<u64>,
 }
 
-/// The bytes of a PFC pause frame on the wire (a minimum Ethernet frame with its preamble and
-/// gap, as the engine sends it).
-const PAUSE_WIRE: u64 = 64;
-
 /// The first switch port (by switch, then port) whose PFC headroom cannot hold what may still
-/// arrive once the switch decides to pause, when PFC protects some class: the bytes on the
-/// link then (one BDP), those the upstream sends while the pause travels (another BDP, and
-/// the pause frame's own time), the frame the switch may be sending when it decides (the
-/// pause waits for it) and the one the upstream may be sending when the pause arrives (it is
-/// finished): `2 · BDP + 2 · frame + pause`, with `frame` the largest data frame in use. The
-/// reference's three BDPs (spec §3.2) cover that on its 100 Gb/s links with 1 µs of delay
-/// (37.5 KB against 27.2 KB), not on slow or short links: 3,750 B against 4,660 B at 10 Gb/s
-/// and 1 µs, where a three-to-one incast dropped 5,085 lossless frames.
-pub(super) fn short_headroom(net: &Network, cfg: &SimConfig, frame: u64) -> Option<ShortHeadroom> {
+/// arrive once the switch decides to pause, when lossless RoCE traffic can reach it (every
+/// port between switches, and a port to a host only if that host sends or receives such
+/// traffic). The MMU pauses when a frame goes into headroom, so the headroom holds that frame,
+/// the bytes on the link then (one BDP), those the upstream sends while the pause travels
+/// (another BDP, and the pause frame's own time), the frame the switch may be sending when it
+/// decides (the pause waits for it) and the one the upstream may be sending when the pause
+/// arrives (it is finished): `2 · BDP + 3 · frame + pause`, with `frame` the largest data
+/// frame in use and the engine's 43-byte PFC frame. The reference's three BDPs (spec §3.2)
+/// cover that on its 100 Gb/s links with 1 µs of delay (37.5 KB against 28.2 KB), not on slow
+/// or short links: 3,750 B against 5,687 B at 10 Gb/s and 1 µs, where a three-to-one incast
+/// dropped 5,085 lossless frames.
+pub(super) fn short_headroom(
+    net: &Network,
+    flows: &[FlowSpec],
+    cfg: &SimConfig,
+    frame: u64,
+) -> Option<ShortHeadroom> {
     let sw = &cfg.switch;
     if !sw.pfc_enabled || sw.lossy_classes & 0xfe == 0xfe {
+        return None;
+    }
+    let hosts = lossless_roce_hosts(net, flows, cfg);
+    if !hosts.contains(&true) {
         return None;
     }
     let mut first: Option<ShortHeadroom> = None;
@@ -254,12 +278,15 @@ pub(super) fn short_headroom(net: &Network, cfg: &SimConfig, frame: u64) -> Opti
     let mut multiple = Some(0u64);
     for n in (0..net.node_count()).map(NodeId::from_idx).filter(|&n| !net.is_host(n)) {
         for (i, p) in net.ports(n).iter().enumerate() {
+            if net.is_host(p.peer) && !hosts[p.peer.idx()] {
+                continue;
+            }
             let bdp = p.rate.bytes_in(p.delay);
             let headroom = bdp.saturating_mul(sw.headroom_bdp_multiple);
             let need = bdp
                 .saturating_mul(2)
-                .saturating_add(frame.saturating_mul(2))
-                .saturating_add(PAUSE_WIRE);
+                .saturating_add(frame.saturating_mul(3))
+                .saturating_add(u64::from(dcsim_core::packet::PFC_FRAME));
             if headroom < need {
                 ports += 1;
                 multiple =

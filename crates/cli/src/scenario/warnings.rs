@@ -134,21 +134,18 @@ pub(super) fn pfc_headroom(
     src: &Source,
     net: &Network,
     cfg: &SimConfig,
+    flows: &[FlowSpec],
     frames: &Frames,
-    roce_lossless: bool,
     out: &mut Vec<Warning>,
 ) {
-    if !roce_lossless {
-        return;
-    }
-    let Some(s) = super::events::short_headroom(net, cfg, frames.largest) else { return };
+    let Some(s) = super::events::short_headroom(net, flows, cfg, frames.largest) else { return };
     let more = match s.ports {
         1 => String::new(),
         2 => " (and 1 more port)".to_string(),
         n => format!(" (and {} more ports)", n - 1),
     };
     let fix = match s.multiple {
-        Some(m) => format!("headroom_bdp_multiple = {m} keeps every port lossless"),
+        Some(m) => format!("headroom_bdp_multiple = {m} covers every port by this bound"),
         None => "a link without delay has no BDP to scale: no headroom_bdp_multiple helps there"
             .to_string(),
     };
@@ -160,7 +157,7 @@ pub(super) fn pfc_headroom(
     let message = format!(
         "switch {} port {}{more}: its PFC headroom ({} B: headroom_bdp_multiple {} × the \
          link's one-way BDP of {} B) is less than the {} B that can arrive once it decides to \
-         pause (two BDPs, two {}-byte frames and the pause frame), so lossless classes can \
+         pause (two BDPs, three {}-byte frames and the pause frame), so lossless classes can \
          drop frames there, as the reference's would (its three BDPs assume fast links); \
          {rto}; {fix}",
         s.switch.0,
@@ -472,10 +469,12 @@ fn late_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<W
 /// multiple is delivered but never completes.
 fn unacked_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<Warning>) {
     let nic = &cfg.nic;
+    // With `back_to_chunk` these flows are [`back_to_chunk_flows`]' (no `ack_interval` helps).
     let never = |(i, f): &(usize, &FlowSpec)| {
         cfg.transport_of(*i) == dcsim_core::config::Transport::Roce
             && f.size < nic.ack_interval
             && !f.size.is_multiple_of(nic.chunk)
+            && !(nic.back_to_chunk && nic.chunk > 1)
     };
     let stuck: Vec<&FlowSpec> = flows.iter().enumerate().filter(never).map(|(_, f)| f).collect();
     let Some(first) = stuck.first() else { return };
