@@ -59,8 +59,9 @@ pub const MAX_RTO_BACKOFF: i64 = 16;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum RtoMode {
     /// `"auto"` (the default): [`DEFAULT_RTO`] when a RoCE packet can be lost in the scenario
-    /// (a link with a loss probability, PFC off, a RoCE flow in a lossy class, or link
-    /// events), else none — a lossless fabric never needs one, and the reference has none.
+    /// (a link with a loss probability, PFC off, a RoCE flow in a lossy class, link events, or
+    /// a PFC headroom too short for what arrives around a pause), else none — a lossless
+    /// fabric never needs one, and the reference has none.
     Auto,
     /// `"off"`: no timeout (the reference's behaviour).
     Off,
