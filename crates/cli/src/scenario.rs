@@ -890,7 +890,7 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
     events::events(src, raw.events.as_ref(), raw.routing.as_ref(), &net, &mut cfg)?;
     let data_header = u64::from(cc.header_mode().data_wire(0));
     let frames = warnings::Frames::of(&cfg, &fl.flows, data_header);
-    let rto_auto = events::apply_rto(&rto, &net, &fl.flows, frames.largest, &mut cfg);
+    let rto_auto = events::apply_rto(&rto, &net, &fl.flows, &mut cfg);
 
     // The limits (see `limits`): every time the run derives from these values fits.
     let bounds = limits::Bounds::new(&net, &routes, &cfg);

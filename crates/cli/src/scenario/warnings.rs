@@ -145,19 +145,24 @@ pub(super) fn pfc_headroom(
         n => format!(" (and {} more ports)", n - 1),
     };
     let fix = match s.multiple {
-        Some(m) => format!("headroom_bdp_multiple = {m} covers every port by this bound"),
+        Some(m) => format!(
+            "headroom_bdp_multiple = {m} covers every port even when the frame that triggers \
+             the pause is one more"
+        ),
         None => "a link without delay has no BDP to scale: no headroom_bdp_multiple helps there"
             .to_string(),
     };
     let rto = if cfg.nic.rto.is_some() {
         "RoCE's retransmission timeout recovers them (`[nic] rto`)"
     } else {
-        "with `[nic] rto = \"off\"` a flow that loses one stalls"
+        "no RoCE timeout is on (`rto = \"auto\"` leaves it off on a PFC fabric, where it would \
+         fire while pauses hold queue pairs), so a flow that loses one stalls; set `[nic] rto` \
+         to recover"
     };
     let message = format!(
         "switch {} port {}{more}: its PFC headroom ({} B: headroom_bdp_multiple {} × the \
          link's one-way BDP of {} B) is less than the {} B that can arrive once it decides to \
-         pause (two BDPs, three {}-byte frames and the pause frame), so lossless classes can \
+         pause (two BDPs, two {}-byte frames and the pause frame), so lossless classes can \
          drop frames there, as the reference's would (its three BDPs assume fast links); \
          {rto}; {fix}",
         s.switch.0,
