@@ -59,10 +59,8 @@ pub const MAX_RTO_BACKOFF: i64 = 16;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum RtoMode {
     /// `"auto"` (the default): [`DEFAULT_RTO`] when a RoCE packet can be lost in the scenario
-    /// (a link with a loss probability, PFC off, a RoCE flow in a lossy class, or link events),
-    /// else none — a lossless fabric never needs one, and the reference has none (a PFC
-    /// headroom too short for what may arrive around a pause is warned about, not counted:
-    /// see `roce_can_lose`).
+    /// (a link with a loss probability, PFC off, a RoCE flow in a lossy class, or link
+    /// events), else none — a lossless fabric never needs one, and the reference has none.
     Auto,
     /// `"off"`: no timeout (the reference's behaviour).
     Off,
@@ -180,11 +178,11 @@ pub(super) fn apply_rto(
 /// class), where a full buffer drops, or in a class given a `[[queue]]` discipline that can
 /// drop (anything but RED marking ECN-capable packets, or a FIFO without a limit).
 ///
-/// A PFC headroom too short for what arrives around a pause ([`short_headroom`]) can drop
-/// lossless frames too, but does not count: that bound is a worst case, and a timeout turned
-/// on by it fires spuriously wherever PFC holds queue pairs for milliseconds (the buffer
-/// study's DCQCN storage cell, whose ports are a frame short of the worst case and which
-/// drops nothing, took 22,210 timeouts and then 17,619 drops). It is warned about instead.
+/// A PFC headroom too short for what arrives around a pause can drop lossless frames too, but
+/// does not count: that bound is a worst case, and a timeout turned on by it fires spuriously
+/// wherever PFC holds queue pairs for milliseconds (the buffer study's DCQCN storage cell,
+/// a frame short of the worst case and dropping nothing, took 22,210 timeouts and then 17,619
+/// drops). It is warned about instead (`warnings::pfc_headroom`).
 fn roce_can_lose(net: &Network, flows: &[FlowSpec], cfg: &SimConfig) -> bool {
     use dcsim_core::config::QdiscConfig;
     if net.links().iter().any(|l| l.loss > 0.0) || !cfg.faults.events.is_empty() {
@@ -199,118 +197,11 @@ fn roce_can_lose(net: &Network, flows: &[FlowSpec], cfg: &SimConfig) -> bool {
         !cfg.switch.lossless(pg as usize)
             || cfg.switch.qdiscs.iter().any(|r| r.classes & (1 << pg) != 0 && dropping(&r.qdisc))
     };
-    let roce = |lossy_class: &dyn Fn(u8) -> bool| {
-        flows
-            .iter()
-            .enumerate()
-            .any(|(i, f)| cfg.transport_of(i) == Transport::Roce && lossy_class(f.pg))
-            || cfg
-                .apps
-                .connections
-                .iter()
-                .any(|c| c.transport == Transport::Roce && lossy_class(c.pg))
-    };
-    roce(&lossy)
-}
-
-/// The hosts that send or receive lossless RoCE traffic (flows and connections in a class PFC
-/// protects), by node index.
-fn lossless_roce_hosts(net: &Network, flows: &[FlowSpec], cfg: &SimConfig) -> Vec<bool> {
-    let mut hosts = vec![false; net.node_count()];
-    let lossless = |t: Transport, pg: u8| t == Transport::Roce && cfg.switch.lossless(pg.into());
-    for (i, f) in flows.iter().enumerate() {
-        if lossless(cfg.transport_of(i), f.pg) {
-            hosts[f.src.idx()] = true;
-            hosts[f.dst.idx()] = true;
-        }
-    }
-    for c in cfg.apps.connections.iter().filter(|c| lossless(c.transport, c.pg)) {
-        hosts[c.client.idx()] = true;
-        hosts[c.server.idx()] = true;
-    }
-    hosts
-}
-
-/// A switch port whose PFC headroom is short ([`short_headroom`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct ShortHeadroom {
-    /// The switch.
-    pub(super) switch: NodeId,
-    /// Its port (the link the paused frames arrive on).
-    pub(super) port: usize,
-    /// The port's headroom, bytes: `headroom_bdp_multiple` times the link's one-way BDP, as
-    /// the MMU sets it aside.
-    pub(super) headroom: u64,
-    /// What can arrive around a pause in the common case, bytes (see [`short_headroom`]).
-    pub(super) need: u64,
-    /// The link's one-way BDP, bytes.
-    pub(super) bdp: u64,
-    /// How many ports are short, this one included.
-    pub(super) ports: usize,
-    /// The smallest `headroom_bdp_multiple` that covers every port's worst case (one frame
-    /// more than `need`); `None` if a short port's link has no delay (no multiple of a zero
-    /// BDP is).
-    pub(super) multiple: Option<u64>,
-}
-
-/// The first switch port (by switch, then port) whose PFC headroom cannot hold what usually
-/// arrives around a pause, when lossless RoCE traffic can reach it (every port between
-/// switches, and a port to a host only if that host sends or receives such traffic): the
-/// bytes on the link when the switch decides (one BDP), those the upstream sends while the
-/// pause travels (another BDP, and the engine's 43-byte PFC frame), the frame the switch may
-/// be sending (the pause waits for it) and the one the upstream may be sending when the pause
-/// arrives (it is finished): `2 · BDP + 2 · frame + pause`, with `frame` the largest data
-/// frame in use. In the worst case the frame whose admission into headroom triggered the pause
-/// adds one more frame, which the advised multiple covers. The reference's three BDPs (spec
-/// §3.2) hold either on its 100 Gb/s links with 1 µs of delay (37.5 KB against 27.1 and
-/// 28.2 KB), not on slow or short links: 3,750 B against 4,639 B at 10 Gb/s and 1 µs, where a
-/// three-to-one incast dropped 5,085 lossless frames (and none at 4 BDPs).
-pub(super) fn short_headroom(
-    net: &Network,
-    flows: &[FlowSpec],
-    cfg: &SimConfig,
-    frame: u64,
-) -> Option<ShortHeadroom> {
-    let sw = &cfg.switch;
-    if !sw.pfc_enabled || sw.lossy_classes & 0xfe == 0xfe {
-        return None;
-    }
-    let hosts = lossless_roce_hosts(net, flows, cfg);
-    if !hosts.contains(&true) {
-        return None;
-    }
-    let mut first: Option<ShortHeadroom> = None;
-    let mut ports = 0;
-    let mut multiple = Some(0u64);
-    for n in (0..net.node_count()).map(NodeId::from_idx).filter(|&n| !net.is_host(n)) {
-        for (i, p) in net.ports(n).iter().enumerate() {
-            if net.is_host(p.peer) && !hosts[p.peer.idx()] {
-                continue;
-            }
-            let bdp = p.rate.bytes_in(p.delay);
-            let headroom = bdp.saturating_mul(sw.headroom_bdp_multiple);
-            let need = bdp
-                .saturating_mul(2)
-                .saturating_add(frame.saturating_mul(2))
-                .saturating_add(u64::from(dcsim_core::packet::PFC_FRAME));
-            if headroom < need {
-                ports += 1;
-                let worst = need.saturating_add(frame);
-                multiple =
-                    multiple.zip((bdp > 0).then(|| worst.div_ceil(bdp))).map(|(a, b)| a.max(b));
-                first.get_or_insert(ShortHeadroom {
-                    switch: n,
-                    port: i,
-                    headroom,
-                    need,
-                    bdp,
-                    ports: 0,
-                    multiple: None,
-                });
-            }
-        }
-    }
-    first.map(|s| ShortHeadroom { ports, multiple, ..s })
+    let listed = flows
+        .iter()
+        .enumerate()
+        .any(|(i, f)| cfg.transport_of(i) == Transport::Roce && lossy(f.pg));
+    listed || cfg.apps.connections.iter().any(|c| c.transport == Transport::Roce && lossy(c.pg))
 }
 
 /// Reads `[[events]]` and `[routing]` into `cfg.faults`.

@@ -127,9 +127,38 @@ impl Frames {
     }
 }
 
-/// A switch port whose PFC headroom is shorter than what can arrive after a pause
-/// ([`super::events::short_headroom`]), where RoCE traffic uses a lossless class: lossless
-/// frames can be dropped there.
+/// The hosts that send or receive lossless RoCE traffic (flows and connections in a class PFC
+/// protects), by node index.
+fn lossless_roce_hosts(net: &Network, flows: &[FlowSpec], cfg: &SimConfig) -> Vec<bool> {
+    use dcsim_core::config::Transport;
+    let mut hosts = vec![false; net.node_count()];
+    let lossless = |t: Transport, pg: u8| t == Transport::Roce && cfg.switch.lossless(pg.into());
+    for (i, f) in flows.iter().enumerate() {
+        if lossless(cfg.transport_of(i), f.pg) {
+            hosts[f.src.idx()] = true;
+            hosts[f.dst.idx()] = true;
+        }
+    }
+    for c in cfg.apps.connections.iter().filter(|c| lossless(c.transport, c.pg)) {
+        hosts[c.client.idx()] = true;
+        hosts[c.server.idx()] = true;
+    }
+    hosts
+}
+
+/// Switch ports whose PFC headroom cannot hold what usually arrives around a pause, where
+/// lossless RoCE traffic can reach them (every port between switches, and a port to a host
+/// only if that host sends or receives such traffic): the bytes on the link when the switch
+/// decides (one BDP), those the upstream sends while the pause travels (another BDP, and the
+/// engine's 43-byte PFC frame), the frame the switch may be sending (the pause waits for it)
+/// and the one the upstream may be sending when the pause arrives (it is finished):
+/// `2 · BDP + 2 · frame + pause`, with the largest data frame in use. In the worst case the
+/// frame whose admission into headroom triggered the pause adds one more frame, which the
+/// advised multiple covers. The reference's three BDPs (spec §3.2) hold either on its
+/// 100 Gb/s links with 1 µs of delay (37.5 KB against 27.1 and 28.2 KB), not on slow or short
+/// links: 3,750 B against 4,639 B at 10 Gb/s and 1 µs, where a three-to-one incast dropped
+/// 5,085 lossless frames (and none at 4 BDPs). `rto = "auto"` stays off there
+/// (`events::roce_can_lose` says why); the warning says what that means.
 pub(super) fn pfc_headroom(
     src: &Source,
     net: &Network,
@@ -138,13 +167,44 @@ pub(super) fn pfc_headroom(
     frames: &Frames,
     out: &mut Vec<Warning>,
 ) {
-    let Some(s) = super::events::short_headroom(net, flows, cfg, frames.largest) else { return };
-    let more = match s.ports {
+    let sw = &cfg.switch;
+    if !sw.pfc_enabled || sw.lossy_classes & 0xfe == 0xfe {
+        return;
+    }
+    let hosts = lossless_roce_hosts(net, flows, cfg);
+    if !hosts.contains(&true) {
+        return;
+    }
+    let frame = frames.largest;
+    let pause = u64::from(dcsim_core::packet::PFC_FRAME);
+    // (switch, port, one-way BDP, what usually arrives) of each short port.
+    let mut short = Vec::new();
+    for n in (0..net.node_count()).map(NodeId::from_idx).filter(|&n| !net.is_host(n)) {
+        for (i, p) in net.ports(n).iter().enumerate() {
+            if net.is_host(p.peer) && !hosts[p.peer.idx()] {
+                continue;
+            }
+            // As the MMU sets it aside (`Mmu::new`).
+            let bdp = p.rate.bytes_in(p.delay);
+            let need =
+                bdp.saturating_mul(2).saturating_add(frame.saturating_mul(2)).saturating_add(pause);
+            if bdp.saturating_mul(sw.headroom_bdp_multiple) < need {
+                short.push((n, i, bdp, need));
+            }
+        }
+    }
+    let Some(&(switch, port, bdp, need)) = short.first() else { return };
+    let more = match short.len() {
         1 => String::new(),
         2 => " (and 1 more port)".to_string(),
         n => format!(" (and {} more ports)", n - 1),
     };
-    let fix = match s.multiple {
+    // The multiple that covers every short port's worst case; none if a link has no delay.
+    let multiple = short
+        .iter()
+        .map(|&(_, _, bdp, need)| (bdp > 0).then(|| need.saturating_add(frame).div_ceil(bdp)))
+        .try_fold(0, |a: u64, m| m.map(|m| a.max(m)));
+    let fix = match multiple {
         Some(m) => format!(
             "headroom_bdp_multiple = {m} covers every port even when the frame that triggers \
              the pause is one more"
@@ -160,18 +220,14 @@ pub(super) fn pfc_headroom(
          to recover"
     };
     let message = format!(
-        "switch {} port {}{more}: its PFC headroom ({} B: headroom_bdp_multiple {} × the \
-         link's one-way BDP of {} B) is less than the {} B that can arrive once it decides to \
-         pause (two BDPs, two {}-byte frames and the pause frame), so lossless classes can \
-         drop frames there, as the reference's would (its three BDPs assume fast links); \
-         {rto}; {fix}",
-        s.switch.0,
-        s.port,
-        s.headroom,
-        cfg.switch.headroom_bdp_multiple,
-        s.bdp,
-        s.need,
-        frames.largest,
+        "switch {} port {port}{more}: its PFC headroom ({} B: headroom_bdp_multiple {} × the \
+         link's one-way BDP of {bdp} B) is less than the {need} B that can arrive once it \
+         decides to pause (two BDPs, two {frame}-byte frames and the pause frame), so lossless \
+         classes can drop frames there, as the reference's would (its three BDPs assume fast \
+         links); {rto}; {fix}",
+        switch.0,
+        bdp.saturating_mul(sw.headroom_bdp_multiple),
+        sw.headroom_bdp_multiple,
     );
     let key = ["switch", "headroom_bdp_multiple"];
     let at = src.span_of(&key).map(|span| (line_col(src.text(), span.start), key.join(".")));
@@ -192,7 +248,6 @@ pub(super) fn collect(
     let mut out = Vec::new();
     late_flows(src, cfg, flows, &mut out);
     unacked_flows(src, cfg, flows, &mut out);
-    back_to_chunk_flows(src, cfg, flows, &mut out);
     stalled_windows(src, net, routes, cfg, flows, &mut out);
     if let Some(b) = workload.and_then(|w| w.background.as_ref()) {
         realized_load(src, b, &mut out);
@@ -471,67 +526,49 @@ fn late_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<W
 /// RoCE flows the receiver never ACKs in full: it ACKs an in-order packet only once the flow's
 /// bytes reach `nic.ack_interval` or end on a multiple of `nic.chunk` (spec §2.3, as the
 /// reference does), so a flow smaller than `ack_interval` that does not end on a chunk
-/// multiple is delivered but never completes.
+/// multiple is delivered but never completes. With `nic.back_to_chunk` the sender takes every
+/// ACK back to a chunk multiple (the reference's go-back-to-chunk, spec §2.4), so every flow
+/// that is not whole chunks never completes, whatever `ack_interval` (found by a randomized
+/// audit: delivered in full at its ideal FCT, reported unfinished, with no warning).
 fn unacked_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<Warning>) {
     let nic = &cfg.nic;
-    // With `back_to_chunk` these flows are [`back_to_chunk_flows`]' (no `ack_interval` helps).
-    let never = |(i, f): &(usize, &FlowSpec)| {
-        cfg.transport_of(*i) == dcsim_core::config::Transport::Roce
-            && f.size < nic.ack_interval
-            && !f.size.is_multiple_of(nic.chunk)
-            && !(nic.back_to_chunk && nic.chunk > 1)
-    };
-    let stuck: Vec<&FlowSpec> = flows.iter().enumerate().filter(never).map(|(_, f)| f).collect();
-    let Some(first) = stuck.first() else { return };
-    out.push(at(
-        src,
-        &["nic", "ack_interval"],
-        format!(
-            "{} RoCE flow{} (of {}) smaller than ack_interval ({} B) and not ending on a \
-             multiple of chunk ({} B) will never be ACKed in full, so never finish (the first, \
-             flow {}, of {} B); lower `nic.ack_interval`",
-            stuck.len(),
-            if stuck.len() == 1 { "" } else { "s" },
-            flows.len(),
-            nic.ack_interval,
-            nic.chunk,
-            first.id,
-            first.size,
-        ),
-    ));
-}
-
-/// RoCE flows that never complete under `nic.back_to_chunk`: the sender takes every ACK back
-/// to a multiple of `nic.chunk` (the reference's go-back-to-chunk, spec §2.4), so a flow whose
-/// size is not one is never acknowledged to its end (found by a randomized audit: delivered in
-/// full at its ideal FCT, reported unfinished, with no warning).
-fn back_to_chunk_flows(src: &Source, cfg: &SimConfig, flows: &[FlowSpec], out: &mut Vec<Warning>) {
-    let nic = &cfg.nic;
-    if !nic.back_to_chunk || nic.chunk <= 1 {
-        return;
-    }
+    let back = nic.back_to_chunk && nic.chunk > 1;
     let never = |(i, f): &(usize, &FlowSpec)| {
         cfg.transport_of(*i) == dcsim_core::config::Transport::Roce
             && !f.size.is_multiple_of(nic.chunk)
+            && (back || f.size < nic.ack_interval)
     };
     let stuck: Vec<&FlowSpec> = flows.iter().enumerate().filter(never).map(|(_, f)| f).collect();
     let Some(first) = stuck.first() else { return };
-    out.push(at(
-        src,
-        &["nic", "back_to_chunk"],
-        format!(
-            "{} RoCE flow{} (of {}) not a multiple of chunk ({} B) will never finish: with \
-             back_to_chunk the sender takes every ACK back to a chunk boundary, as the \
-             reference does, so the last partial chunk is never acknowledged (the first, flow \
-             {}, of {} B); turn `nic.back_to_chunk` off or give the flows whole chunks",
-            stuck.len(),
-            if stuck.len() == 1 { "" } else { "s" },
-            flows.len(),
-            nic.chunk,
-            first.id,
-            first.size,
-        ),
-    ));
+    let flows_of = format!(
+        "{} RoCE flow{} (of {})",
+        stuck.len(),
+        if stuck.len() == 1 { "" } else { "s" },
+        flows.len()
+    );
+    let (key, message) = if back {
+        (
+            "back_to_chunk",
+            format!(
+                "{flows_of} not a multiple of chunk ({} B) will never finish: with \
+                 back_to_chunk the sender takes every ACK back to a chunk boundary, as the \
+                 reference does, so the last partial chunk is never acknowledged (the first, \
+                 flow {}, of {} B); turn `nic.back_to_chunk` off or give the flows whole chunks",
+                nic.chunk, first.id, first.size,
+            ),
+        )
+    } else {
+        (
+            "ack_interval",
+            format!(
+                "{flows_of} smaller than ack_interval ({} B) and not ending on a multiple of \
+                 chunk ({} B) will never be ACKed in full, so never finish (the first, flow {}, \
+                 of {} B); lower `nic.ack_interval`",
+                nic.ack_interval, nic.chunk, first.id, first.size,
+            ),
+        )
+    };
+    out.push(at(src, &["nic", key], message));
 }
 
 /// RoCE senders whose window closes before the receiver's first ACK. Below
