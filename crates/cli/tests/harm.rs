@@ -386,6 +386,16 @@ fn results_do_not_depend_on_jobs_and_one_seed_prints_ccafcts_table() {
     }
     assert!(!case.path("s1").join("harm-summary.csv").exists());
 
+    // `ccafct`, the spec's name for the command, is the same command.
+    let mut args = vec!["ccafct", "--out", "alias"];
+    args.extend_from_slice(&small);
+    let table = |out: &str| out.lines().take(5).map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(table(&case.ok(&args)), table(&stdout), "ccafct prints harm's table");
+    assert!(
+        csvs(&tree(&case.path("alias"))) == csvs(&tree(&case.path("s1"))),
+        "ccafct writes what harm writes"
+    );
+
     // Again into j1, with one seed: runs/ holds this run's folders only (the second seed's
     // were left beside a harm.csv without them); a folder of other files is kept.
     std::fs::create_dir_all(case.path("j1/runs/mine")).unwrap();
