@@ -752,6 +752,13 @@ fn write_summary(out: &mut dyn Write, r: &RunOutput) -> std::io::Result<()> {
                 c.tcp_reused_connections
             )?;
         }
+        if c.tcp_idle_restarts > 0 {
+            writeln!(
+                out,
+                "TCP idle restarts: {} windows restarted after an idle period longer than the RTO",
+                c.tcp_idle_restarts
+            )?;
+        }
     }
     if r.rto {
         writeln!(

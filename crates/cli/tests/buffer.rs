@@ -367,6 +367,55 @@ fn tcp_flows_and_rpc_do_not_depend_on_the_threads() {
     }
 }
 
+/// A persistent connection restarts its window after idling for longer than its RTO, as
+/// Linux does by default (`slow_start_after_idle`, on in the `linux` profile): 1 MiB queries
+/// about 0.4 s apart (open loop, on paths with a round trip of 8 ms; the RTO is at least
+/// 200 ms) start again from the initial window. With it off the window the last query grew is kept, so every later query completes
+/// sooner, and the first, which has no idleness before it, takes the same time.
+#[test]
+fn persistent_connections_restart_their_window_after_idling_as_linux_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = Vec::new();
+    for (name, setting) in [("on", ""), ("off", ", slow_start_after_idle = false")] {
+        let rpc = format!(
+            "name = \"q\"\nclients = [0]\nservers = [3]\nload = 0.0008\nquery = \"1MiB\"\n\
+             group = \"linux\"\npg = 1\n\n\
+             [[group]]\nname = \"linux\"\ntcp = {{ profile = \"linux\"{setting} }}\n\
+             cca = \"cubic\"\npg = 1\n"
+        );
+        // Links of 1 ms (a round trip of 8 ms), so that slow start takes rounds.
+        let text = scenario(&rpc)
+            .replace("stop_time = \"2ms\"", "stop_time = \"4s\"")
+            .replace("fabric_rate = \"100Gbps\"\n", "fabric_rate = \"100Gbps\"\ndelay = \"1ms\"\n");
+        fs::write(dir.path().join(format!("{name}.toml")), text).unwrap();
+        ok(&dcsim(dir.path(), &["run", &format!("{name}.toml"), "--out", name]));
+        let counters = fs::read_to_string(dir.path().join(name).join("counters.csv")).unwrap();
+        let restarts: u64 = counters
+            .lines()
+            .find_map(|l| l.strip_prefix("tcp_idle_restarts,"))
+            .expect("listed for a run with TCP")
+            .parse()
+            .unwrap();
+        runs.push((restarts, rows(&dir.path().join(name).join("qct.csv"))));
+    }
+    let (on, off) = (&runs[0], &runs[1]);
+    assert!(on.0 >= 3, "{} restarts", on.0);
+    assert_eq!(off.0, 0);
+    assert!(on.1.len() >= 5, "{} queries", on.1.len());
+    assert_eq!(on.1.len(), off.1.len());
+    let qct = |r: &BTreeMap<String, String>| num(r, "qct_ns");
+    for (i, (a, b)) in on.1.iter().zip(&off.1).enumerate() {
+        assert_eq!(a["submit_ns"], b["submit_ns"]);
+        if i == 0 {
+            assert_eq!(qct(a), qct(b), "the first query has no idleness before it");
+        } else {
+            assert!(qct(a) >= qct(b), "query {i}: {} against {}", qct(a), qct(b));
+        }
+    }
+    let total = |q: &[BTreeMap<String, String>]| q.iter().skip(1).map(qct).sum::<f64>();
+    assert!(total(&on.1) > 1.2 * total(&off.1), "{} against {}", total(&on.1), total(&off.1));
+}
+
 /// A lone HPCC-over-TCP connection fills its path about as RoCE's HPCC does (η = 0.95). Its
 /// receiver ACKs every fourth segment (the study's delayed ACK), so the window must cover the
 /// three segments the receiver holds besides one BDP: with the window bounded at one BDP the

@@ -173,6 +173,9 @@ counters! {
     /// TCP flows that took a connection another flow had dialed (connection reuse,
     /// `reuse = "go-http"`): their request went without a handshake of their own.
     tcp_reused_connections,
+    /// TCP windows restarted because the application wrote after the connection had been idle
+    /// for longer than its RTO (`slow_start_after_idle`, Linux `tcp_cwnd_restart`).
+    tcp_idle_restarts,
 }
 
 impl Counters {

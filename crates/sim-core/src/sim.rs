@@ -1331,6 +1331,7 @@ impl<F: CcFactory> Simulation<F> {
                         c.tlp_probes += st.tlp_probes;
                         c.tcp_spurious_rtos += st.spurious_rtos;
                         c.tcp_undos += st.loss_undos + st.recovery_undos;
+                        c.tcp_idle_restarts += st.idle_restarts;
                     }
                 }
             }

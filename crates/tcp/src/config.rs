@@ -87,7 +87,7 @@ pub enum Reuse {
     /// dial's, another flow's finished one, or another dial no longer wanted). The engine runs
     /// the pool; the endpoints carry a sequence of requests and responses on one connection,
     /// and the server restarts its window after an idle period longer than its RTO, as Linux
-    /// does by default (`tcp_slow_start_after_idle = 1`).
+    /// does by default ([`TcpConfig::slow_start_after_idle`]).
     GoHttp,
 }
 
@@ -195,6 +195,14 @@ pub struct TcpConfig {
     /// Connection reuse between the flows of a client and server ([`Reuse`]); anything but
     /// [`Reuse::None`] needs `handshake` and a request of at least one byte.
     pub reuse: Reuse,
+    /// Linux `tcp_slow_start_after_idle` (RFC 5681 §4.1, RFC 2861): when the application
+    /// writes to a connection that has had nothing in flight for longer than its RTO (a
+    /// persistent connection's next message, a reused connection's next response), cwnd
+    /// restarts from at most the initial window, halved once per RTO of idleness, with
+    /// ssthresh at least ¾ of the old cwnd (`tcp_cwnd_restart`). Controllers that run the
+    /// whole window (BBR, HPCC over TCP) keep theirs, as in Linux. The `linux` profile has it
+    /// on (Linux's default); `dc-newreno` off, as data-center stacks commonly set it.
+    pub slow_start_after_idle: bool,
     /// Appropriate byte counting limit in slow start (RFC 3465 L, in segments per ACK);
     /// 0 = no limit, as Linux.
     pub abc: u32,
@@ -236,6 +244,7 @@ impl Default for TcpConfig {
             handshake: false,
             request_bytes: 100,
             reuse: Reuse::None,
+            slow_start_after_idle: true,
             abc: 0,
         }
     }
@@ -332,6 +341,12 @@ pub const TCP_PARAMS: &[ParamSpec] = &[
         "none",
         "connections reused between flows: none, or as Go's net/http client (needs handshake)",
     ),
+    ParamSpec::new(
+        "slow_start_after_idle",
+        Kind::Bool,
+        "true",
+        "restart cwnd after idling longer than the RTO (Linux tcp_slow_start_after_idle)",
+    ),
     ParamSpec::new("abc", Kind::Integer, "0", "slow-start ABC limit L, segments (0 = none)"),
 ];
 
@@ -350,8 +365,9 @@ impl TcpConfig {
     }
 
     /// The data-center NewReno of the buffer-sizing study: no SACK (so no TLP), no F-RTO, RFC 6582
-    /// recovery, delayed ACK every 4 segments, RFC 6298 RTO with a 2 ms minimum, no ECN,
-    /// MSS 1460 in 1500-byte frames (IP MTU, no Ethernet header or timestamps counted).
+    /// recovery, delayed ACK every 4 segments, RFC 6298 RTO with a 2 ms minimum, no ECN, no
+    /// restart after idle, MSS 1460 in 1500-byte frames (IP MTU, no Ethernet header or
+    /// timestamps counted).
     pub fn dc_newreno() -> TcpConfig {
         TcpConfig {
             mss: 1460,
@@ -370,6 +386,7 @@ impl TcpConfig {
             rto_mode: RtoMode::Rfc6298,
             min_rto: Duration::from_ms(2),
             ecn: EcnMode::Off,
+            slow_start_after_idle: false,
             ..TcpConfig::default()
         }
     }
@@ -450,6 +467,7 @@ impl TcpConfig {
             handshake: p.bool("handshake", d.handshake),
             request_bytes: size32("request_bytes", d.request_bytes)?,
             reuse: Reuse::from_name(p.choice("reuse", d.reuse.name())).unwrap_or(Reuse::None),
+            slow_start_after_idle: p.bool("slow_start_after_idle", d.slow_start_after_idle),
             abc: p.u32("abc", d.abc)?,
         };
         // Settings that would be ignored when given: refused (a profile's own defaults are
@@ -610,6 +628,7 @@ mod tests {
         assert_eq!((d.mss, d.delack_segments, d.sack, d.ecn), (1460, 4, false, EcnMode::Off));
         assert!(!d.timestamps);
         assert_eq!(d.min_rto, Duration::from_ms(2));
+        assert!(l.slow_start_after_idle && !d.slow_start_after_idle);
         assert!(l.validate().is_ok() && d.validate().is_ok());
     }
 
@@ -713,6 +732,18 @@ mod tests {
         assert_eq!(TcpConfig::from_params(&p).unwrap_err().field, "reuse");
         let p = Params::from_values(TCP_PARAMS, vec![reuse, ("handshake", Value::Bool(true))]);
         assert_eq!(TcpConfig::from_params(&p).unwrap().reuse, Reuse::GoHttp);
+
+        // The profile's restart after idle, and the key that overrides it.
+        let ssai = |v: Vec<(&'static str, Value)>| {
+            TcpConfig::from_params(&Params::from_values(TCP_PARAMS, v))
+                .unwrap()
+                .slow_start_after_idle
+        };
+        assert!(ssai(vec![]));
+        assert!(!ssai(vec![("slow_start_after_idle", Value::Bool(false))]));
+        assert!(!ssai(vec![("profile", Value::Choice("dc-newreno"))]));
+        let on = ("slow_start_after_idle", Value::Bool(true));
+        assert!(ssai(vec![("profile", Value::Choice("dc-newreno")), on]));
     }
 
     #[test]
@@ -721,6 +752,6 @@ mod tests {
         for spec in TCP_PARAMS {
             assert!(TCP_SPEC.param(spec.name).is_some());
         }
-        assert_eq!(TCP_SPEC.params.len(), 35);
+        assert_eq!(TCP_SPEC.params.len(), 36);
     }
 }

@@ -54,8 +54,8 @@ pub struct SenderStats {
     pub tlp_probes: u64,
     /// Probes that repaired a loss (cwnd reduced, Linux `TCPLossProbeRecovery`).
     pub tlp_recoveries: u64,
-    /// Windows restarted after an idle period longer than the RTO (connection reuse,
-    /// Linux `tcp_cwnd_restart`).
+    /// Windows restarted after an idle period longer than the RTO
+    /// ([`TcpConfig::slow_start_after_idle`], Linux `tcp_cwnd_restart`).
     pub idle_restarts: u64,
     /// ECN-triggered reductions (entries into CWR).
     pub ecn_reductions: u64,
@@ -400,25 +400,28 @@ impl Sender {
     pub fn total_bytes(&self) -> u64 {
         self.total
     }
-    /// Appends `bytes` of application data to the flow (a persistent connection's next
-    /// message): the sender may send them as its window allows. The window is kept across idle
-    /// periods (as Linux with `tcp_slow_start_after_idle = 0`).
+    /// Appends `bytes` of application data to the flow, as they are: no check of the time the
+    /// connection has been idle ([`Sender::write`] makes it).
     pub fn extend(&mut self, bytes: u64) {
         self.total = self.total.saturating_add(bytes);
     }
     /// The requests received whole since the last call (with connection reuse, each answered
-    /// by [`Sender::respond`]; without it, the handshake's one request is not counted).
+    /// by [`Sender::write`]; without it, the handshake's one request is not counted).
     pub fn take_requests(&mut self) -> u32 {
         std::mem::take(&mut self.requests_in)
     }
 
-    /// The application writes a response of `bytes` at `now` (connection reuse): Linux
-    /// `tcp_slow_start_after_idle_check` first, so that a connection idle (nothing in flight)
-    /// for longer than its RTO restarts from at most the initial window, halved once per RTO
-    /// of idleness (`tcp_cwnd_restart`, with ssthresh at least ¾ of the old cwnd); a
-    /// controller that runs the whole window (BBR) keeps it, as in Linux.
-    pub fn respond(&mut self, now: Time, bytes: u64) {
-        if self.snd_nxt == self.snd_una && !self.cca.owns_window() {
+    /// The application writes `bytes` more at `now` (a persistent connection's next message,
+    /// a reused connection's next response). With
+    /// [`TcpConfig::slow_start_after_idle`], Linux `tcp_slow_start_after_idle_check` comes
+    /// first: a connection idle (nothing in flight) for longer than its RTO since it last sent
+    /// data restarts from at most the initial window, halved once per RTO of idleness
+    /// (`tcp_cwnd_restart`, with ssthresh at least ¾ of the old cwnd); a controller that runs
+    /// the whole window (BBR, HPCC over TCP) keeps it, as in Linux. Without it the window
+    /// persists across idle periods (Linux with `tcp_slow_start_after_idle = 0`).
+    pub fn write(&mut self, now: Time, bytes: u64) {
+        if self.cfg.slow_start_after_idle && self.snd_nxt == self.snd_una && !self.cca.owns_window()
+        {
             if let Some(last) = self.last_data_sent {
                 let idle = now.saturating_since(last);
                 let rto = self.rto();

@@ -43,7 +43,12 @@ struct Trace {
 /// Runs a client that asks for `sizes` one after another on one connection, each request
 /// `gap` after the previous response completed (the first once the handshake completes).
 fn exchange(sizes: &[u64], delay: Duration, gap: Duration) -> Trace {
-    let cfg = TcpConfig { handshake: true, reuse: Reuse::GoHttp, ..TcpConfig::linux() };
+    exchange_with(TcpConfig::linux(), sizes, delay, gap)
+}
+
+/// [`exchange`] with the server and client of `base` (reuse and the handshake turned on).
+fn exchange_with(base: TcpConfig, sizes: &[u64], delay: Duration, gap: Duration) -> Trace {
+    let cfg = TcpConfig { handshake: true, reuse: Reuse::GoHttp, ..base };
     let cca = CcaConfig::Cubic(CubicConfig::default());
     let mut server = Sender::new(&cfg, cca, 0, Time::ZERO);
     let mut client = Receiver::new(&cfg, 0);
@@ -74,7 +79,7 @@ fn exchange(sizes: &[u64], delay: Duration, gap: Duration) -> Trace {
                 if to_server {
                     server.on_segment(now, &seg);
                     for _ in 0..server.take_requests() {
-                        server.respond(now, sizes[answered]);
+                        server.write(now, sizes[answered]);
                         answered += 1;
                     }
                 } else {
@@ -149,6 +154,38 @@ fn a_connection_idle_for_longer_than_the_rto_restarts_from_the_initial_window() 
     let b = burst_at(&t, sizes[0]);
     assert_eq!(b, 100, "RTO {}", t.server.rto());
     assert_eq!(t.server.stats().idle_restarts, 0);
+}
+
+/// `tcp_cwnd_restart`'s halving: a window idle for more than `n` RTOs (and at most `n + 1`) is
+/// halved `n` times, down to (never below) the initial window; ssthresh keeps ¾ of the old
+/// window. With `slow_start_after_idle = false` (the `dc-newreno` profile's setting) the
+/// window persists however long the idleness.
+#[test]
+fn an_idle_window_is_halved_per_rto_down_to_the_initial_window_unless_turned_off() {
+    let mss = 1448;
+    // The first response grows the window to 210 segments (slow start from 10, every
+    // segment ACKed in time, nothing lost); the second is large enough to show the window.
+    let sizes = [200 * mss, 400 * mss];
+    let grown = exchange(&sizes[..1], Duration::from_ms(5), Duration::ZERO).server.cwnd() / mss;
+    assert!(grown >= 200, "the first response ends with a window of {grown} segments");
+    let rto = exchange(&sizes[..1], Duration::from_ms(5), Duration::ZERO).server.rto();
+    for (idle_rtos, expect) in [(1.5, grown / 2), (2.5, grown / 4), (3.5, grown / 8), (9.5, 10)] {
+        let gap = Duration::from_ps((rto.as_ps() as f64 * idle_rtos) as u64);
+        // The server's idleness runs from its last data segment: the response's last
+        // segment, its ACK and the next request add two one-way delays to the client's gap.
+        let gap = gap - Duration::from_ms(10);
+        let t = exchange(&sizes, Duration::from_ms(5), gap);
+        assert_eq!(t.done.len(), 2);
+        let b = burst_at(&t, sizes[0]) as u64;
+        assert_eq!(b, expect.max(10), "{idle_rtos} RTOs idle");
+        assert_eq!(t.server.stats().idle_restarts, 1, "{idle_rtos} RTOs idle");
+        assert!(t.server.ssthresh() >= grown * mss * 3 / 4, "{idle_rtos} RTOs idle");
+    }
+    let off = TcpConfig { slow_start_after_idle: false, ..TcpConfig::linux() };
+    let t = exchange_with(off, &sizes, Duration::from_ms(5), Duration::from_ms(5000));
+    assert_eq!(burst_at(&t, sizes[0]) as u64, grown, "the window persists");
+    assert_eq!(t.server.stats().idle_restarts, 0);
+    assert!(!TcpConfig::dc_newreno().slow_start_after_idle);
 }
 
 #[test]

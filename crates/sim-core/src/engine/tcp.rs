@@ -366,8 +366,9 @@ impl<F: CcFactory> Shard<F> {
         if tx_mut(&mut self.tx, flow).ep.is_none() {
             self.tcp_open_sender(sh, h, flow);
         }
+        let now = self.now;
         let t = tx_mut(&mut self.tx, flow);
-        t.ep.as_mut().expect("opened").extend(bytes);
+        t.ep.as_mut().expect("opened").write(now, bytes);
         self.tcp_tx_timer(sh, flow);
         self.nic_touch(h, flow);
         self.host_send(sh, h);
@@ -516,7 +517,7 @@ impl<F: CcFactory> Shard<F> {
             if app != TcpFields::NO_APP {
                 for _ in 0..ep.take_requests() {
                     if let Some(f) = sh.flows.get(app as usize) {
-                        ep.respond(now, f.size);
+                        ep.write(now, f.size);
                     }
                 }
             }
