@@ -369,9 +369,10 @@ fn tcp_flows_and_rpc_do_not_depend_on_the_threads() {
 
 /// A persistent connection restarts its window after idling for longer than its RTO, as
 /// Linux does by default (`slow_start_after_idle`, on in the `linux` profile): 1 MiB queries
-/// about 0.4 s apart (open loop, on paths with a round trip of 8 ms; the RTO is at least
-/// 200 ms) start again from the initial window. With it off the window the last query grew is kept, so every later query completes
-/// sooner, and the first, which has no idleness before it, takes the same time.
+/// about 0.4 s apart on average (open loop, on paths with a round trip of 8 ms; the RTO is at
+/// least 200 ms) start again from the initial window. With it off the window the last query
+/// grew is kept, so every later query completes sooner, and the first, which has no idleness
+/// before it, takes the same time.
 #[test]
 fn persistent_connections_restart_their_window_after_idling_as_linux_does() {
     let dir = tempfile::tempdir().unwrap();

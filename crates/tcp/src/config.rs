@@ -86,8 +86,10 @@ pub enum Reuse {
     /// else dials a new one and meanwhile takes whichever connection frees first (its own
     /// dial's, another flow's finished one, or another dial no longer wanted). The engine runs
     /// the pool; the endpoints carry a sequence of requests and responses on one connection,
-    /// and the server restarts its window after an idle period longer than its RTO, as Linux
-    /// does by default ([`TcpConfig::slow_start_after_idle`]).
+    /// and with [`TcpConfig::slow_start_after_idle`] (the `linux` profile's default, as
+    /// Linux's) the server restarts its window after an idle period longer than its RTO.
+    /// (Before 2026-11-29 it did so whatever the setting, so `dc-newreno` with reuse ran
+    /// differently then.)
     GoHttp,
 }
 
@@ -200,8 +202,10 @@ pub struct TcpConfig {
     /// persistent connection's next message, a reused connection's next response), cwnd
     /// restarts from at most the initial window, halved once per RTO of idleness, with
     /// ssthresh at least ¾ of the old cwnd (`tcp_cwnd_restart`). Controllers that run the
-    /// whole window (BBR, HPCC over TCP) keep theirs, as in Linux. The `linux` profile has it
-    /// on (Linux's default); `dc-newreno` off, as data-center stacks commonly set it.
+    /// whole window (BBR, Prague, HPCC over TCP) keep theirs, as in Linux. The `linux` profile
+    /// has it on (Linux's default); `dc-newreno` off, as data-center stacks commonly set it.
+    /// The sysctl's other use, RFC 2861's decay of a window the sender leaves unused for an
+    /// RTO (`tcp_cwnd_application_limited`), is not modelled (docs/tcp.md, "Not done yet").
     pub slow_start_after_idle: bool,
     /// Appropriate byte counting limit in slow start (RFC 3465 L, in segments per ACK);
     /// 0 = no limit, as Linux.

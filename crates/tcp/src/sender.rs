@@ -180,6 +180,10 @@ pub struct Sender {
     lost_total: u64,
     /// When the last data segment left (Linux `lsndtime`), for `CA_EVENT_TX_START`.
     last_data_sent: Option<Time>,
+    /// The `last_data_sent` whose idle period [`Sender::write`] last restarted the window
+    /// for: a second write before any segment leaves (a busy NIC, several messages at once)
+    /// finds the same idle period and must not halve the window again.
+    restarted_after: Option<Time>,
     retrans_bytes: u64,
     /// No segment below this sequence number is lost and not yet retransmitted.
     rexmit_hint: u64,
@@ -277,6 +281,7 @@ impl Sender {
             retrans_unlost: 0,
             lost_total: 0,
             last_data_sent: None,
+            restarted_after: None,
             retrans_bytes: 0,
             rexmit_hint: u64::MAX,
             dupacks: 0,
@@ -402,7 +407,7 @@ impl Sender {
     }
     /// Appends `bytes` of application data to the flow, as they are: no check of the time the
     /// connection has been idle ([`Sender::write`] makes it).
-    pub fn extend(&mut self, bytes: u64) {
+    pub(crate) fn extend(&mut self, bytes: u64) {
         self.total = self.total.saturating_add(bytes);
     }
     /// The requests received whole since the last call (with connection reuse, each answered
@@ -416,17 +421,22 @@ impl Sender {
     /// [`TcpConfig::slow_start_after_idle`], Linux `tcp_slow_start_after_idle_check` comes
     /// first: a connection idle (nothing in flight) for longer than its RTO since it last sent
     /// data restarts from at most the initial window, halved once per RTO of idleness
-    /// (`tcp_cwnd_restart`, with ssthresh at least ¾ of the old cwnd); a controller that runs
-    /// the whole window (BBR, HPCC over TCP) keeps it, as in Linux. Without it the window
-    /// persists across idle periods (Linux with `tcp_slow_start_after_idle = 0`).
+    /// (`tcp_cwnd_restart`, with ssthresh at least ¾ of the old cwnd), once per idle period
+    /// however many writes end it; a controller that runs the whole window (BBR, Prague, HPCC
+    /// over TCP: in Linux those with their own `cong_control`) keeps it, as in Linux. Without
+    /// it the window persists across idle periods (Linux with `tcp_slow_start_after_idle = 0`).
     pub fn write(&mut self, now: Time, bytes: u64) {
-        if self.cfg.slow_start_after_idle && self.snd_nxt == self.snd_una && !self.cca.owns_window()
+        if self.cfg.slow_start_after_idle
+            && self.snd_nxt == self.snd_una
+            && !self.cca.owns_window()
+            && self.restarted_after != self.last_data_sent
         {
             if let Some(last) = self.last_data_sent {
                 let idle = now.saturating_since(last);
                 let rto = self.rto();
                 if idle > rto {
                     self.cwnd_restart(idle, rto);
+                    self.restarted_after = self.last_data_sent;
                 }
             }
         }
@@ -436,11 +446,7 @@ impl Sender {
     /// Linux `tcp_cwnd_restart` after `idle` with the RTO `rto` (`idle > rto`).
     fn cwnd_restart(&mut self, idle: Duration, rto: Duration) {
         let mss = self.w.mss;
-        // `tcp_current_ssthresh`.
-        if !matches!(self.ca, CaState::Cwr | CaState::Recovery) {
-            let cwnd = self.w.cwnd;
-            self.w.ssthresh = self.w.ssthresh.max(cwnd / 2 + cwnd / 4);
-        }
+        self.w.ssthresh = self.current_ssthresh();
         let restart = u64::from(self.cfg.iw).min(self.w.cwnd / mss);
         let mut cwnd = self.w.cwnd / mss;
         let mut left = idle;
@@ -2345,6 +2351,65 @@ mod tests {
         let e = epoch(&s);
         assert!(s.poll_transmit(later + Duration::from_us(1)).is_some_and(|seg| seg.len > 0));
         assert_eq!(epoch(&s), e);
+    }
+
+    /// A sender that sent `segs` segments at 0, all ACKed at 1 ms (nothing in flight), with
+    /// the window and ssthresh given (in segments), under `cca`.
+    fn idle_sender(cca: CcaConfig, cwnd: u64, ssthresh: u64) -> Sender {
+        let cfg = TcpConfig::default();
+        let mss = u64::from(cfg.mss);
+        let mut s = Sender::new(&cfg, cca.build(), 0, Time::ZERO);
+        s.extend(4 * mss);
+        while s.poll_transmit(Time::ZERO).is_some_and(|seg| seg.len > 0) {}
+        let ack = Segment { ack: 4 * mss, flags: Flags::ACK, ..Segment::default() };
+        s.on_segment(Time::from_ns(1_000_000), &ack);
+        assert_eq!(s.in_flight(), 0);
+        s.w.cwnd = cwnd * mss;
+        s.w.ssthresh = ssthresh * mss;
+        s
+    }
+
+    /// `tcp_cwnd_restart` on a write after 1.5 RTOs of idleness: cwnd halved once, ssthresh
+    /// `tcp_current_ssthresh`'s max(ssthresh, ¾ cwnd) in whole segments as Linux counts them
+    /// (10 segments give 7, not 7.5); a second write before anything leaves finds the same
+    /// idle period and changes nothing; controllers that run their own window keep it.
+    #[test]
+    fn a_write_after_idling_restarts_the_window_once_with_linuxs_ssthresh() {
+        let mss = u64::from(TcpConfig::default().mss);
+        let newreno = || CcaConfig::NewReno(Default::default());
+        let mut s = idle_sender(newreno(), 40, 20);
+        let rto = s.rto();
+        let at = Time::ZERO + Duration::from_ps(rto.as_ps() * 3 / 2);
+        s.write(at, 100 * mss);
+        assert_eq!((s.cwnd() / mss, s.ssthresh() / mss), (20, 30));
+        assert_eq!(s.stats().idle_restarts, 1);
+        s.write(at + Duration::from_us(1), 100 * mss);
+        assert_eq!((s.cwnd() / mss, s.stats().idle_restarts), (20, 1), "one restart per idleness");
+
+        let mut s = idle_sender(newreno(), 10, 5);
+        s.write(Time::ZERO + Duration::from_ps(rto.as_ps() * 3 / 2), 100 * mss);
+        assert_eq!((s.cwnd(), s.ssthresh()), (10 * mss, 7 * mss), "restart window min(IW, cwnd)");
+
+        // After the next idleness the window restarts again.
+        while s.poll_transmit(at).is_some_and(|seg| seg.len > 0) {}
+        let acked = s.snd_nxt();
+        let ack = Segment { ack: acked, flags: Flags::ACK, ..Segment::default() };
+        s.on_segment(at + Duration::from_ms(1), &ack);
+        s.w.cwnd = 40 * mss;
+        let later = at + Duration::from_ps(s.rto().as_ps() * 5 / 2);
+        s.write(later, 10 * mss);
+        assert_eq!((s.cwnd() / mss, s.stats().idle_restarts), (10, 2));
+
+        for cca in [CcaConfig::Bbr(Default::default()), CcaConfig::Prague(Default::default())] {
+            let mut s = idle_sender(cca.clone(), 40, 20);
+            s.write(Time::ZERO + Duration::from_ms(10_000), 100 * mss);
+            assert_eq!((s.cwnd() / mss, s.stats().idle_restarts), (40, 0), "{cca:?}");
+        }
+        let cfg = TcpConfig { slow_start_after_idle: false, ..TcpConfig::default() };
+        let mut s = idle_sender(newreno(), 40, 20);
+        s.cfg = cfg;
+        s.write(Time::ZERO + Duration::from_ms(10_000), 100 * mss);
+        assert_eq!((s.cwnd() / mss, s.stats().idle_restarts), (40, 0), "turned off");
     }
 
     /// Linux `tcp_ack_update_window`: the window starts as the receiver's SYN would give it; an
