@@ -79,6 +79,26 @@ def own_first(owner, took, threads, n):
     return max(clock)
 
 
+def own_first_heaviest(owner, key, took, threads, n):
+    """Claiming by weight: each thread takes its own shards heaviest first by `key` (the
+    previous window's times or events), then the heaviest other not yet taken; returns the
+    busiest thread's time."""
+    by_key = sorted(range(n), key=lambda s: (-key[s], s))
+    own = [[s for s in by_key if owner[s] == t] for t in range(threads)]
+    rest = [[s for s in by_key if owner[s] != t] for t in range(threads)]
+    taken, clock = set(), [0] * threads
+    free = [(0, t) for t in range(threads)]
+    while free:
+        now, t = heapq.heappop(free)
+        nxt = next((s for s in own[t] + rest[t] if s not in taken), None)
+        if nxt is None:
+            clock[t] = now
+            continue
+        taken.add(nxt)
+        heapq.heappush(free, (now + took[nxt], t))
+    return max(clock)
+
+
 def deal(load, threads, n, now=None):
     """Owners by load, longest first, each shard to the least-loaded thread (of tied threads,
     its owner in `now` if given and among them, as `dcsim run --rebalance` deals)."""
@@ -189,6 +209,8 @@ def main():
         "owners dealt by time every 16 windows, then own first",
         "--rebalance 16",
         "--rebalance 64",
+        "--rebalance 16, own and others heaviest first (previous window's times)",
+        "--rebalance 16, own and others heaviest first (previous window's events)",
         "first thread free, heaviest in the previous window first (events)",
         "first thread free, heaviest in the previous window first (time)",
         "first thread free, heaviest first (this window's times: an oracle)",
@@ -212,6 +234,11 @@ def main():
         for every, rb in rebalance.items():
             rb.before(i, prev_took)
             rules[f"--rebalance {every}"] += own_first(rb.owner, took, threads, n)
+        rb16 = rebalance[16].owner
+        rules["--rebalance 16, own and others heaviest first (previous window's times)"] += (
+            own_first_heaviest(rb16, prev_took, took, threads, n))
+        rules["--rebalance 16, own and others heaviest first (previous window's events)"] += (
+            own_first_heaviest(rb16, prev_ev, took, threads, n))
         rules["first thread free, heaviest in the previous window first (events)"] += list_schedule(
             sorted(range(n), key=lambda s: (-prev_ev[s], s)), took, threads)
         rules["first thread free, heaviest in the previous window first (time)"] += list_schedule(
@@ -233,7 +260,7 @@ def main():
             continue  # what the run's own threads did: not a replay
         work = events if name.endswith("by events") else total_took
         extra = ""
-        if name.startswith("--rebalance"):
+        if name.startswith("--rebalance") and "," not in name:
             rb = rebalance[int(name.split()[1])]
             extra = f" ({rb.moves / max(len(ordered), 1):.2f} shard moves per window)"
         print(f"  {name}: {work / max(crit, 1):.2f}x{extra}")
