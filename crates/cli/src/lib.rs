@@ -861,7 +861,7 @@ fn describe_transports(v: &ValidScenario) -> String {
         }
         out += &format!(
             " TCP group \"{}\": {n} flow{} with {}, MSS {} B, ECN {:?}, SACK {}, handshake {}, \
-             min RTO {}, lossy class {}.",
+             min RTO {}, restart after idle {}, lossy class {}.",
             g.name,
             if n == 1 { "" } else { "s" },
             g.cca.name(),
@@ -874,6 +874,7 @@ fn describe_transports(v: &ValidScenario) -> String {
                 (true, r) => format!("on, connections reused ({})", r.name()),
             },
             HumanDuration(Duration::from_ps(g.tcp.min_rto.as_ps())),
+            if g.tcp.slow_start_after_idle { "on" } else { "off" },
             classes.join(", "),
         );
     }

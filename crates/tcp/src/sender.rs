@@ -2353,8 +2353,8 @@ mod tests {
         assert_eq!(epoch(&s), e);
     }
 
-    /// A sender that sent `segs` segments at 0, all ACKed at 1 ms (nothing in flight), with
-    /// the window and ssthresh given (in segments), under `cca`.
+    /// A sender under `cca` that sent four segments at 0, all ACKed at 1 ms (nothing in
+    /// flight since), then given the window and ssthresh `cwnd` and `ssthresh` (in segments).
     fn idle_sender(cca: CcaConfig, cwnd: u64, ssthresh: u64) -> Sender {
         let cfg = TcpConfig::default();
         let mss = u64::from(cfg.mss);
