@@ -61,31 +61,18 @@ def list_schedule(order, took, threads):
     return max(load for load, _ in heap)
 
 
-def own_first(owner, took, threads, n):
-    """The engine's claiming: each thread takes its own shards (index order), then any other
-    not yet taken from the shard after its index on; returns the busiest thread's time."""
-    own = [[s for s in range(n) if owner[s] == t] for t in range(threads)]
-    rest = [[(t + i) % n for i in range(1, n + 1) if owner[(t + i) % n] != t] for t in range(threads)]
-    taken, clock = set(), [0] * threads
-    free = [(0, t) for t in range(threads)]
-    while free:
-        now, t = heapq.heappop(free)
-        nxt = next((s for s in own[t] + rest[t] if s not in taken), None)
-        if nxt is None:
-            clock[t] = now
-            continue
-        taken.add(nxt)
-        heapq.heappush(free, (now + took[nxt], t))
-    return max(clock)
-
-
-def own_first_heaviest(owner, key, took, threads, n):
-    """Claiming by weight: each thread takes its own shards heaviest first by `key` (the
-    previous window's times or events), then the heaviest other not yet taken; returns the
-    busiest thread's time."""
-    by_key = sorted(range(n), key=lambda s: (-key[s], s))
-    own = [[s for s in by_key if owner[s] == t] for t in range(threads)]
-    rest = [[s for s in by_key if owner[s] != t] for t in range(threads)]
+def own_first(owner, took, threads, n, key=None):
+    """The engine's claiming: each thread takes its own shards, then any other not yet taken,
+    in index order from the shard after its own index on; or, given `key` (the previous
+    window's times or events), both heaviest first by it. Returns the busiest thread's time."""
+    if key is None:
+        own = [[s for s in range(n) if owner[s] == t] for t in range(threads)]
+        rest = [[(t + i) % n for i in range(1, n + 1) if owner[(t + i) % n] != t]
+                for t in range(threads)]
+    else:
+        by_key = sorted(range(n), key=lambda s: (-key[s], s))
+        own = [[s for s in by_key if owner[s] == t] for t in range(threads)]
+        rest = [[s for s in by_key if owner[s] != t] for t in range(threads)]
     taken, clock = set(), [0] * threads
     free = [(0, t) for t in range(threads)]
     while free:
@@ -236,9 +223,9 @@ def main():
             rules[f"--rebalance {every}"] += own_first(rb.owner, took, threads, n)
         rb16 = rebalance[16].owner
         rules["--rebalance 16, own and others heaviest first (previous window's times)"] += (
-            own_first_heaviest(rb16, prev_took, took, threads, n))
+            own_first(rb16, took, threads, n, prev_took))
         rules["--rebalance 16, own and others heaviest first (previous window's events)"] += (
-            own_first_heaviest(rb16, prev_ev, took, threads, n))
+            own_first(rb16, took, threads, n, prev_ev))
         rules["first thread free, heaviest in the previous window first (events)"] += list_schedule(
             sorted(range(n), key=lambda s: (-prev_ev[s], s)), took, threads)
         rules["first thread free, heaviest in the previous window first (time)"] += list_schedule(
