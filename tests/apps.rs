@@ -143,6 +143,40 @@ fn a_lone_query_takes_exactly_its_ideal_time_over_tcp_and_roce() {
     assert_eq!(sim.counters().tcp_probes, 2, "one probe after each burst: query and answer");
 }
 
+/// A RoCE receiver ACKs only at its ACK points (`ack_interval`, multiples of `chunk`), and the
+/// server's answer waits behind that ACK only where there is one: one query at a time, each
+/// takes exactly its ideal, below the first ACK point, at a chunk multiple and past
+/// `ack_interval` alike (until the client's own ACKs of the answers start to go first).
+#[test]
+fn lone_roce_queries_take_their_ideal_whether_or_not_their_last_packet_is_acked() {
+    let mut cfg = SimConfig::default();
+    cfg.switch.ecn_enabled = false;
+    cfg.nic.ack_interval = 1500;
+    cfg.nic.chunk = 400;
+    // 100 B queries: the stream's count reaches 400 and 800 (chunk multiples, ACKed), then
+    // passes 1500 (ACKed from then on); the others are not ACKed.
+    let closed = Arrivals::Closed { outstanding: 1 };
+    let stop = Time::from_ns(200_000);
+    cfg.apps = apps(&[(0, closed, "seq")], 7, 1, Transport::Roce, 100, stop, Time::ZERO);
+    let (q, sim) = run(cfg, NoCcFactory, 1);
+    assert!(q.len() > 20, "{} queries", q.len());
+    let no_ack = sim.ideal_qct(0, 100, 64);
+    let acks_at = |offset: u64| offset >= 1500 || offset.is_multiple_of(400);
+    for r in &q {
+        let end = 100 * (r.seq + 1);
+        assert_eq!(r.ideal > no_ack, acks_at(end), "query {} (stream offset {end})", r.seq);
+        // The client submits each query as the previous answer completes: where the client
+        // ACKs that answer (the response stream's count at 64 B a query), the ACK leaves
+        // first, so the query is not quite alone.
+        if r.seq > 0 && acks_at(64 * r.seq) {
+            assert!(r.qct > r.ideal, "query {}: behind the client's ACK", r.seq);
+        } else {
+            assert_eq!(r.qct, r.ideal, "query {}: slowdown {}", r.seq, r.slowdown());
+        }
+    }
+    assert!(q.iter().filter(|r| r.qct == r.ideal).count() >= 20);
+}
+
 /// Little's law for a closed loop: throughput x mean QCT = queries in the system.
 #[test]
 fn closed_loop_clients_obey_littles_law() {

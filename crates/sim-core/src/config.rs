@@ -303,6 +303,16 @@ impl Faults {
     pub const MAX_ROUTE_CHANGES: usize = 1024;
 }
 
+impl NicConfig {
+    /// Whether a receiver ACKs the packet that brings its in-order byte count to `expected`
+    /// (spec §2.3): at or past [`NicConfig::ack_interval`], or at a multiple of
+    /// [`NicConfig::chunk`].
+    #[inline]
+    pub fn acks_at(&self, expected: u64) -> bool {
+        expected >= self.ack_interval || expected.is_multiple_of(self.chunk)
+    }
+}
+
 impl Default for NicConfig {
     fn default() -> Self {
         NicConfig {

@@ -1454,13 +1454,17 @@ impl<F: CcFactory> Simulation<F> {
 
     /// The QCT of a query of `size` bytes answered by `response` bytes on connection `conn`,
     /// alone in the network: both messages' packets back to back through the connection's
-    /// store-and-forward paths, with the packets' own headers, at line rate.
+    /// store-and-forward paths, with the packets' own headers, at line rate. Over RoCE it
+    /// includes the server NIC's ACK of the query's last packet where the receiver sends one
+    /// ([`crate::config::NicConfig::acks_at`]) for the connection's first query; a later
+    /// query's ACK point is that of its offset on the stream.
     ///
     /// # Panics
     /// If `conn` is not a connection of the run or a size is 0.
     pub fn ideal_qct(&self, conn: usize, size: u64, response: u64) -> Duration {
         assert!(size > 0 && response > 0, "messages have at least one byte");
-        self.shared.conn_paths[conn].ideal(size, response, self.shared.cfg.serialization)
+        let acked = self.shared.cfg.nic.acks_at(size);
+        self.shared.conn_paths[conn].ideal(size, response, acked, self.shared.cfg.serialization)
     }
 
     /// Per-flow results, indexed by flow id.

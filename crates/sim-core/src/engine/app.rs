@@ -57,6 +57,8 @@ struct Pending {
     submit: Time,
     size: u64,
     seq: u64,
+    /// The request stream's offset one past the query's last byte.
+    end: u64,
     measured: bool,
 }
 
@@ -69,6 +71,8 @@ pub(crate) struct ConnState {
     /// Bytes of the pending queries.
     pending_bytes: u64,
     submitted: u64,
+    /// Bytes written to the request stream.
+    requested: u64,
     /// Query sizes, drawn as queries are submitted.
     query_rng: ChaCha8Rng,
     /// Response boundaries.
@@ -104,6 +108,7 @@ pub(crate) fn initial_state(apps: &crate::apps::Apps) -> (Vec<ConnState>, Vec<Ap
                 pending: VecDeque::new(),
                 pending_bytes: 0,
                 submitted: 0,
+                requested: 0,
                 query_rng: app_rng(apps.seed, 0, c),
                 resp_rx: MsgRx::new(app_rng(apps.seed, 1, c), &app.response),
                 req_rx: MsgRx::new(app_rng(apps.seed, 0, c), &app.query),
@@ -180,10 +185,13 @@ impl<F: CcFactory> Shard<F> {
         let app = &sh.cfg.apps.apps[sh.cfg.apps.connections[conn].app as usize];
         let st = &mut self.conns[conn];
         let size = app.query.draw(&mut st.query_rng);
+        // Saturating, as the sender's byte count (`stream_append`).
+        st.requested = st.requested.saturating_add(size);
         st.pending.push_back(Pending {
             submit: self.now,
             size,
             seq: st.submitted,
+            end: st.requested,
             measured: self.now >= app.measure_from,
         });
         st.submitted += 1;
@@ -254,7 +262,11 @@ impl<F: CcFactory> Shard<F> {
                     break;
                 };
                 st.pending_bytes -= q.size;
-                let ideal = sh.conn_paths[conn].ideal(q.size, response, sh.cfg.serialization);
+                // A RoCE server's NIC sends its ACK of the query's last packet before the
+                // answer only if that packet brings its count to an ACK point.
+                let acked = sh.cfg.nic.acks_at(q.end);
+                let ideal =
+                    sh.conn_paths[conn].ideal(q.size, response, acked, sh.cfg.serialization);
                 self.queries.push(QueryRecord {
                     app: app_idx as u32,
                     conn: conn as u32,

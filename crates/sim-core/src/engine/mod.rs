@@ -343,8 +343,8 @@ impl<F: CcFactory> Shared<F> {
 
 /// How a stream cuts messages into packets: full packets of `seg` payload bytes, each with
 /// `hdr` header bytes, frames at least `min` bytes. `ack` is the frame a RoCE receiver sends
-/// for a message's last packet before the server's answer can leave (its NIC's ACK queue goes
-/// first); TCP answers first and ACKs after, so it has none.
+/// for a message's last packet, when it ACKs that packet, before the server's answer can leave
+/// (its NIC's ACK queue goes first); TCP answers first and ACKs after, so it has none.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Framing {
     pub(crate) seg: u64,
@@ -381,15 +381,18 @@ impl ConnPaths {
         )
     }
 
-    /// The QCT of a query of `size` bytes answered by `response` bytes, alone in the network.
+    /// The QCT of a query of `size` bytes answered by `response` bytes, alone in the network;
+    /// `acked`: the receiver ACKs the query's last packet ([`crate::config::NicConfig::acks_at`]
+    /// its stream offset; meaningful for RoCE only).
     pub(crate) fn ideal(
         &self,
         size: u64,
         response: u64,
+        acked: bool,
         ser: crate::config::Serialization,
     ) -> Duration {
         let ack = match self.rev.first() {
-            Some(h) if self.framing.ack > 0 => ser.tx_time(h.rate, self.framing.ack),
+            Some(h) if acked && self.framing.ack > 0 => ser.tx_time(h.rate, self.framing.ack),
             _ => Duration::ZERO,
         };
         self.message(&self.fwd, size, ser) + ack + self.message(&self.rev, response, ser)

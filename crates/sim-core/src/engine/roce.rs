@@ -189,7 +189,7 @@ impl<F: CcFactory> Shard<F> {
         let rx = rx_mut(&mut self.rx, flow.idx());
         let reply = if seq == rx.expected {
             rx.expected += payload as u64;
-            if rx.expected >= nic.ack_interval || rx.expected.is_multiple_of(nic.chunk) {
+            if nic.acks_at(rx.expected) {
                 Some(PacketKind::Ack)
             } else {
                 None
