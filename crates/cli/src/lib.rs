@@ -884,6 +884,8 @@ fn describe_transports(v: &ValidScenario) -> String {
         for r in rules {
             let port = format!("switch {} port {}", r.node, r.port.0);
             match kinds.iter_mut().find(|(k, _)| *k == r.qdisc.name()) {
+                // A port's classes have a rule each: name the port once.
+                Some((_, ports)) if ports.contains(&port) => {}
                 Some((_, ports)) => ports.push(port),
                 None => kinds.push((r.qdisc.name(), vec![port])),
             }

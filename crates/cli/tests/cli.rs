@@ -1488,6 +1488,19 @@ fn tcp_groups_and_queues_run() {
         &text,
         &["TCP group \"web\": 2 flows with cubic", "ECN Accurate", "fq_codel on 4 ports"],
     );
+    // Rules for two classes of the same ports: each port is named once.
+    let two = "\n[[queue]]\nat = \"fabric\"\nkind = \"fq_codel\"\nclasses = [1]\n\
+               \n[[queue]]\nat = \"fabric\"\nkind = \"fq_codel\"\nclasses = [3]\n";
+    tcp_case(&c, "", two);
+    let o = c.run(&["validate", "scenario.toml"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_has(&text, &["fq_codel on 4 ports"]);
+    tcp_case(
+        &c,
+        "tcp = { ecn = \"accurate\", min_rto = \"1ms\" }\n",
+        "\n[[queue]]\nat = \"fabric\"\nkind = \"fq_codel\"\nflows = 1\n",
+    );
     let o = c.run(&["run", "scenario.toml", "--out", "out"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let fct = fs::read_to_string(c.out().join("fct.csv")).unwrap();
