@@ -153,8 +153,8 @@ fn lone_roce_queries_take_their_ideal_whether_or_not_their_last_packet_is_acked(
     cfg.switch.ecn_enabled = false;
     cfg.nic.ack_interval = 1500;
     cfg.nic.chunk = 400;
-    // 100 B queries: the stream's count reaches 400 and 800 (chunk multiples, ACKed), then
-    // passes 1500 (ACKed from then on); the others are not ACKed.
+    // 100 B queries: the stream's count reaches 400, 800 and 1200 (chunk multiples, ACKed),
+    // then 1500 (ACKed from then on); the others are not ACKed.
     let closed = Arrivals::Closed { outstanding: 1 };
     let stop = Time::from_ns(200_000);
     cfg.apps = apps(&[(0, closed, "seq")], 7, 1, Transport::Roce, 100, stop, Time::ZERO);

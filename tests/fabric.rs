@@ -157,6 +157,54 @@ fn ideal_fct_on_idle_paths() {
     }
 }
 
+/// The ideal FCT is exact also where the last ACK waits on the way back: behind the one
+/// before it when the last packet is short, behind a train of them when every frame is
+/// shorter than an ACK (a 10-byte MTU), and with ACKs only at some packets (`ack_interval`,
+/// `chunk`), in both serialization modes.
+#[test]
+fn ideal_fct_counts_acks_that_wait_for_each_other() {
+    use dcsim::core::config::Serialization;
+    let us = Duration::from_us(1);
+    let g = BitsPerSec::gbps;
+    let topos: Vec<(&str, Topology, u32, u32)> = vec![
+        ("star 25G", topo::star(3, g(25), us).unwrap(), 0, 3),
+        ("dumbbell 10G/1G", topo::dumbbell(1, 1, g(10), g(1), us).unwrap(), 0, 1),
+        ("leaf-spine 100G/400G", topo::leaf_spine(2, 2, 2, g(100), g(400), us).unwrap(), 0, 3),
+    ];
+    // (mtu, ack_interval, chunk)
+    let nics = [
+        (1000, 1, 4000),
+        (4000, 1, 4000),
+        (1000, 3000, 4000),
+        (10, 1, 4000),
+        (10, 45, 20),
+        (10, 45, 10),
+    ];
+    for (name, t, src, dst) in &topos {
+        for (mtu, ack_interval, chunk) in nics {
+            for ser in [Serialization::Exact, Serialization::Ns3] {
+                for size in [1u64, 1001, 1049, 2001, 12_047, 30_003, 100_001] {
+                    let mut cfg = SimConfig::default();
+                    cfg.nic.mtu = mtu;
+                    cfg.nic.ack_interval = ack_interval;
+                    cfg.nic.chunk = chunk;
+                    cfg.serialization = ser;
+                    cfg.switch.ecn_enabled = false; // any rate, no ECN map needed
+                    if !cfg.nic.acks_at(size) {
+                        continue; // the last packet is never ACKed: the flow cannot complete
+                    }
+                    let flows = vec![flow(0, *src, *dst, size, Time::from_ns(5))];
+                    let sim = run(t.clone(), flows, cfg);
+                    let r = sim.flow_results()[0];
+                    let case = format!("{name}, MTU {mtu}, ACK {ack_interval}/{chunk}, {ser:?}");
+                    assert_eq!(r.fct, Some(r.ideal_fct), "{case}, {size} B");
+                    assert_conserved(&sim);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn lossless_incast_32_to_1_runs_at_line_rate() {
     // The reference's dynamic threshold, and an explicit alpha of 0.11.

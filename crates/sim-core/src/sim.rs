@@ -738,7 +738,7 @@ impl<F: CcFactory> Simulation<F> {
                 }
             };
             let ideal = match tcp {
-                None => ideal_fct(&fwd, &rev, f.size, mtu, cfg.serialization),
+                None => ideal_fct(&fwd, &rev, f.size, mtu, &cfg.nic, cfg.serialization),
                 Some(g) => ideal_fct_tcp(&fwd, &rev, f.size, &g.tcp, cfg.serialization),
             };
             // The command line bounds starts and sizes so already (with a clearer message);
@@ -1659,21 +1659,78 @@ fn default_qdisc(q: usize, ecn: Option<EcnParams>) -> Qdisc {
     }
 }
 
-/// Ideal FCT: the flow alone, base headers, line rate, no window, on the given paths.
+/// Ideal FCT: the flow alone, base headers, line rate, no window, on the given paths: its
+/// packets back to back through `fwd`, then the ACKs through `rev` until the one of the last
+/// packet arrives.
+///
+/// The receiver ACKs a packet as it arrives, where `nic` says it does
+/// ([`crate::config::NicConfig::acks_at`]), and the ACKs queue behind each other on the way
+/// back. So the last ACK may wait: behind the one before it when the last packet is short (it
+/// arrives soon after), and behind a train of them where the way back is slower. Through
+/// store-and-forward links, with equal ACKs, the last arrives after the longest of
+/// `A_k + (m_k − 1)·s` over the ACKed packets `k`, plus one ACK's crossing of `rev`: `A_k` is
+/// packet `k`'s arrival, `m_k` the number of ACKs from `k`'s to the last, and `s` the slowest
+/// hop's ACK time. Before the last packet, `A_k` grows by the same step per packet, so the term
+/// is linear in `k` over a run of ACK points spaced alike; only each run's ends need trying: the
+/// first and last chunk multiple below `ack_interval`, the first packet at or past it, and the
+/// one before the last.
 ///
 /// This and the two functions below saturate at `u64::MAX` picoseconds rather than wrap; a
 /// front end bounds flow sizes so that validated runs never get there (the `dcsim` command
 /// line rejects a flow whose ideal FCT could exceed [`crate::units::TIME_LIMIT`]).
-fn ideal_fct(fwd: &[Hop], rev: &[Hop], size: u64, mtu: u64, ser: Serialization) -> Duration {
+fn ideal_fct(
+    fwd: &[Hop],
+    rev: &[Hop],
+    size: u64,
+    mtu: u64,
+    nic: &crate::config::NicConfig,
+    ser: Serialization,
+) -> Duration {
     let npkts = size.div_ceil(mtu);
     let last = size - (npkts - 1) * mtu;
     let hdr = DATA_BASE_HEADER as u64;
-    let data = paths::pipeline_time(fwd, npkts, mtu + hdr, last + hdr, ser);
+    let mut data = paths::pipeline_time(fwd, npkts, mtu + hdr, last + hdr, ser);
     let ack_wire = HeaderMode::None.ack_wire() as u64;
     let ack = rev.iter().fold(Duration::ZERO, |a, h| {
         a.saturating_add(ser.tx_time(h.rate, ack_wire)).saturating_add(h.delay)
     });
+    let s = rev.iter().map(|h| ser.tx_time(h.rate, ack_wire)).max().unwrap_or(Duration::ZERO);
+    if npkts > 1 && s > Duration::ZERO {
+        // Packets 1..npkts − 1 are full; packet k is ACKed from `k0` on, and below it where
+        // its end is a multiple of the chunk (every `q`-th packet).
+        let n = npkts;
+        let k0 = nic.ack_interval.div_ceil(mtu).clamp(1, n);
+        let q = if nic.chunk == 0 { 0 } else { nic.chunk / gcd(nic.chunk, mtu) };
+        let chunk_acks = |from: u64, to: u64| match q {
+            // Multiples of q in from..to.
+            0 => 0,
+            q if to > from => (to - 1) / q - (from - 1) / q,
+            _ => 0,
+        };
+        // ACKs from packet k (ACKed) to the last, the last's included.
+        let m = |k: u64| chunk_acks(k, k0) + (n - k.max(k0)) + 1;
+        let mut candidates = [n - 1, k0, 0, 0];
+        if q > 0 && q < k0.min(n) {
+            candidates[2] = q;
+            candidates[3] = (k0.min(n) - 1) / q * q;
+        }
+        for k in candidates {
+            if k == 0 || k >= n || !nic.acks_at(k * mtu) {
+                continue;
+            }
+            let arrive = paths::pipeline_time(fwd, k, mtu + hdr, mtu + hdr, ser);
+            data = data.max(arrive.saturating_add(s.saturating_mul(m(k) - 1)));
+        }
+    }
     data.saturating_add(ack)
+}
+
+/// The greatest common divisor of two positive numbers.
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// Ideal FCT of a TCP flow: the same lone-flow pipeline with TCP's framing (MSS segments of

@@ -381,9 +381,10 @@ impl ConnPaths {
         )
     }
 
-    /// The QCT of a query of `size` bytes answered by `response` bytes, alone in the network;
-    /// `acked`: the receiver ACKs the query's last packet ([`crate::config::NicConfig::acks_at`]
-    /// its stream offset; meaningful for RoCE only).
+    /// The QCT of a query of `size` bytes answered by `response` bytes, alone in the network.
+    /// `acked`: whether the receiver ACKs the query's last packet
+    /// ([`crate::config::NicConfig::acks_at`] of the query's end on the request stream; RoCE
+    /// only).
     pub(crate) fn ideal(
         &self,
         size: u64,
