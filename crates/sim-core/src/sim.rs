@@ -408,6 +408,14 @@ pub(crate) fn port_rng(seed: u64, node: u32, port: usize) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(mix64(seed ^ mix64(((node as u64) << 20) | port as u64)))
 }
 
+/// The random stream of the PINT digest's rounding at switch `node`'s `port`: the port's own
+/// key ([`port_rng`]), ChaCha's stream 1 (the link draws from stream 0).
+pub(crate) fn pint_rng(seed: u64, node: u32, port: usize) -> ChaCha8Rng {
+    let mut rng = port_rng(seed, node, port);
+    rng.set_stream(1);
+    rng
+}
+
 impl<F: CcFactory> Simulation<F> {
     /// Builds a sequential run (one shard). Fails if the flows or config do not fit the
     /// network.
@@ -637,9 +645,16 @@ impl<F: CcFactory> Simulation<F> {
                         net.ports(node).iter().map(|p| (p.rate, p.delay.as_ps())).collect();
                     place.push(Place { shard, slot: Slot::Switch(switches.len() as u32) });
                     hash_seeds[i] = ecmp_seed(i, cfg.seed);
+                    let pint_rng = match header {
+                        HeaderMode::Pint => {
+                            (0..ports.len()).map(|p| pint_rng(cfg.seed, i as u32, p)).collect()
+                        }
+                        _ => Vec::new(),
+                    };
                     switches.push(Switch {
                         node: i as u32,
                         lossy: ports.iter().any(|p: &SwitchPort| p.link.loss > 0.0),
+                        pint_rng,
                         ports,
                         mmu: Mmu::new(&cfg.switch, &geometry, nic_rate),
                         hash_seed: hash_seeds[i],
