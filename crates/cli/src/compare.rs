@@ -50,6 +50,8 @@ pub struct Flow {
     pub start_ns: u64,
     /// FCT / standalone FCT, floored at 1.
     pub slowdown: f64,
+    /// The FCT, ns (whole in the reference's file; ours may have a fraction).
+    pub fct_ns: f64,
 }
 
 /// A problem on one line of an input file (1-based line).
@@ -139,7 +141,12 @@ pub fn parse_reference(text: &str) -> Result<Vec<Flow>, LineError> {
         if fct == 0 {
             return Err(line_err(line, "fct_ns is 0; a flow takes time to complete"));
         }
-        flows.push(Flow { size, start_ns, slowdown: slowdown(fct as f64, standalone as f64) });
+        flows.push(Flow {
+            size,
+            start_ns,
+            slowdown: slowdown(fct as f64, standalone as f64),
+            fct_ns: fct as f64,
+        });
     }
     Ok(flows)
 }
@@ -208,7 +215,7 @@ pub fn parse_ours(text: &str) -> Result<Vec<Flow>, LineError> {
         // Finite: an ideal of at least a picosecond (checked above) under an FCT within the
         // time limit. (An ideal of `1e-320` had given `inf` percentiles.)
         let sd = slowdown(fct, ideal);
-        flows.push(Flow { size, start_ns, slowdown: sd });
+        flows.push(Flow { size, start_ns, slowdown: sd, fct_ns: fct });
     }
     Ok(flows)
 }
@@ -330,14 +337,19 @@ pub struct FlowSets {
     pub first_only_reference: Option<(u64, u64)>,
     /// The first unmatched flow of ours, as (size, start_ns), by size then start.
     pub first_only_ours: Option<(u64, u64)>,
+    /// Of the flows in both, those whose FCT is the reference's to the nanosecond (a run
+    /// that takes the reference's paths: `[switch] ecmp_seed = "node"`, as `import-ns3`
+    /// writes). Flows with the same size and start are paired in order of FCT.
+    pub same_fct: usize,
 }
 
 impl FlowSets {
     /// Matches the two sides' (size, start) pairs.
     pub fn of(reference: &[Flow], ours: &[Flow]) -> FlowSets {
         let keys = |flows: &[Flow]| {
-            let mut k: Vec<(u64, u64)> = flows.iter().map(|f| (f.size, f.start_ns)).collect();
-            k.sort_unstable();
+            let mut k: Vec<(u64, u64, f64)> =
+                flows.iter().map(|f| (f.size, f.start_ns, f.fct_ns)).collect();
+            k.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then(a.2.total_cmp(&b.2)));
             k
         };
         let (r, o) = (keys(reference), keys(ours));
@@ -347,23 +359,26 @@ impl FlowSets {
             only_ours: 0,
             first_only_reference: None,
             first_only_ours: None,
+            same_fct: 0,
         };
         let (mut i, mut j) = (0, 0);
+        let key = |f: &(u64, u64, f64)| (f.0, f.1);
         while i < r.len() || j < o.len() {
             match (r.get(i), o.get(j)) {
-                (Some(a), Some(b)) if a == b => {
+                (Some(a), Some(b)) if key(a) == key(b) => {
                     sets.both += 1;
+                    sets.same_fct += usize::from(a.2 == b.2);
                     i += 1;
                     j += 1;
                 }
-                (Some(a), b) if b.is_none_or(|b| a < b) => {
+                (Some(a), b) if b.is_none_or(|b| key(a) < key(b)) => {
                     sets.only_reference += 1;
-                    sets.first_only_reference.get_or_insert(*a);
+                    sets.first_only_reference.get_or_insert(key(a));
                     i += 1;
                 }
                 (_, Some(b)) => {
                     sets.only_ours += 1;
-                    sets.first_only_ours.get_or_insert(*b);
+                    sets.first_only_ours.get_or_insert(key(b));
                     j += 1;
                 }
                 (_, None) => unreachable!("the loop runs while a side has flows left"),
@@ -536,11 +551,15 @@ mod tests {
     use super::*;
 
     fn flows(v: &[(u64, f64)]) -> Vec<Flow> {
-        v.iter().map(|&(size, slowdown)| Flow { size, start_ns: 0, slowdown }).collect()
+        v.iter()
+            .map(|&(size, slowdown)| Flow { size, start_ns: 0, slowdown, fct_ns: 1.0 })
+            .collect()
     }
 
     fn keyed(v: &[(u64, u64)]) -> Vec<Flow> {
-        v.iter().map(|&(size, start_ns)| Flow { size, start_ns, slowdown: 1.0 }).collect()
+        v.iter()
+            .map(|&(size, start_ns)| Flow { size, start_ns, slowdown: 1.0, fct_ns: 1.0 })
+            .collect()
     }
 
     #[test]
@@ -571,6 +590,19 @@ mod tests {
     }
 
     #[test]
+    fn flow_sets_count_the_flows_that_end_with_the_reference() {
+        let f = |size, start_ns, fct_ns| Flow { size, start_ns, slowdown: 1.0, fct_ns };
+        let r = [f(1000, 5, 300.0), f(1000, 5, 200.0), f(2000, 7, 400.0), f(9, 1, 50.0)];
+        // Twins (same size and start) pair in order of FCT, whatever their order in the file;
+        // 400 against 400.5 is another FCT; the unmatched flow is not counted.
+        let o = [f(2000, 7, 400.5), f(1000, 5, 200.0), f(1000, 5, 300.0), f(8, 1, 50.0)];
+        let s = FlowSets::of(&r, &o);
+        assert_eq!((s.both, s.same_fct), (3, 2));
+        let o = [f(1000, 5, 300.0), f(1000, 5, 250.0), f(2000, 7, 400.0)];
+        assert_eq!(FlowSets::of(&r, &o).same_fct, 2);
+    }
+
+    #[test]
     fn percentile_is_element_floor_n_p() {
         let v: Vec<f64> = (1..=10).map(f64::from).collect();
         assert_eq!(percentile(&v, 0.5), Some(6.0));
@@ -594,8 +626,8 @@ mod tests {
         assert_eq!(
             parse_reference(text).unwrap(),
             [
-                Flow { size: 5000, start_ns: 2_000_000_000, slowdown: 3.0 },
-                Flow { size: 700, start_ns: 2_000_000_123, slowdown: 1.0 }
+                Flow { size: 5000, start_ns: 2_000_000_000, slowdown: 3.0, fct_ns: 3000.0 },
+                Flow { size: 700, start_ns: 2_000_000_123, slowdown: 1.0, fct_ns: 500.0 }
             ]
         );
         let e = parse_reference("a b c\n").unwrap_err();
@@ -620,8 +652,8 @@ mod tests {
         assert_eq!(
             parse_ours(&text).unwrap(),
             [
-                Flow { size: 1000, start_ns: 0, slowdown: 2.5005 },
-                Flow { size: 9, start_ns: 77, slowdown: 1.0 }
+                Flow { size: 1000, start_ns: 0, slowdown: 2.5005, fct_ns: 2500.5 },
+                Flow { size: 9, start_ns: 77, slowdown: 1.0, fct_ns: 10.0 }
             ]
         );
         let e = parse_ours("flow_id,size_bytes\n0,1\n").unwrap_err();
@@ -668,8 +700,8 @@ mod tests {
         let mut o = Vec::new();
         for i in 0..40u64 {
             let size = if i < 30 { 1000 * (i + 1) } else { 2_000_000 + i };
-            r.push(Flow { size, start_ns: 0, slowdown: 1.0 + i as f64 });
-            o.push(Flow { size, start_ns: 0, slowdown: (1.0 + i as f64) * 1.12 });
+            r.push(Flow { size, start_ns: 0, slowdown: 1.0 + i as f64, fct_ns: 1.0 });
+            o.push(Flow { size, start_ns: 0, slowdown: (1.0 + i as f64) * 1.12, fct_ns: 1.0 });
         }
         let c = Comparison::new(&r, &o);
         assert_eq!(c.groups.len(), 3 + 20);

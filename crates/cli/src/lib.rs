@@ -915,6 +915,9 @@ fn describe_transports(v: &ValidScenario) -> String {
             cfg.switch.egress_alpha
         );
     }
+    if cfg.switch.ecmp_seed == dcsim_core::config::EcmpSeed::Node {
+        out += " ECMP: each switch hashes with its node id as the seed, as the reference does.";
+    }
     out
 }
 
@@ -1110,6 +1113,12 @@ fn compare_command(
         out,
         "flows in both (same size and start): {}; only in the reference: {}; only in ours: {}",
         sets.both, sets.only_reference, sets.only_ours
+    );
+    let _ = writeln!(
+        out,
+        "flows in both with the reference's FCT to the ns: {} ({:.1}%)",
+        sets.same_fct,
+        100.0 * sets.same_fct as f64 / sets.both as f64
     );
     let _ = write!(out, "{}", c.table());
     if let Some(path) = csv {

@@ -838,7 +838,7 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
     head.kv(
         "seed",
         "1".into(),
-        "not in the reference config (its random streams cannot be reproduced)",
+        "not in the reference config (its RED draws cannot be reproduced; ECMP below can)",
     );
     head.line(
         "# The reference converts serialization times to whole ns through a double (spec §0,",
@@ -886,6 +886,11 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
     tail.kv("reserve", q("4096B"), "hard-coded in the reference");
     tail.kv("resume_offset", q("3072B"), "hard-coded in the reference");
     tail.kv("headroom_bdp_multiple", "3".into(), "hard-coded in the reference");
+    tail.kv(
+        "ecmp_seed",
+        q("node"),
+        "each switch's node id, as the reference seeds its ECMP hash: its paths, flow by flow",
+    );
     match &ecn_map {
         Some((from, entries)) => {
             for (rate, kmin, kmax, pmax) in entries {

@@ -15,7 +15,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dcsim_core::config::{
-    EcnParams, FlowSpec, NicConfig, Serialization, SimConfig, SwitchConfig, Transport, WindowMode,
+    EcmpSeed, EcnParams, FlowSpec, NicConfig, Serialization, SimConfig, SwitchConfig, Transport,
+    WindowMode,
 };
 use dcsim_core::ids::{FlowId, NodeId, PortNo};
 use dcsim_core::network::{Network, NodeKind, RoutingTable};
@@ -206,6 +207,7 @@ struct RawSwitch {
     lossy_admission: Option<Spanned<String>>,
     egress_cap: Option<Qty>,
     egress_alpha: Option<Spanned<f64>>,
+    ecmp_seed: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -1556,6 +1558,19 @@ fn switch_config(
         c.headroom_bdp_multiple = src.int(v, "switch.headroom_bdp_multiple", 0, i64::MAX)? as u64;
     }
     admission(src, raw, &mut c)?;
+    if let Some(m) = &raw.ecmp_seed {
+        c.ecmp_seed = match m.get_ref().as_str() {
+            "run" => EcmpSeed::Run,
+            "node" => EcmpSeed::Node,
+            other => {
+                return Err(src.error(
+                    m.span(),
+                    "switch.ecmp_seed",
+                    format!("unknown ECMP seeding \"{other}\" (valid: {})", ECMP_SEED.join(", ")),
+                ))
+            }
+        };
+    }
     if let Some(map) = &raw.ecn_map {
         let mut entries: Vec<(BitsPerSec, EcnParams)> = Vec::with_capacity(map.len());
         for (i, e) in map.iter().enumerate() {
@@ -1592,6 +1607,9 @@ fn switch_config(
     }
     Ok(c)
 }
+
+/// How switches seed their ECMP hash (`[switch] ecmp_seed`).
+pub const ECMP_SEED: &[&str] = &["run", "node"];
 
 /// The admission modes of the lossy classes (`[switch] lossy_admission`).
 pub const LOSSY_ADMISSION: &[&str] = &["ingress", "egress"];
@@ -2352,7 +2370,7 @@ mod tests {
              [simulation]\nstop_time = \"2ms\"\nseed = 9\n\
              [cc]\nname = \"none\"\n\
              [switch]\nbuffer = \"16MB\"\necn = true\npfc = false\nreserve = \"2KiB\"\n\
-             resume_offset = 1000\nheadroom_bdp_multiple = 2\n\
+             resume_offset = 1000\nheadroom_bdp_multiple = 2\necmp_seed = \"node\"\n\
              [[switch.ecn_map]]\nrate = \"100G\"\nkmin = \"10KB\"\nkmax = \"20KB\"\npmax = 1\n\
              [nic]\nmtu = \"4KB\"\nack_interval = 3\nchunk = \"8000B\"\nback_to_chunk = true\n\
              nack_interval = \"1ms\"\nrate_bound = false\nack_high_prio = true\n\
@@ -2368,6 +2386,7 @@ mod tests {
         assert_eq!(c.switch.reserve, Bytes(2048));
         assert_eq!(c.switch.resume_offset, Bytes(1000));
         assert_eq!(c.switch.headroom_bdp_multiple, 2);
+        assert_eq!(c.switch.ecmp_seed, EcmpSeed::Node);
         assert_eq!(
             c.switch.ecn,
             vec![(

@@ -472,6 +472,11 @@ fn buffer_admission_keys_are_checked_where_written() {
            (valid: ingress, egress)"],
     );
     assert_has(
+        &switch("ecmp_seed = \"nodes\""),
+        &["scenario.toml:24:13: field `switch.ecmp_seed`: unknown ECMP seeding \"nodes\" \
+           (valid: run, node)"],
+    );
+    assert_has(
         &switch("egress_cap = \"256KiB\""),
         &["scenario.toml:24:14: field `switch.egress_cap`: `egress_cap` applies only with \
            lossy_admission = \"egress\""],
@@ -498,7 +503,7 @@ fn buffer_admission_keys_are_checked_where_written() {
     c.scenario(
         &[],
         "\n[switch]\nbuffer = \"1MiB\"\npfc_alpha = 0.11\nlossy_admission = \"egress\"\n\
-         egress_alpha = 2\n",
+         egress_alpha = 2\necmp_seed = \"node\"\n",
     );
     let out = run_ok(&c, &["validate", "scenario.toml"]);
     assert_has(
@@ -506,6 +511,7 @@ fn buffer_admission_keys_are_checked_where_written() {
         &[
             "Ingress dynamic threshold: 0.11 x free buffer.",
             "Lossy classes: egress admission, queue limit min(1048576B, 2 x free buffer).",
+            "ECMP: each switch hashes with its node id as the seed, as the reference does.",
         ],
     );
 }
@@ -1062,6 +1068,61 @@ fn calibration_dir() -> Option<PathBuf> {
         eprintln!("skipped: {} not found", d.display());
         None
     }
+}
+
+/// An imported reference config seeds each switch's ECMP hash with its node id, as the
+/// reference does, so that its flows take the reference's paths: the first 30 TIMELY flows of the
+/// calibration (they finish within 0.84 ms, before the traffic piles up) end at the very
+/// nanosecond the reference's do. With the hash seeded from the run's seed the fifth one
+/// already takes another path and ends 6 ns later.
+#[test]
+fn imported_configs_take_the_references_ecmp_paths() {
+    let Some(dir) = calibration_dir() else { return };
+    let c = Case::new();
+    let config = dir.join("config-timely.txt");
+    let o = c.run(&["import-ns3", config.to_str().unwrap(), "--out", "timely.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let toml = read(&c.path("timely.toml"));
+    assert_has(&toml, &["ecmp_seed = \"node\""]);
+    // The reference's FCT by (src, dst, size, start): sip and dip are 11.0.x.1 in hex.
+    let reference: std::collections::HashMap<(u32, u32, u64, u64), u64> =
+        read(&dir.join("fct-timely.txt"))
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let host = |h: &str| (u32::from_str_radix(h, 16).unwrap() >> 8) & 0xffff;
+                let n = |i: usize| f[i].parse::<u64>().unwrap();
+                ((host(f[0]), host(f[1]), n(4), n(5)), n(6))
+            })
+            .collect();
+    let matching = |seeding: &str| -> usize {
+        let text = toml.replacen("stop_time = \"4s\"", "stop_time = \"2.00084s\"", 1).replacen(
+            "ecmp_seed = \"node\"",
+            &format!("ecmp_seed = \"{seeding}\""),
+            1,
+        );
+        c.write("short.toml", &text);
+        let o = c.run(&["run", "short.toml", "--out", seeding, "--quiet"]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let fct = read(&c.path(&format!("{seeding}/fct.csv")));
+        let mut rows: Vec<(u64, Vec<&str>)> = fct
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .map(|f| (f[4].parse().unwrap(), f))
+            .collect();
+        rows.sort_by_key(|r| r.0);
+        rows.iter()
+            .take(30)
+            .filter(|(start, f)| {
+                let key =
+                    (f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap(), *start);
+                f[5].parse::<u64>().ok() == Some(reference[&key])
+            })
+            .count()
+    };
+    assert_eq!(matching("node"), 30, "the first 30 flows end when the reference's do");
+    assert!(matching("run") < 30, "with the run's seed some take other paths");
 }
 
 #[test]

@@ -69,6 +69,21 @@ pub struct SwitchConfig {
     /// [`SwitchConfig::egress_cap`]); default 1 (a queue may hold as much as is free). Valid
     /// values: finite, in (0, 1000).
     pub egress_alpha: f64,
+    /// How each switch seeds its ECMP hash.
+    pub ecmp_seed: EcmpSeed,
+}
+
+/// How a switch seeds the MurmurHash3 that picks its ECMP next hop (`[switch] ecmp_seed`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcmpSeed {
+    /// From the run's seed and the switch's node id: `--seed` draws other paths.
+    #[default]
+    Run,
+    /// The switch's node id, as the reference seeds it (`m_ecmpSeed = m_id`). With next hops in
+    /// the reference's order (ascending neighbour ids, which is the order the reference builds
+    /// when its nodes lie in memory in the order they were created), flows take the
+    /// reference's paths, and a run can be compared with the reference's flow by flow.
+    Node,
 }
 
 /// A queue discipline for some priority classes of one switch egress port.
@@ -109,6 +124,7 @@ impl Default for SwitchConfig {
             dt_alpha: None,
             egress_cap: None,
             egress_alpha: 1.0,
+            ecmp_seed: EcmpSeed::Run,
         }
     }
 }

@@ -118,7 +118,7 @@ pub fn traffic(
     let mut load = vec![0u64; net.node_count()];
     let mut links = vec![0u64; net.links().len()];
     let mut keys = FlowKeys::default();
-    let seeds: Vec<u32> = (0..net.node_count()).map(|i| ecmp_seed(i, cfg.seed)).collect();
+    let seeds: Vec<u32> = (0..net.node_count()).map(|i| ecmp_seed(i, cfg)).collect();
     let mtu = u64::from(cfg.nic.mtu).max(1);
     for (pos, f) in flows.iter().enumerate() {
         let (fwd, rev) = keys.next(f);

@@ -365,9 +365,12 @@ pub(crate) fn ecmp_pick(hash: u32, n: usize) -> usize {
     }
 }
 
-/// The ECMP hash seed of switch `node` in a run seeded `seed`.
-pub(crate) fn ecmp_seed(node: usize, seed: u64) -> u32 {
-    (node as u32) ^ (mix64(seed) as u32)
+/// The ECMP hash seed of switch `node` in a run configured by `cfg`.
+pub(crate) fn ecmp_seed(node: usize, cfg: &SimConfig) -> u32 {
+    match cfg.switch.ecmp_seed {
+        crate::config::EcmpSeed::Run => (node as u32) ^ (mix64(cfg.seed) as u32),
+        crate::config::EcmpSeed::Node => node as u32,
+    }
 }
 
 /// The source ports of the listed flows, handed out in flow order (from 10 000 per host
@@ -644,7 +647,7 @@ impl<F: CcFactory> Simulation<F> {
                     let geometry: Vec<(BitsPerSec, u64)> =
                         net.ports(node).iter().map(|p| (p.rate, p.delay.as_ps())).collect();
                     place.push(Place { shard, slot: Slot::Switch(switches.len() as u32) });
-                    hash_seeds[i] = ecmp_seed(i, cfg.seed);
+                    hash_seeds[i] = ecmp_seed(i, &cfg);
                     let pint_rng = match header {
                         HeaderMode::Pint => {
                             (0..ports.len()).map(|p| pint_rng(cfg.seed, i as u32, p)).collect()
