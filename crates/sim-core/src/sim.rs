@@ -558,6 +558,8 @@ impl<F: CcFactory> Simulation<F> {
         let mut place = Vec::with_capacity(n);
         let mut hosts: Vec<Vec<Host<F::Cc>>> = (0..nshards).map(|_| Vec::new()).collect();
         let mut switches: Vec<Vec<Switch>> = (0..nshards).map(|_| Vec::new()).collect();
+        // By shard and switch slot, with PINT: each port's stream of the digest's rounding.
+        let mut pint_rngs: Vec<Vec<Vec<ChaCha8Rng>>> = (0..nshards).map(|_| Vec::new()).collect();
         let mut hash_seeds = vec![0u32; n];
         let link_of = |node: usize, p: usize| {
             let port = &net.ports(NodeId::from_idx(node))[p];
@@ -648,16 +650,13 @@ impl<F: CcFactory> Simulation<F> {
                         net.ports(node).iter().map(|p| (p.rate, p.delay.as_ps())).collect();
                     place.push(Place { shard, slot: Slot::Switch(switches.len() as u32) });
                     hash_seeds[i] = ecmp_seed(i, &cfg);
-                    let pint_rng = match header {
-                        HeaderMode::Pint => {
-                            (0..ports.len()).map(|p| pint_rng(cfg.seed, i as u32, p)).collect()
-                        }
-                        _ => Vec::new(),
-                    };
+                    if header == HeaderMode::Pint {
+                        let streams = (0..ports.len()).map(|p| pint_rng(cfg.seed, i as u32, p));
+                        pint_rngs[shard as usize].push(streams.collect());
+                    }
                     switches.push(Switch {
                         node: i as u32,
                         lossy: ports.iter().any(|p: &SwitchPort| p.link.loss > 0.0),
-                        pint_rng,
                         ports,
                         mmu: Mmu::new(&cfg.switch, &geometry, nic_rate),
                         hash_seed: hash_seeds[i],
@@ -956,10 +955,10 @@ impl<F: CcFactory> Simulation<F> {
         };
         let mut shards: Vec<Shard<F>> = hosts
             .into_iter()
-            .zip(switches)
+            .zip(switches.into_iter().zip(pint_rngs))
             .zip(tx_tables.into_iter().zip(rx_tables))
             .enumerate()
-            .map(|(id, ((hosts, switches), (tx, rx)))| Shard {
+            .map(|(id, ((hosts, (switches, pint_rng)), (tx, rx)))| Shard {
                 id: id as u32,
                 dense_scan: crate::engine::DENSE_SCAN,
                 eager_timers: false,
@@ -981,6 +980,7 @@ impl<F: CcFactory> Simulation<F> {
                 done: 0,
                 outbox: (0..nshards).map(|_| Vec::new()).collect(),
                 cross_in: vec![crate::engine::Flight::NONE; cross_slots[id] as usize],
+                pint_rng,
                 hop_trace: Vec::new(),
                 pfc_log: Vec::new(),
                 dropped: Vec::new(),

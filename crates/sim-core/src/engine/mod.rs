@@ -485,6 +485,13 @@ pub(crate) struct Shard<F: CcFactory> {
     /// keeps the number, [`Link::cross_slot`]): the last packet taken in on it
     /// ([`Shard::ingest`]).
     pub(crate) cross_in: Vec<Flight>,
+    /// By switch slot and port, in runs whose packets carry a PINT area (empty otherwise): the
+    /// random stream of the PINT digest's rounding ([`crate::sim::pint_rng`]). It is not the
+    /// link's own stream, which link loss and the queue disciplines (RED's marking) draw from,
+    /// so that neither changes the digests: the reference draws its rounding from C's `rand()`
+    /// and RED's from ns-3's generator. Kept out of [`Switch`], whose frame path it would
+    /// widen.
+    pub(crate) pint_rng: Vec<Vec<rand_chacha::ChaCha8Rng>>,
     /// Hop samples of traced flows, in the order this shard recorded them.
     pub(crate) hop_trace: Vec<HopSample>,
     /// PFC frames sent by this shard's switches, in the order sent (when logged).

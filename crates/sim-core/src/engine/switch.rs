@@ -15,7 +15,6 @@ use crate::results::{HopSample, PfcEvent};
 use crate::sim::{ecmp_pick, murmur3_32};
 use crate::telemetry::PortUtil;
 use crate::units::Time;
-use rand_chacha::ChaCha8Rng;
 
 /// Mixed into a switch's hash seed for flow-queue classification.
 const FQ_HASH_SALT: u32 = 0x5bd1_e995;
@@ -256,11 +255,6 @@ pub(crate) struct Switch {
     /// Some port's link loses frames (`Link::loss > 0`): only then does an arrival read its
     /// ingress port, which most arrivals otherwise never touch.
     pub(crate) lossy: bool,
-    /// By port, in runs whose packets carry a PINT area (empty otherwise): the random stream of
-    /// the PINT digest's rounding. It is not the link's own stream, which link loss and the
-    /// queue disciplines (RED's marking) draw from, so that neither changes the digests: the
-    /// reference draws its rounding from C's `rand()` and RED's from ns-3's generator.
-    pub(crate) pint_rng: Vec<ChaCha8Rng>,
 }
 
 impl<F: CcFactory> Shard<F> {
@@ -617,8 +611,9 @@ impl<F: CcFactory> Shard<F> {
                 // PINT area take the scheme's digest of it.
                 let u = port.util.update(self.now.0, port.link.rate.0, port.backlog.queued, t);
                 if pk.header == HeaderMode::Pint {
-                    // `pint_rng` has a stream per port in runs with a PINT area.
-                    let rng = unsafe { at_mut(&mut sw.pint_rng, out) };
+                    // `pint_rng` has a stream per switch and port in runs with a PINT area.
+                    let streams = unsafe { at_mut(&mut self.pint_rng, s) };
+                    let rng = unsafe { at_mut(streams, out) };
                     let p = sh.factory.pint_digest(u, rng);
                     pk.pint = pk.pint.max(p);
                 }
