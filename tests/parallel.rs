@@ -482,3 +482,29 @@ fn stepped_runs_keep_the_packets_between_shards() {
         assert!(sim.hop_trace() == seq.hop_trace(), "{what}");
     }
 }
+
+/// A thread the system refuses to start does not stop the run: the threads wait at a gate
+/// until all have started, so none has touched a shard when they are called off, and the run
+/// goes on with those that started and the calling thread, with the same results, saying so
+/// in its statistics. (`dcsim run --threads 4096` had panicked on the refusal and then hung,
+/// its started threads waiting at the first barrier.)
+#[test]
+fn a_thread_the_system_refuses_leaves_the_run_to_the_others() {
+    let t = calibration_fabric();
+    let flows = websearch(64, 100, 7);
+    let f = HpccFactory::default();
+    let part = |n: &Network, _: &RoutingTable| Partition::round_robin(n.node_count(), 8);
+    let one = run(&t, &flows, &hpcc_cfg(), &f, part, 1);
+    assert!(one.parallel_stats().refused.is_none());
+    for refused in [0, 1, 2] {
+        let mut sim = build(&t, &flows, &hpcc_cfg(), &f, part, 4);
+        sim.refuse_thread_for_test(refused);
+        sim.run();
+        let (asked, ran, why) = sim.parallel_stats().refused.clone().expect("a thread was refused");
+        assert_eq!((asked, ran), (4, refused + 1));
+        assert!(why.contains("refused for a test"), "{why}");
+        assert_eq!(sim.parallel_stats().wait.len().max(1), refused + 1);
+        assert_eq!(sim.flow_results(), one.flow_results(), "thread {refused} refused");
+        assert_eq!(sim.counters(), one.counters(), "thread {refused} refused");
+    }
+}

@@ -332,6 +332,13 @@ pub const DEFAULT_REBALANCE: u64 = 16;
 /// The most shards a run asks for (`--shards`' bound; a network has at most one per switch).
 pub const MAX_SHARDS: usize = 4096;
 
+/// The most threads a run asks for (`--threads`' bound), far above any machine's cores. Each
+/// takes a 2 MiB stack of address space: 4096 of them on a k = 48 fat tree exhausted a 4 GB
+/// address-space limit (1024 too), and the allocator aborted the run; 512 fit. Where the
+/// system refuses a thread below the bound, the run goes on with those that started (a
+/// warning says so).
+pub const MAX_THREADS: usize = 512;
+
 /// The default shard count for `threads` threads: [`SHARDS_PER_THREAD`] each, at most
 /// [`MAX_SHARDS`], or one shard (the sequential engine) on one thread. (`--threads 4294967295`
 /// asked the partitioner for 8.6 billion shards and aborted on the allocation.)

@@ -274,6 +274,10 @@ fn busiest(owner: &[usize], load: &[u64], threads: usize) -> u64 {
 /// `rebalance`) and leaving them there for the next. `pins`, if on, binds each thread to a
 /// CPU of its own for the run ([`crate::affinity`]), the calling thread's CPUs given back
 /// after it (also if a thread panics).
+///
+/// Where the system refuses to start a thread, the run goes on with those that started (and
+/// the calling thread), and `stats.refused` says so: the threads wait at a gate until all have
+/// started, so none has touched a shard when the others are called off.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run<F: CcFactory>(
     shards: &mut [Shard<F>],
@@ -285,8 +289,36 @@ pub(crate) fn run<F: CcFactory>(
     pins: &mut Pins,
     owners: &mut Option<Owners>,
     stats: &mut ParallelStats,
+    mut refuse: Option<usize>,
 ) {
-    let threads = threads.min(shards.len()).max(1);
+    let asked = threads.min(shards.len()).max(1);
+    let mut threads = asked;
+    stats.refused = None;
+    while let Err((started, e)) =
+        run_on(shards, sh, threads, lookahead, stop, rebalance, pins, owners, stats, refuse.take())
+    {
+        // `started` threads began before the refusal; with the calling thread they run it.
+        threads = started + 1;
+        stats.refused = Some((asked, threads, e.to_string()));
+    }
+}
+
+/// [`run`] on exactly `threads` threads, or `Err` with the threads that had started and the
+/// system's error when it refused to start another (nothing run then). `refuse`: a thread
+/// whose start fails as if the system had refused it (for tests).
+#[allow(clippy::too_many_arguments)]
+fn run_on<F: CcFactory>(
+    shards: &mut [Shard<F>],
+    sh: &Shared<F>,
+    threads: usize,
+    lookahead: Duration,
+    stop: Time,
+    rebalance: u64,
+    pins: &mut Pins,
+    owners: &mut Option<Owners>,
+    stats: &mut ParallelStats,
+    refuse: Option<usize>,
+) -> Result<(), (usize, std::io::Error)> {
     // The calling thread's CPUs, given back when `saved` drops (at the end, or as a panic
     // unwinds this frame), and each thread's CPU.
     let (saved, cpus) = pins.plan(threads).unzip();
@@ -310,12 +342,22 @@ pub(crate) fn run<F: CcFactory>(
     let origin = stats.trace.as_mut().map(|t| t.origin());
     let cells: Vec<Mutex<&mut Shard<F>>> = shards.iter_mut().map(Mutex::new).collect();
     let barrier = Barrier::new(threads);
+    // 0 while threads are being started, then 1 (go) or 2 (a thread was refused: stop).
+    let gate = AtomicUsize::new(0);
+    let mut refused = None;
     std::thread::scope(|scope| {
-        let (ex, cells, barrier, start, cpus, bound) =
-            (&ex, &cells, &barrier, &start, &cpus, &bound);
+        let (ex, cells, barrier, start, cpus, bound, gate) =
+            (&ex, &cells, &barrier, &start, &cpus, &bound, &gate);
         let mut handles = Vec::new();
         for t in 0..threads {
             let work = move || {
+                loop {
+                    match gate.load(Ordering::Acquire) {
+                        0 => std::thread::yield_now(),
+                        1 => break,
+                        _ => return None,
+                    }
+                }
                 let _poison = PoisonOnPanic(barrier);
                 if cpus.as_ref().is_some_and(|cpus| affinity::pin(cpus[t])) {
                     bound.fetch_add(1, Ordering::Relaxed);
@@ -392,19 +434,36 @@ pub(crate) fn run<F: CcFactory>(
                     step += 1;
                 }
                 acc.crossings = sent;
-                (acc, wait, owners)
+                Some((acc, wait, owners))
             };
             if t + 1 == threads {
-                let (acc, wait, last) = work();
+                gate.store(1, Ordering::Release);
+                let (acc, wait, last) = work().expect("the gate is open");
                 handles_done(stats, (acc, wait), &mut handles);
                 if rebalance > 0 {
                     *owners = Some(last);
                 }
             } else {
-                handles.push(scope.spawn(work));
+                let spawned = if refuse == Some(t) {
+                    Err(std::io::Error::other("refused for a test"))
+                } else {
+                    std::thread::Builder::new().spawn_scoped(scope, work)
+                };
+                match spawned {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        // The started threads leave at the gate, and the scope joins them.
+                        gate.store(2, Ordering::Release);
+                        refused = Some((t, e));
+                        break;
+                    }
+                }
             }
         }
     });
+    if let Some(r) = refused {
+        return Err(r);
+    }
     drop(saved);
     stats.pinned = cpus.filter(|_| bound.into_inner() == threads).unwrap_or_default();
     // The last step's packets (due after `stop`, or the run is over) wait in the mailboxes of
@@ -418,20 +477,22 @@ pub(crate) fn run<F: CcFactory>(
             }
         }
     }
+    Ok(())
 }
+
+/// What a thread measured, its barrier wait and its view of the owners at the end.
+type ThreadResult = (ParallelStats, std::time::Duration, Owners);
 
 /// Joins the spawned threads and adds what every thread measured to `stats`: `last` is the
 /// calling thread's (the last thread's) result, the handles are those of threads `0..`.
 fn handles_done(
     stats: &mut ParallelStats,
     last: (ParallelStats, std::time::Duration),
-    handles: &mut Vec<
-        std::thread::ScopedJoinHandle<'_, (ParallelStats, std::time::Duration, Owners)>,
-    >,
+    handles: &mut Vec<std::thread::ScopedJoinHandle<'_, Option<ThreadResult>>>,
 ) {
     let mut results: Vec<(ParallelStats, std::time::Duration)> = handles
         .drain(..)
-        .map(|h| h.join().expect("shard thread panicked"))
+        .map(|h| h.join().expect("shard thread panicked").expect("the gate was open"))
         .map(|(acc, wait, _)| (acc, wait))
         .collect();
     results.push(last);

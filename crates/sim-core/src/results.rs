@@ -244,6 +244,10 @@ pub struct ParallelStats {
     /// Every shard's window and every thread's barrier wait, when asked for
     /// ([`crate::Simulation::trace_windows`]); `None` otherwise.
     pub trace: Option<WindowTrace>,
+    /// When the system refused to start a thread (too many for its limits): the threads asked
+    /// for, those the run then took (every one that had started, and the calling thread), and
+    /// the system's error. The results do not depend on the thread count; the last run's.
+    pub refused: Option<(usize, usize, String)>,
 }
 
 /// The windows of a run with several shards, one record per shard and window and one per

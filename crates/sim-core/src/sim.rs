@@ -297,6 +297,8 @@ pub struct Simulation<F: CcFactory> {
     /// Whether to bind each thread to a CPU of its own ([`Simulation::set_pin_threads`]), and
     /// the CPUs' order, worked out once.
     pins: crate::affinity::Pins,
+    /// For tests: the thread whose start fails as if the system had refused it.
+    refuse_thread: Option<usize>,
     /// The shards' owners when rebalancing, carried from one `run_until` to the next.
     owners: Option<crate::parallel::Owners>,
     now: Time,
@@ -1045,6 +1047,7 @@ impl<F: CcFactory> Simulation<F> {
             threads: 1,
             rebalance: 0,
             pins: Default::default(),
+            refuse_thread: None,
             owners: None,
             now: Time::ZERO,
             results,
@@ -1084,6 +1087,14 @@ impl<F: CcFactory> Simulation<F> {
     /// Results do not depend on it.
     pub fn set_pin_threads(&mut self, pin: bool) {
         self.pins.on = pin;
+    }
+
+    /// For tests: the start of thread `t` (0-based; the calling thread is the last) fails as if
+    /// the system had refused it. The run goes on with the threads started before it and the
+    /// calling thread, and [`ParallelStats::refused`] says so.
+    #[doc(hidden)]
+    pub fn refuse_thread_for_test(&mut self, t: usize) {
+        self.refuse_thread = Some(t);
     }
 
     /// For tests: hosts with up to `senders` senders have the NIC scheduler read each of them
@@ -1322,6 +1333,7 @@ impl<F: CcFactory> Simulation<F> {
                 &mut self.pins,
                 &mut self.owners,
                 &mut self.stats,
+                self.refuse_thread,
             );
         }
         let last = self.shards.iter().map(|s| s.now).max().unwrap_or(Time::ZERO);
