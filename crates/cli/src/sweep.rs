@@ -242,6 +242,15 @@ fn is_cell_name(name: &str) -> bool {
         && name.chars().all(|ch| ch.is_ascii_alphanumeric() || "._+-".contains(ch))
 }
 
+/// The most parts a dotted key may have. No scenario field lies deeper than a handful; a key of
+/// thousands of parts built as deep a table, whose recursive handling overflowed the stack.
+const MAX_KEY_PARTS: usize = 16;
+
+/// The error for a key of `n` parts, more than [`MAX_KEY_PARTS`].
+fn too_deep(n: usize) -> String {
+    format!("a dotted key of {n} parts; scenario fields lie at most {MAX_KEY_PARTS} deep")
+}
+
 /// The target of an axis or `[set]` key (`section` names the table, for errors).
 fn target_of(src: &Source, section: &str, key: &str) -> Result<Target, CliError> {
     let field = key_field(section, key);
@@ -255,6 +264,9 @@ fn target_of(src: &Source, section: &str, key: &str) -> Result<Target, CliError>
         _ => {
             let parts: Vec<String> = key.split('.').map(str::to_string).collect();
             let whole_array = parts.len() == 1 && ARRAYS.contains(&parts[0].as_str());
+            if parts.len() > MAX_KEY_PARTS {
+                return Err(err(too_deep(parts.len())));
+            }
             if (parts.len() < 2 && !whole_array)
                 || parts.iter().any(String::is_empty)
                 || !SECTIONS.contains(&parts[0].as_str())
@@ -370,6 +382,13 @@ fn parse_axis(src: &Source, key: &str, value: &Value) -> Result<Axis, CliError> 
                 };
                 for k in t.keys().filter(|k| k.as_str() != "name") {
                     let parts: Vec<&str> = k.split('.').collect();
+                    if parts.len() > MAX_KEY_PARTS {
+                        return Err(bad(&format!(
+                            "`{}…`: {}",
+                            &parts[..3].join("."),
+                            too_deep(parts.len())
+                        )));
+                    }
                     if parts.len() < 2
                         || parts.iter().any(|p| p.is_empty())
                         || !SECTIONS.contains(&parts[0])

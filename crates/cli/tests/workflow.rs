@@ -834,6 +834,22 @@ fn sweep_bad_input() {
         &e,
         &["sweep.toml:3:9: field `axes.speed`: unknown axis `speed`: expected one of `scheme`"],
     );
+    // A key of thousands of parts (it built as deep a table and overflowed the stack), as an
+    // axis, in [set] and in a variant.
+    let deep = format!("simulation{}", ".a".repeat(2000));
+    for sweep in [
+        format!("base = \"base/base.toml\"\n[axes]\n\"{deep}\" = [1]\n"),
+        format!("base = \"base/base.toml\"\n[set]\n\"{deep}\" = 1\n[axes]\nseed = [1]\n"),
+        format!(
+            "base = \"base/base.toml\"\n[axes]\nvariant = [{{ name = \"v\", \"{deep}\" = 1 }}]\n"
+        ),
+    ] {
+        let e = sweep_fails(&sweep, &[]);
+        assert_has(
+            &e,
+            &["sweep.toml:3:", "a dotted key of 2001 parts; scenario fields lie at most 16 deep"],
+        );
+    }
     let e = sweep_fails("base = \"base/base.toml\"\n[axes]\n\"cc.eta\" = [0.9, 1.5]\n", &[]);
     assert_has(
         &e,
