@@ -422,3 +422,32 @@ fn absurd_magnitudes_are_refused_before_the_run() {
     });
     too_large(cfg, "monitor.qlen_sampler bins (switch.buffer / bin)");
 }
+
+/// An open-loop load the network cannot carry (1-byte queries every 10 ns from one 25 Gb/s
+/// client, the answers' ACKs beside them) piles queries up at the client without bound: it
+/// grew to 2^27 of them and aborted a run on a 5 GiB allocation. Beyond `max_pending`
+/// unanswered queries the client refuses arrivals and counts them, and the pile stops there.
+#[test]
+fn an_overloaded_open_loop_client_refuses_arrivals_beyond_its_pending_bound() {
+    let run = |cap: Option<u64>| {
+        let mut cfg = SimConfig::default();
+        cfg.switch.ecn_enabled = false;
+        let open = Arrivals::Open { mean_gap: Duration::from_ns(10), pick: Pick::Random };
+        cfg.apps = apps(&[(4, open, "flood")], 0, 2, Transport::Roce, 1, ms(1), ms(0));
+        cfg.apps.max_pending = cap;
+        cfg.stop_time = ms(1);
+        let (net, routes) = fabric();
+        let mut sim = Simulation::new(net, routes, cfg, Vec::new(), NoCcFactory).unwrap();
+        sim.run();
+        sim.counters().clone()
+    };
+    let free = run(None);
+    assert_eq!(free.queries_refused, 0);
+    let piled = free.queries_submitted - free.queries_completed;
+    assert!(piled > 10_000, "the load is more than the network carries: {piled} unanswered");
+    let capped = run(Some(1000));
+    assert!(capped.queries_refused > 10_000, "{capped:?}");
+    assert!(capped.queries_submitted - capped.queries_completed <= 1000, "{capped:?}");
+    // Every arrival is either submitted or refused.
+    assert_eq!(capped.queries_submitted + capped.queries_refused, free.queries_submitted);
+}

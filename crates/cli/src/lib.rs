@@ -446,6 +446,18 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
         }
     };
 
+    let refused = result.counters.queries_refused;
+    if refused > 0 {
+        let _ = writeln!(
+            notes,
+            "warning: {}: {refused} open-loop query arrivals were refused because their client \
+             already held {} unanswered queries: the offered load is more than the network \
+             carries (lower `rpc[i].load`; a load of small queries is mostly headers, and their \
+             answers' ACKs share the client's link); `queries_refused` in counters.csv",
+            path.display(),
+            dcsim_core::apps::MAX_PENDING_QUERIES
+        );
+    }
     if let Some((asked, ran, e)) = &result.parallel.refused {
         let _ = writeln!(
             notes,

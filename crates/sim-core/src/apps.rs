@@ -130,6 +130,14 @@ pub enum Pick {
     LeastBytes,
 }
 
+/// The most queries an open-loop client ([`RpcApp`]) holds submitted and unanswered: beyond it,
+/// arrivals are refused and counted (`queries_refused` in
+/// [`crate::results::Counters`]). A load the network cannot carry otherwise piles queries up
+/// without bound: 1-byte queries at 99% of a NIC (whose ACKs of the answers do not fit beside
+/// them) grew to 2^27 pending queries and aborted the run on a 5 GiB allocation. 2^22 of them
+/// take about 160 MiB.
+pub const MAX_PENDING_QUERIES: u64 = 1 << 22;
+
 /// An RPC client on one host and the servers that answer it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RpcApp {
@@ -164,6 +172,9 @@ pub struct Apps {
     pub connections: Vec<Connection>,
     /// Seed of the applications' random streams (arrivals, sizes, connection choice).
     pub seed: u64,
+    /// The most unanswered queries an open-loop client holds before it refuses arrivals;
+    /// `None`: [`MAX_PENDING_QUERIES`].
+    pub max_pending: Option<u64>,
 }
 
 impl Apps {

@@ -176,6 +176,10 @@ counters! {
     /// TCP windows restarted because the application wrote after the connection had been idle
     /// for longer than its RTO (`slow_start_after_idle`, Linux `tcp_cwnd_restart`).
     tcp_idle_restarts,
+    /// Open-loop query arrivals refused because their client already held
+    /// [`crate::apps::MAX_PENDING_QUERIES`] unanswered queries: a load the network cannot
+    /// carry.
+    queries_refused,
 }
 
 impl Counters {

@@ -88,6 +88,8 @@ pub(crate) struct ConnState {
 #[derive(Clone, Debug)]
 pub(crate) struct AppState {
     rng: ChaCha8Rng,
+    /// Its queries submitted and not yet answered, over all its connections.
+    pending: u64,
 }
 
 /// The random stream `kind` of item `i` of a run's applications.
@@ -116,7 +118,9 @@ pub(crate) fn initial_state(apps: &crate::apps::Apps) -> (Vec<ConnState>, Vec<Ap
             }
         })
         .collect();
-    let states = (0..apps.apps.len()).map(|a| AppState { rng: app_rng(apps.seed, 2, a) }).collect();
+    let states = (0..apps.apps.len())
+        .map(|a| AppState { rng: app_rng(apps.seed, 2, a), pending: 0 })
+        .collect();
     (conns, states)
 }
 
@@ -171,7 +175,12 @@ impl<F: CcFactory> Shard<F> {
                         .min_by_key(|&x| load(x))
                         .expect("the drawn connection qualifies");
                 }
-                self.submit(sh, c as usize);
+                let cap = sh.cfg.apps.max_pending.unwrap_or(crate::apps::MAX_PENDING_QUERIES);
+                if self.app_state[app].pending >= cap {
+                    self.counters.queries_refused += 1;
+                } else {
+                    self.submit(sh, c as usize);
+                }
                 if next < a.stop {
                     let node = a.host.0;
                     self.schedule(node, next, Event::AppTimer { app: app as u32 });
@@ -196,6 +205,7 @@ impl<F: CcFactory> Shard<F> {
         });
         st.submitted += 1;
         st.pending_bytes = st.pending_bytes.saturating_add(size);
+        self.app_state[sh.cfg.apps.connections[conn].app as usize].pending += 1;
         self.counters.queries_submitted += 1;
         self.stream_append(sh, sh.nlisted + 2 * conn, size);
     }
@@ -262,6 +272,7 @@ impl<F: CcFactory> Shard<F> {
                     break;
                 };
                 st.pending_bytes -= q.size;
+                self.app_state[app_idx].pending -= 1;
                 // A RoCE server's NIC sends its ACK of the query's last packet before the
                 // answer only if that packet brings its count to an ACK point.
                 let acked = sh.cfg.nic.acks_at(q.end);
