@@ -439,7 +439,7 @@ fn an_overloaded_open_loop_client_refuses_arrivals_beyond_its_pending_bound() {
         let (net, routes) = fabric();
         let mut sim = Simulation::new(net, routes, cfg, Vec::new(), NoCcFactory).unwrap();
         sim.run();
-        sim.counters().clone()
+        *sim.counters()
     };
     let free = run(None);
     assert_eq!(free.queries_refused, 0);
