@@ -5,8 +5,9 @@
 //!   (`../shared/reference/calibration/small-ws30`: 64 hosts, 1952 web-search flows at 30%),
 //!   imported from its `config-hpcc.txt` / `config-dcqcn.txt` as `dcsim import-ns3` does;
 //!   `none` is the HPCC import with congestion control off. The import's `serialization =
-//!   "ns3"` and PFC log are switched back to exact serialization and no log, so the cases
-//!   measure the same runs as before import-ns3 wrote them. Skipped, with a message, when the
+//!   "ns3"`, PFC log and `ecmp_seed = "node"` are switched back to exact serialization, no log
+//!   and the run's ECMP seeding, so the cases measure the same runs as before import-ns3
+//!   wrote them. Skipped, with a message, when the
 //!   calibration folder is absent (set `DCSIM_SHARED` to the `shared` folder if it is not
 //!   beside the checkout).
 //! - `calibration_hpcc_queue_lengths` and `calibration_hpcc_monitored`: the HPCC calibration
@@ -120,6 +121,7 @@ fn cases() -> Vec<Case> {
             let as_before = |t: &str| {
                 t.replace("serialization = \"ns3\"", "serialization = \"exact\"")
                     .replace("pfc_log = true", "pfc_log = false")
+                    .replace("ecmp_seed = \"node\"", "ecmp_seed = \"run\"")
             };
             if scheme == "hpcc" {
                 cases.push(Case {

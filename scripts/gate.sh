@@ -13,9 +13,11 @@ mkdir -p "$out"
 out=$(realpath "$out")
 for scheme in hpcc dcqcn timely dctcp hpcc-pint dcqcn-w timely-w; do
     "$bin" import-ns3 "$cal/config-$scheme.txt" --out "$out/$scheme.toml" > /dev/null
-    # Keep exact serialization (imports write the reference's "ns3" timing since 2026-11-23),
-    # so that binaries from before and after that change run the same model.
-    sed -i 's/^serialization = "ns3"/serialization = "exact"/' "$out/$scheme.toml"
+    # Keep exact serialization (imports write the reference's "ns3" timing since 2026-11-23)
+    # and the run's ECMP seeding (imports write the reference's since 2026-11-29), so that
+    # binaries from before and after those changes run the same model.
+    sed -i -e 's/^serialization = "ns3"/serialization = "exact"/' \
+        -e 's/^ecmp_seed = "node"/ecmp_seed = "run"/' "$out/$scheme.toml"
     "$bin" run "$out/$scheme.toml" --out "$out/cal-$scheme" > "$out/cal-$scheme.log"
     rm -f "$out/cal-$scheme"/*.png "$out/cal-$scheme"/*.svg
 done
