@@ -628,10 +628,22 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
         };
         let given = &e.values[0];
         let target = absolute(&config_dir.join(given));
-        if let Err(err) = std::fs::metadata(&target) {
-            return Err(
-                c.error(e.line, format!("{key} {given}: cannot read {}: {err}", target.display()))
-            );
+        match std::fs::metadata(&target) {
+            Err(err) => {
+                return Err(c.error(
+                    e.line,
+                    format!("{key} {given}: cannot read {}: {err}", target.display()),
+                ))
+            }
+            // A folder (`TOPOLOGY_FILE .`) was written as an empty path and refused later,
+            // naming neither the config nor its line.
+            Ok(m) if m.is_dir() => {
+                return Err(c.error(
+                    e.line,
+                    format!("{key} {given}: {} is a folder, not a file", target.display()),
+                ))
+            }
+            Ok(_) => {}
         }
         let rel = relative(&target, &out_dir);
         let rel = rel.to_str().ok_or_else(|| {

@@ -1762,6 +1762,27 @@ pub fn merge_command(
 ) -> Result<(), CliError> {
     let manifests: Vec<Manifest> =
         shards.iter().map(|d| Manifest::read(d)).collect::<Result<_, _>>()?;
+    // Each manifest's shard names the cells it holds (`--shard i/N`: index % N == i); an
+    // edited one was merged without comment.
+    for (m, d) in manifests.iter().zip(shards) {
+        let file = d.join(MANIFEST);
+        let shard: Shard = m.shard.parse().map_err(|e| CliError::Input {
+            file: file.clone(),
+            message: format!("field `shard`: {e}"),
+        })?;
+        if let Some(c) = m.cells.iter().find(|c| c.ran != shard.has(c.index)) {
+            return Err(CliError::Input {
+                file,
+                message: format!(
+                    "field `shard`: \"{shard}\" does not match the cells the folder holds (cell \
+                     {} ({}) is {}marked as run); was the manifest edited?",
+                    c.index,
+                    c.name,
+                    if c.ran { "" } else { "not " }
+                ),
+            });
+        }
+    }
     let first = &manifests[0];
     let def = first.definition();
     for (m, d) in manifests.iter().zip(shards).skip(1) {

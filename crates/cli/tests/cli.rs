@@ -1351,6 +1351,15 @@ fn import_ns3_unknown_key_is_an_error() {
 }
 
 #[test]
+fn import_ns3_refuses_a_folder_as_a_file() {
+    // It was written as `path = ""` and refused later, naming neither the config nor its line.
+    let c = ns3_case(&[("TOPOLOGY_FILE topo.txt", "TOPOLOGY_FILE .")]);
+    let e = import_fails(&c);
+    assert_has(&e, &["error: ref/config.txt:", ": TOPOLOGY_FILE .: ", " is a folder, not a file"]);
+    assert!(!c.path("s.toml").exists());
+}
+
+#[test]
 fn import_ns3_link_down_with_bad_nodes_is_refused() {
     // LINK_DOWN t a b with t > 0 becomes an [[events]] entry (tests/faults.rs); node ids that
     // are not numbers cannot.

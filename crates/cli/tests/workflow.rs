@@ -648,6 +648,10 @@ fn sweep_is_independent_of_jobs_and_merged_shards_equal_the_whole_run() {
     for (from, to, expect) in [
         ("index = 1\n", "index = 99\n", "cell \"dctcp\" has index 99 at position 1"),
         ("shard = \"1/2\"", "shard = \"5/2\"", "shard \"5/2\": shard index 5 is out of range"),
+        // A shard that names other cells than those the folder holds (merged without
+        // comment before).
+        ("shard = \"1/2\"", "shard = \"0/2\"", "\"0/2\" does not match the cells the folder holds"),
+        ("shard = \"1/2\"", "shard = \"2/3\"", "\"2/3\" does not match the cells the folder holds"),
         ("name = \"dctcp\"", "name = \"../..\"", "cell 1: \"../..\" is not a cell folder name"),
         // Two cells of one name (the second reported the first's data), and an axis part
         // that is no file name piece (figures were drawn outside the folder).
