@@ -273,6 +273,19 @@ impl Loaded {
 /// queue-length inputs (a run's two files share its folder's name).
 fn load_inputs(inputs: &[FctInput], dport: Option<u16>) -> Result<Loaded, CliError> {
     let kinds: Vec<bool> = inputs.iter().map(|i| queues::is_qlen_hist(&i.path)).collect();
+    // A file named as a histogram that does not start with its header (an empty one was taken
+    // for an fct.csv, and reported as a second fct.csv input of its folder's name).
+    for (i, &qlen) in inputs.iter().zip(&kinds) {
+        if !qlen && i.path.file_name().is_some_and(|n| n == "qlen_hist.csv") {
+            return Err(CliError::Input {
+                file: i.path.clone(),
+                message: format!(
+                    "not a queue-length histogram: its first line is not `{}`",
+                    queues::QLEN_HIST_HEADER
+                ),
+            });
+        }
+    }
     let mut seen = HashSet::new();
     for (i, &qlen) in inputs.iter().zip(&kinds) {
         if !seen.insert((qlen, i.name.as_str())) {
@@ -286,7 +299,16 @@ fn load_inputs(inputs: &[FctInput], dport: Option<u16>) -> Result<Loaded, CliErr
     let mut loaded = Loaded { fct: Vec::new(), queues: Vec::new() };
     for (i, qlen) in inputs.iter().zip(kinds) {
         if qlen {
-            loaded.queues.push((i.name.clone(), queues::read_backlog(&i.path, |_, _| true)?));
+            let backlog = queues::read_backlog(&i.path, |_, _| true)?;
+            // A histogram with no bins has nothing to analyze or plot (`analyze` printed a row
+            // of zeros, then named the run's fct.csv; `plot` left it out without a word).
+            if backlog.ports == 0 {
+                return Err(CliError::Input {
+                    file: i.path.clone(),
+                    message: "no queue-length bins (the file has only its header)".into(),
+                });
+            }
+            loaded.queues.push((i.name.clone(), backlog));
         } else {
             loaded.fct.push((i.name.clone(), load_rows(&i.path, dport)?));
         }
@@ -310,17 +332,6 @@ pub fn analyze_command(
         crate::output::check_out_dir(dir)?;
     }
     let loaded = load_inputs(inputs, dport)?;
-    // A histogram file with no bins has nothing to analyze (it printed a row of zeros, where
-    // an empty fct.csv is an error).
-    for (name, b) in &loaded.queues {
-        if b.ports == 0 {
-            let input = inputs.iter().find(|i| &i.name == name).expect("every input has its name");
-            return Err(CliError::Input {
-                file: input.path.clone(),
-                message: "no queue-length bins to analyze (the file has only its header)".into(),
-            });
-        }
-    }
     let data = &loaded.fct;
     let per: Vec<(String, Vec<Bucket>, Summary)> = data
         .iter()

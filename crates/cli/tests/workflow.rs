@@ -485,9 +485,24 @@ fn analyze_bad_fct_files() {
     // "wrote 0 plots" and exited 0).
     c.write("q/qlen_hist.csv", hist);
     let e = c.fails(&["analyze", "q/qlen_hist.csv", "--out", "res"], &["res"]);
-    assert_has(&e, &["q/qlen_hist.csv: no queue-length bins to analyze"]);
+    assert_has(&e, &["q/qlen_hist.csv: no queue-length bins (the file has only its header)"]);
     let e = c.fails(&["plot", "q/qlen_hist.csv", "--out", "figs/a/b"], &["figs"]);
-    assert_has(&e, &["q/qlen_hist.csv: nothing to plot: no queue-length bins in the input"]);
+    assert_has(&e, &["q/qlen_hist.csv: no queue-length bins (the file has only its header)"]);
+    // Beside the run's fct.csv (the two share the folder's name): the histogram is named
+    // (`analyze` named the fct.csv; `plot` left the histogram out and exited 0).
+    c.write("q/fct.csv", &read(&c.path("good.csv")));
+    for cmd in ["analyze", "plot"] {
+        let e = c.fails(&[cmd, "q/fct.csv", "q/qlen_hist.csv", "--out", "res"], &["res"]);
+        assert_has(&e, &["error: q/qlen_hist.csv: no queue-length bins"]);
+    }
+    // An empty histogram file: named as what it is not (it was taken for a second fct.csv
+    // input named "q").
+    c.write("q/qlen_hist.csv", "");
+    let e = c.fails(&["analyze", "q/fct.csv", "q/qlen_hist.csv"], &[]);
+    assert_has(
+        &e,
+        &["error: q/qlen_hist.csv: not a queue-length histogram: its first line is not"],
+    );
 }
 
 #[test]
