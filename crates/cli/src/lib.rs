@@ -271,10 +271,10 @@ pub struct RunArgs {
     /// Overrides `simulation.seed`.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Worker threads (1 to 512). Above 1 the network is split into shards, two per thread
-    /// unless --shards says otherwise (see --partition), and simulated in parallel; the
-    /// results are identical for every value.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=schemes::MAX_THREADS as i64))]
+    /// Worker threads (at least 1; at most 512 are used). Above 1 the network is split into
+    /// shards, two per thread unless --shards says otherwise (see --partition), and simulated
+    /// in parallel; the results are identical for every value.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
     /// Shards to split the network into (default: two per thread with several threads, one
     /// with one). Each thread runs its own shards, then claims any not yet started, window by

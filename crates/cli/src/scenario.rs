@@ -2321,6 +2321,26 @@ mod tests {
         validate(&Source::new("t.toml", text.to_string()), None)
     }
 
+    /// More threads than [`crate::schemes::MAX_THREADS`] on a network with more shards than
+    /// that: the run uses at most that many, and says so (4096 threads, each with its stack,
+    /// had exhausted a 4 GB address-space limit and aborted a k = 48 run).
+    #[test]
+    fn threads_above_the_most_a_run_uses_are_told() {
+        let k32 = "[topology]\nkind = \"fat-tree\"\nk = 32\n\n[[flows.list]]\nsrc = 0\ndst = 1\n\
+                   size = 1\n";
+        let v = load_text(k32).unwrap();
+        let told = |threads: usize| {
+            v.parallel_warnings(threads, None)
+                .iter()
+                .any(|w| w.message.contains("the run uses at most 512 threads (each takes a stack"))
+        };
+        assert!(told(4096) && told(513));
+        assert!(!told(512) && !told(16));
+        // Not where the shards bound the threads below it.
+        let small = load_text(MINIMAL).unwrap();
+        assert!(!small.parallel_warnings(4096, None).iter().any(|w| w.message.contains("512")));
+    }
+
     #[test]
     fn absent_sections_take_the_core_defaults() {
         let v = load_text(MINIMAL).unwrap();

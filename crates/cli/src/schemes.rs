@@ -332,11 +332,11 @@ pub const DEFAULT_REBALANCE: u64 = 16;
 /// The most shards a run asks for (`--shards`' bound; a network has at most one per switch).
 pub const MAX_SHARDS: usize = 4096;
 
-/// The most threads a run asks for (`--threads`' bound), far above any machine's cores. Each
-/// takes a 2 MiB stack of address space: 4096 of them on a k = 48 fat tree exhausted a 4 GB
-/// address-space limit (1024 too), and the allocator aborted the run; 512 fit. Where the
-/// system refuses a thread below the bound, the run goes on with those that started (a
-/// warning says so).
+/// The most threads a run uses, far above any machine's cores (`--threads` above it asks for
+/// its shards, and runs them on this many; a warning says so). Each takes a 2 MiB stack of
+/// address space: 4096 of them on a k = 48 fat tree exhausted a 4 GB address-space limit (1024
+/// too), and the allocator aborted the run; 512 fit. Where the system refuses a thread below
+/// the bound, the run goes on with those that started (a warning says so too).
 pub const MAX_THREADS: usize = 512;
 
 /// The default shard count for `threads` threads: [`SHARDS_PER_THREAD`] each, at most
@@ -521,7 +521,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         Partition::single(net.node_count())
     };
     let mut sim = Simulation::with_partition(net, routes, cfg, flows, factory, part)?;
-    sim.set_threads(threads.max(1));
+    sim.set_threads(threads.clamp(1, MAX_THREADS));
     if trace_windows {
         sim.trace_windows();
     }

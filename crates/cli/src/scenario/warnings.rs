@@ -970,12 +970,19 @@ pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize
     if threads <= 1 {
         return out;
     }
+    let max = crate::schemes::MAX_THREADS;
+    if threads.min(got) > max {
+        out.push(warn(format!(
+            "--threads {threads}: the run uses at most {max} threads (each takes a stack of \
+             address space; more are no faster on any machine), sharing its {got} shards"
+        )));
+    }
     // More threads than the CPUs the process may use (its affinity mask, or a container's
     // quota): the threads meet at a barrier every window, and one waiting for a CPU holds all
     // the others there. Under `taskset -c 0`, two threads ran 45 times slower than one.
     if let Ok(cpus) = std::thread::available_parallelism() {
         let cpus = cpus.get();
-        let used = threads.min(got);
+        let used = threads.min(got).min(max);
         if used > cpus {
             out.push(warn(format!(
                 "--threads {threads}: this process may use only {cpus} CPU{} (its affinity or \
