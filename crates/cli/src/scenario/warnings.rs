@@ -951,7 +951,9 @@ pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize
         None => ("--threads", threads, "thread"),
     };
     let s = |k: usize| if k == 1 { "" } else { "s" };
-    if got < n {
+    let max = crate::schemes::MAX_THREADS;
+    // (Threads beyond the shards and beyond `max`: the warning about `max` below says both.)
+    if got < n && (shards.is_some() || got <= max) {
         out.push(warn(format!(
             "{flag} {n}: the network splits into at most {got} shard{} (one switch with its \
              hosts each, or several), so the run uses at most {got} {what}{}",
@@ -970,7 +972,6 @@ pub fn parallel_warnings(v: &ValidScenario, threads: usize, shards: Option<usize
     if threads <= 1 {
         return out;
     }
-    let max = crate::schemes::MAX_THREADS;
     if threads.min(got) > max {
         out.push(warn(format!(
             "--threads {threads}: the run uses at most {max} threads (each takes a stack of \
