@@ -250,6 +250,29 @@ fn flows_whose_ideal_fct_cannot_be_represented() {
         "[flows]\nincast = { senders = 2, size = \"1GB\", fraction = 0.001, duration = \"1000s\" }\n",
     ));
     assert_has(&e, &["field `flows.incast.size`: a flow of 1000000000 B"]);
+    // Beyond any flow, whether or not the window draws one (2^64 − 1 B passed when no incast
+    // event fell in it), and a CDF point beyond it (1e300 B was taken, its mean saturated).
+    let e = rejected(&scenario(
+        "",
+        "[flows]\nincast = { senders = 2, size = \"18446744073709551615B\", fraction = 0.5, \
+         duration = \"4611686s\" }\n",
+    ));
+    assert_has(&e, &["field `flows.incast.size`: 18446744073709551615 B is more than 2^62 bytes"]);
+    let c = Case::new();
+    c.write("c.txt", "0 0\n1e300 100\n");
+    c.write(
+        "s.toml",
+        &scenario(
+            "",
+            "[flows]\nworkload = { cdf = \"c.txt\", load = 0.5, duration = \"100us\" }\n",
+        ),
+    );
+    let o = run_bounded(&c, &["validate", "s.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_has(
+        &String::from_utf8_lossy(&o.stderr),
+        &["error: c.txt:2:1: field `point[1].size`: bad CDF: size must be at most 2^62 bytes (4.6 EB), found 1e300"],
+    );
 }
 
 #[test]

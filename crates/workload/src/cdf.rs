@@ -87,6 +87,11 @@ pub struct Cdf {
     points: Vec<(f64, f64)>,
 }
 
+/// The largest size a CDF point may give: 2^62 bytes, beyond any flow a run can complete (a
+/// flow's ideal time is bounded by 2^62 ps) and within a `u64` once interpolated. A point of
+/// 1e300 B was taken, and its mean flow and gap shown saturated.
+pub const MAX_CDF_SIZE: f64 = (1u64 << 62) as f64;
+
 impl Cdf {
     /// Parses CDF text: one point per line, `<size> <cumulative percent>` separated by
     /// whitespace. Blank lines and lines starting with `#` are skipped (they still count for
@@ -114,6 +119,9 @@ impl Cdf {
                 if !value.is_finite() || value < 0.0 {
                     return Err(WorkloadError::CdfBadNumber { line, column, value });
                 }
+            }
+            if size > MAX_CDF_SIZE {
+                return Err(WorkloadError::CdfSizeTooLarge { line, value: size });
             }
             if let Some(&(prev_size, prev_percent)) = points.last() {
                 if percent <= prev_percent {
@@ -457,6 +465,12 @@ mod tests {
         );
         assert_eq!(err("0 0\nNaN 50\n"), "line 2: size must be a finite number >= 0, found NaN");
         assert_eq!(err("-1 0\n10 100\n"), "line 1: size must be a finite number >= 0, found -1");
+        // Beyond any flow (a point of 1e300 B was taken, its mean shown saturated).
+        assert_eq!(
+            err("0 0\n1e300 100\n"),
+            "line 2: size must be at most 2^62 bytes (4.6 EB), found 1e300"
+        );
+        assert!(Cdf::parse("0 0\n4611686018427387904 100\n").is_ok());
         assert_eq!(err("0 0\n10 inf\n"), "line 2: percent must be a finite number >= 0, found inf");
         assert_eq!(
             err("0 0\n10 50\n20 101\n"),

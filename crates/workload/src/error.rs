@@ -27,6 +27,14 @@ pub enum WorkloadError {
         /// The value read.
         value: f64,
     },
+    /// A CDF size beyond [`crate::MAX_CDF_SIZE`].
+    #[error("line {line}: size must be at most 2^62 bytes (4.6 EB), found {value:e}")]
+    CdfSizeTooLarge {
+        /// 1-based line number.
+        line: usize,
+        /// The value read.
+        value: f64,
+    },
     /// The CDF has fewer than two points.
     #[error(
         "a CDF needs at least two points (the first at 0 %, the last at 100 %), found {found}"
@@ -152,6 +160,7 @@ impl WorkloadError {
             | WorkloadError::CdfNotIncreasing { line, column, .. } => {
                 (*line, Some(usize::from(*column == "percent")))
             }
+            WorkloadError::CdfSizeTooLarge { line, .. } => (*line, Some(0)),
             WorkloadError::CdfFirstNotZero { line, .. }
             | WorkloadError::CdfLastNotHundred { line, .. } => (*line, Some(1)),
             _ => return None,

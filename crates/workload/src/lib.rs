@@ -58,7 +58,7 @@ mod incast;
 mod lognormal;
 mod poisson;
 
-pub use cdf::{Cdf, Interpolation};
+pub use cdf::{Cdf, Interpolation, MAX_CDF_SIZE};
 pub use dcsim_core::config::FlowSpec;
 pub use error::{CdfPos, WorkloadError};
 pub use incast::{Incast, ReceiverChoice, INCAST_DPORT};

@@ -441,6 +441,17 @@ fn incast_flows(
         missing(src, "incast", "size", "expected the bytes per flow, e.g. size = \"500KB\"")
     })?;
     let size = src.size(size_raw, &f("size"), Zero::Rejected)?.get();
+    // Beyond any flow a run can complete, drawn or not (2^64 − 1 B passed when the window
+    // happened to hold no incast event). The same bound as a CDF's sizes.
+    if size as f64 > dcsim_workload::MAX_CDF_SIZE {
+        return Err(src.error(
+            size_raw.span(),
+            f("size"),
+            format!(
+                "{size} B is more than 2^62 bytes (4.6 EB), beyond any flow a run can complete"
+            ),
+        ));
+    }
     let fraction_raw = c.fraction.as_ref().ok_or_else(|| {
         missing(
             src,
