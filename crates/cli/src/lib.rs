@@ -461,7 +461,8 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
     if let Some((asked, ran, e)) = &result.parallel.refused {
         let _ = writeln!(
             notes,
-            "warning: the system refused to start thread {ran} of the {asked} asked for ({e}):              the run went on with {ran} (the results are the same for any thread count)"
+            "warning: the system refused to start thread {ran} of the {asked} asked for ({e}): \
+             the run went on with {ran} (the results are the same for any thread count)"
         );
     }
     output::create_out_dir(&dir)?;

@@ -1032,12 +1032,24 @@ impl Manifest {
     }
 
     /// What combining relies on, in a manifest read back (a hand-edited one made `merge`
-    /// index past its cells and panic): the shard is `i/N`; each axis has as many labels as
+    /// index past its cells and panic): the shard is `i/N` and names the cells marked as run; each axis has as many labels as
     /// parts; the cells are listed by index from 0, each with one value per axis within the
     /// axis, a folder name a sweep could have made ([`is_cell_name`]) and a valid bucket spec;
     /// a `[buffer]` report's settings pass [`crate::study::StudySpec::check`].
     fn check(&self) -> Result<(), String> {
-        self.shard.parse::<Shard>().map_err(|e| format!("shard {:?}: {e}", self.shard))?;
+        let shard =
+            self.shard.parse::<Shard>().map_err(|e| format!("shard {:?}: {e}", self.shard))?;
+        // The shard names the cells the folder holds (index % N == i): an edited one was
+        // merged without comment.
+        if let Some(c) = self.cells.iter().find(|c| c.ran != shard.has(c.index)) {
+            return Err(format!(
+                "shard \"{shard}\" does not match the cells the folder holds (cell {} ({}) is \
+                 {}marked as run); was the manifest edited?",
+                c.index,
+                c.name,
+                if c.ran { "" } else { "not " }
+            ));
+        }
         for a in &self.axes {
             if a.labels.len() != a.parts.len() || a.labels.is_empty() {
                 return Err(format!("axis `{}`: as many labels as parts, at least one", a.key));
@@ -1762,27 +1774,6 @@ pub fn merge_command(
 ) -> Result<(), CliError> {
     let manifests: Vec<Manifest> =
         shards.iter().map(|d| Manifest::read(d)).collect::<Result<_, _>>()?;
-    // Each manifest's shard names the cells it holds (`--shard i/N`: index % N == i); an
-    // edited one was merged without comment.
-    for (m, d) in manifests.iter().zip(shards) {
-        let file = d.join(MANIFEST);
-        let shard: Shard = m.shard.parse().map_err(|e| CliError::Input {
-            file: file.clone(),
-            message: format!("field `shard`: {e}"),
-        })?;
-        if let Some(c) = m.cells.iter().find(|c| c.ran != shard.has(c.index)) {
-            return Err(CliError::Input {
-                file,
-                message: format!(
-                    "field `shard`: \"{shard}\" does not match the cells the folder holds (cell \
-                     {} ({}) is {}marked as run); was the manifest edited?",
-                    c.index,
-                    c.name,
-                    if c.ran { "" } else { "not " }
-                ),
-            });
-        }
-    }
     let first = &manifests[0];
     let def = first.definition();
     for (m, d) in manifests.iter().zip(shards).skip(1) {
