@@ -29,8 +29,10 @@
 # the run), ROUNDS times, the counts in rotated order, and checks that every run's fct.csv
 # and counters.csv are identical. Wall times are the runs' own summaries (the simulation only,
 # as the bench). PART2=0 leaves part 2 out: e.g. `PART2=0 BENCH_ROUNDS=2 scripts/device-check.sh
-# run target/kit "$OUT" 0` runs only the issue's bench, two rounds (about 4 minutes on the
-# Xeon), where little device time is left.
+# run target/kit "$OUT" 0` runs only the issue's bench, two rounds, where little device time
+# is left. One round took about three minutes on the forty-second session's lease (the filing
+# commit's ten samples of about 8 s each, then HEAD's): give it at least 240 s; that session's
+# two calls (docs/performance.md, "Forty-second session") fit a 15-minute lease.
 set -euo pipefail
 
 FILING=373ce04
