@@ -88,23 +88,55 @@ type Qty = Spanned<RawQty>;
 type Int = Spanned<i64>;
 
 #[derive(Deserialize, Debug, Default)]
+#[serde(
+    expecting = "a scenario: a TOML document of tables such as `[simulation]`, `[topology]` and `[flows]`"
+)]
 #[serde(deny_unknown_fields)]
 struct RawScenario {
+    #[serde(default, deserialize_with = "table")]
     simulation: Option<RawSimulation>,
+    #[serde(default, deserialize_with = "table")]
     topology: Option<RawTopology>,
+    #[serde(default, deserialize_with = "table")]
     flows: Option<RawFlows>,
     cc: Option<toml::Table>,
+    #[serde(default, deserialize_with = "table")]
     switch: Option<RawSwitch>,
+    #[serde(default, deserialize_with = "table")]
     nic: Option<RawNic>,
     group: Option<Vec<toml::Table>>,
     queue: Option<Vec<toml::Table>>,
     rpc: Option<Vec<Spanned<rpc::RawRpc>>>,
+    #[serde(default, deserialize_with = "table")]
     output: Option<RawOutput>,
     events: Option<Vec<Spanned<events::RawEvent>>>,
+    #[serde(default, deserialize_with = "table")]
     routing: Option<events::RawRouting>,
 }
 
+/// A section that must be a table (`[flows]`), deserialized only from one. Serde's derived
+/// structs also accept a sequence, field by field, so `[[flows]]` (an array of tables) would
+/// otherwise be read as `flows`' fields in order and reported as a wrong type for the first.
+fn table<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct TableOnly<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for TableOnly<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a table (a `[section]`, not an array `[[section]]` or a value)")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_map(TableOnly(std::marker::PhantomData)).map(Some)
+}
+
 #[derive(Deserialize, Debug, Default)]
+#[serde(expecting = "the `[output]` table")]
 #[serde(deny_unknown_fields)]
 struct RawOutput {
     pfc_log: Option<bool>,
@@ -116,6 +148,7 @@ struct RawOutput {
 
 /// `[output] qlen_mon` as written.
 #[derive(Deserialize, Debug, Default)]
+#[serde(expecting = "a table (`qlen_mon = { start, end, interval, bin }`)")]
 #[serde(deny_unknown_fields)]
 struct RawQlenMon {
     start: Option<Qty>,
@@ -131,6 +164,7 @@ pub const MAX_SAMPLER_BINS: u64 = dcsim_core::MAX_SAMPLER_BINS;
 pub use dcsim_core::units::MAX_RATE;
 
 #[derive(Deserialize, Debug, Default)]
+#[serde(expecting = "the `[simulation]` table")]
 #[serde(deny_unknown_fields)]
 struct RawSimulation {
     stop_time: Option<Qty>,
@@ -139,6 +173,7 @@ struct RawSimulation {
 }
 
 #[derive(Deserialize, Debug, Default)]
+#[serde(expecting = "the `[topology]` table")]
 #[serde(deny_unknown_fields)]
 struct RawTopology {
     kind: Option<Spanned<String>>,
@@ -168,6 +203,7 @@ struct RawTopology {
 }
 
 #[derive(Deserialize, Debug, Default)]
+#[serde(expecting = "the `[flows]` table")]
 #[serde(deny_unknown_fields)]
 struct RawFlows {
     file: Option<Spanned<String>>,
@@ -182,6 +218,9 @@ struct RawFlows {
 }
 
 #[derive(Deserialize, Debug)]
+#[serde(
+    expecting = "a flow: a table with src, dst and size (`{ src = 0, dst = 1, size = \"1MB\" }`)"
+)]
 #[serde(deny_unknown_fields)]
 struct RawFlow {
     src: Int,
@@ -194,6 +233,7 @@ struct RawFlow {
 }
 
 #[derive(Deserialize, Debug, Default)]
+#[serde(expecting = "the `[switch]` table")]
 #[serde(deny_unknown_fields)]
 struct RawSwitch {
     buffer: Option<Qty>,
@@ -211,6 +251,7 @@ struct RawSwitch {
 }
 
 #[derive(Deserialize, Debug)]
+#[serde(expecting = "an `ecn_map` entry: a table with rate, kmin, kmax and pmax")]
 #[serde(deny_unknown_fields)]
 struct RawEcn {
     rate: Qty,
@@ -220,6 +261,7 @@ struct RawEcn {
 }
 
 #[derive(Deserialize, Debug, Default)]
+#[serde(expecting = "the `[nic]` table")]
 #[serde(deny_unknown_fields)]
 struct RawNic {
     mtu: Option<Qty>,
@@ -338,6 +380,7 @@ impl Source {
     pub(crate) fn toml_error(&self, e: &toml::de::Error) -> CliError {
         let span = e.span().unwrap_or(0..0);
         let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        let message = plain_types(&message);
         CliError::Toml {
             file: self.path.clone(),
             at: line_col(&self.text, span.start),
@@ -360,6 +403,37 @@ impl Source {
             None => p.to_path_buf(),
         }
     }
+}
+
+/// Serde's message with its Rust type names (`expected i64`) in words a scenario's author
+/// reads (`expected an integer`).
+fn plain_types(message: &str) -> String {
+    const NAMES: [(&str, &str); 9] = [
+        ("expected i64", "expected an integer"),
+        ("expected i32", "expected an integer"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected u32", "expected a non-negative integer"),
+        ("expected u16", "expected a non-negative integer"),
+        ("expected u8", "expected a non-negative integer"),
+        ("expected usize", "expected a non-negative integer"),
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+    ];
+    let mut out = message.to_string();
+    for (rust, words) in NAMES {
+        // Only whole words: `expected u8` must not rewrite `expected u8x`.
+        let mut from = 0;
+        while let Some(i) = out[from..].find(rust).map(|i| i + from) {
+            let end = i + rust.len();
+            if out[end..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                from = end;
+                continue;
+            }
+            out.replace_range(i..end, words);
+            from = i + words.len();
+        }
+    }
+    out
 }
 
 /// An error in a file the scenario names (a topology, flow or CDF file): `FILE:LINE:COL: field
@@ -2278,6 +2352,21 @@ fn flows_from_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rust's type names become words, whole names only, wherever they are in the message.
+    #[test]
+    fn rust_type_names_become_words() {
+        assert_eq!(
+            plain_types("invalid type: string \"x\", expected i64"),
+            "invalid type: string \"x\", expected an integer"
+        );
+        assert_eq!(
+            plain_types("expected u64; expected f64 or expected u8"),
+            "expected a non-negative integer; expected a number or expected a non-negative integer"
+        );
+        assert_eq!(plain_types("expected u8x, expected i64_"), "expected u8x, expected i64_");
+        assert_eq!(plain_types("expected a string"), "expected a string");
+    }
 
     /// A text input is read whole only within its limit: a regular file is refused by its
     /// length before anything is read, a stream (here `/dev/zero`, which never ends) once one

@@ -35,6 +35,7 @@ pub const QUEUE_SETS: &[&str] = &["hosts", "busy", "all"];
 
 /// `[buffer]` of a sweep file.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(expecting = "the `[buffer]` table")]
 pub struct StudySpec {
     /// The axis whose value labels name the schemes.
     pub scheme_axis: String,

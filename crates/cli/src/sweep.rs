@@ -140,6 +140,7 @@ impl fmt::Display for Shard {
 // ---------------------------------------------------------------------------------------------
 
 #[derive(Deserialize, Debug)]
+#[serde(expecting = "a sweep file: a TOML document with `base` and `[axes]`")]
 #[serde(deny_unknown_fields)]
 struct RawSweep {
     base: Option<Spanned<String>>,
@@ -908,6 +909,9 @@ pub(crate) fn in_pool<T: Send>(
 /// `manifest.toml`: the sweep's definition as far as combining needs it, and which cells an
 /// output folder holds.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(
+    expecting = "a sweep manifest (`manifest.toml`): a table with format, sweep, base, shard, lines, set, axes and cells"
+)]
 pub struct Manifest {
     /// Manifest format version (1).
     pub format: u32,
@@ -935,6 +939,7 @@ pub struct Manifest {
 
 /// An axis in the manifest.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(expecting = "a manifest axis: a table with key, labels and parts")]
 pub struct ManifestAxis {
     /// The axis as written (`scheme`, `cc.eta`).
     pub key: String,
@@ -946,6 +951,7 @@ pub struct ManifestAxis {
 
 /// A cell in the manifest.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(expecting = "a manifest cell: a table with index, name and values")]
 pub struct ManifestCell {
     /// Position in the sweep.
     pub index: usize,

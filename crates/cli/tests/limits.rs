@@ -1097,3 +1097,49 @@ fn back_to_chunk_flows_of_partial_chunks_are_warned_about() {
     let (out, _) = accepted(&whole);
     assert!(!out.contains("back_to_chunk"), "{out}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Messages in the scenario's words, not Rust's.
+// ---------------------------------------------------------------------------------------------
+
+/// A value of the wrong type is named as a scenario's author would (a table, an integer, a
+/// number, a flow), never by a Rust type (`struct RawTopology`, `i64`); and a section written
+/// as an array of tables (`[[flows]]`) is refused as such, not read field by field.
+#[test]
+fn wrong_types_are_named_in_the_scenarios_words() {
+    let cases: [(String, &[&str]); 7] = [
+        (
+            "[[flows]]\nfile = \"f.csv\"\n".to_string(),
+            &["field `flows[0]`", "invalid type: sequence, expected a table", "not an array `[[section]]`"],
+        ),
+        ("topology = 3\n".to_string(), &["s.toml:1:12: field `topology`", "expected a table"]),
+        (
+            "[simulation]\nstop_time = \"1ms\"\n[topology]\nkind = \"leaf-spine\"\nleaves = \"x\"\n"
+                .to_string(),
+            &["field `topology.leaves`", "invalid type: string \"x\", expected an integer"],
+        ),
+        (
+            "[simulation]\nseed = -1\n".to_string(),
+            &["field `simulation.seed`", "expected a non-negative integer"],
+        ),
+        (
+            scenario("", "[switch]\npfc_alpha = \"x\"\n"),
+            &["field `switch.pfc_alpha`", "expected a number"],
+        ),
+        (
+            scenario("", "[flows]\nlist = [5]\n"),
+            &["field `flows.list[0]`", "expected a flow: a table with src, dst and size"],
+        ),
+        (
+            scenario("", "[switch]\necn_map = [1]\n"),
+            &["field `switch.ecn_map[0]`", "expected an `ecn_map` entry"],
+        ),
+    ];
+    for (text, parts) in &cases {
+        let e = rejected(text);
+        assert_has(&e, parts);
+        for rust in ["struct ", "i64", "u64", "f64", "Raw"] {
+            assert!(!e.contains(rust), "`{rust}` in: {e}");
+        }
+    }
+}

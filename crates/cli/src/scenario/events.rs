@@ -28,6 +28,7 @@ use crate::error::CliError;
 
 /// `[[events]]` as written.
 #[derive(Deserialize, Debug)]
+#[serde(expecting = "an `[[events]]` entry: a table with at, action and link")]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawEvent {
     at: Option<Qty>,
@@ -37,6 +38,7 @@ pub(super) struct RawEvent {
 
 /// `[routing]` as written.
 #[derive(Deserialize, Debug, Default)]
+#[serde(expecting = "the `[routing]` table")]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRouting {
     convergence: Option<Qty>,

@@ -82,6 +82,7 @@ impl FlowBudget {
 /// `[flows] workload = { cdf, interpolate, load, duration, start, seed, drop_last }` as
 /// written.
 #[derive(Deserialize, Debug)]
+#[serde(expecting = "the `[flows.workload]` table")]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawWorkload {
     cdf: Option<Spanned<String>>,
@@ -95,6 +96,7 @@ pub(super) struct RawWorkload {
 
 /// `[flows] incast = { senders, size, fraction, receiver, duration, start, seed }` as written.
 #[derive(Deserialize, Debug)]
+#[serde(expecting = "the `[flows.incast]` table")]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawIncast {
     senders: Option<Int>,
@@ -534,6 +536,7 @@ fn incast_flows(
 /// `[flows] lognormal = { src, dst, flows, start, mean_gap, p5, p95, seed, pg, dport }` as
 /// written: the ccafct FCT-harm workload (spec A4) between two hosts.
 #[derive(Deserialize, Debug)]
+#[serde(expecting = "the `[flows.lognormal]` table")]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawLognormal {
     src: Option<Int>,

@@ -43,6 +43,7 @@ use crate::error::CliError;
 
 /// `[[rpc]]` as written.
 #[derive(Deserialize, Debug)]
+#[serde(expecting = "an `[[rpc]]` entry: a table")]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRpc {
     name: Option<Spanned<String>>,
