@@ -143,7 +143,9 @@ pub struct LatencyArgs {
     /// The folder to write latency.csv, .png and .svg to.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Cells computed in parallel [default: the number of available cores].
+    /// Cells computed in parallel [default: the number of available cores]; fewer, with a
+    /// warning, where the machine refuses the memory of that many cells at once (12 bytes per
+    /// packet and hop of the last checkpoint each).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
 }
@@ -161,6 +163,37 @@ fn parse_sizes(s: &str) -> Result<Sizes, String> {
         .map(|v| v.trim().parse::<usize>().map_err(|e| format!("{:?}: {e}", v.trim())))
         .collect::<Result<_, _>>()
         .map(Sizes)
+}
+
+/// The bytes a `dcsim pint latency` cell may hold at once for each packet and hop: its true
+/// latencies (8 bytes) and the digests it keeps exactly (4), the most of any storage: 10.7
+/// bytes measured (peak resident memory less the process's own, one cell of 10⁷ packets over
+/// the synthetic model's 5 hops). [`jobs_within_memory`] runs no more cells at once than the
+/// machine grants this for.
+pub const LATENCY_BYTES_PER_PACKET_HOP: u64 = 12;
+
+/// The most cells, up to `wanted`, that may run at once when each holds `cell_bytes`: the
+/// largest count whose memory `grants` (bytes → whether the allocator would give them now),
+/// found by bisection. `None` when not even one cell's is granted.
+pub fn jobs_within_memory(
+    wanted: usize,
+    cell_bytes: u64,
+    grants: impl Fn(u64) -> bool,
+) -> Option<usize> {
+    let fits = |jobs: usize| grants(cell_bytes.saturating_mul(jobs as u64));
+    if !fits(1) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1, wanted.max(1));
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
 }
 
 /// The largest latency checkpoint: the experiment keeps every true latency of a flow in
@@ -733,6 +766,23 @@ impl LatencyPlan {
         })
     }
 
+    /// The cells: one per `(bits, storage)`.
+    pub fn cells(&self) -> usize {
+        self.bits.len() * self.storages.len()
+    }
+
+    /// The memory one cell may hold at once, bytes: [`LATENCY_BYTES_PER_PACKET_HOP`] for each
+    /// packet of the last checkpoint at each hop (of the synthetic model, or of the longest
+    /// recorded path).
+    pub fn cell_bytes(&self) -> u64 {
+        let hops = match &self.traces {
+            Some(r) => r.traces.iter().map(FlowTrace::hops).max().unwrap_or(0),
+            None => LatencyModel::default().hops(),
+        };
+        let last = self.checkpoints.last().copied().unwrap_or(0);
+        LATENCY_BYTES_PER_PACKET_HOP.saturating_mul(hops as u64).saturating_mul(last)
+    }
+
     /// Computes the rows on `jobs` threads: as [`latency_table`] (bits, then storage, then
     /// checkpoint), one cell per `(bits, storage)`.
     ///
@@ -877,6 +927,32 @@ fn latency_command(
     dir: &Path,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let wanted = jobs.clamp(1, plan.cells().max(1));
+    let cell = plan.cell_bytes();
+    let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
+    let jobs = jobs_within_memory(wanted, cell, |bytes| {
+        scenario::limits::memory_refused_bytes(bytes as f64).is_none()
+    })
+    .ok_or_else(|| {
+        bad(
+            "--checkpoints",
+            format!(
+                "a cell keeps up to {:.2} GiB of latencies at once ({LATENCY_BYTES_PER_PACKET_HOP} \
+                 bytes per packet and hop), more memory than this machine can allocate; lower \
+                 the last checkpoint",
+                gib(cell)
+            ),
+        )
+    })?;
+    if jobs < wanted {
+        let _ = writeln!(
+            out,
+            "warning: {jobs} job(s) rather than {wanted}: a cell keeps up to {:.2} GiB of \
+             latencies at once, and this machine refused the memory of more cells at once \
+             (the rows do not depend on the jobs)",
+            gib(cell)
+        );
+    }
     let start = Instant::now();
     let rows = plan.run(jobs)?;
     let wall = start.elapsed().as_secs_f64();
@@ -923,6 +999,25 @@ fn report_written(out: &mut dyn Write, written: &[PathBuf], wall: f64, jobs: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No more cells at once than the machine grants memory for: the largest count that fits
+    /// (found by bisection, whatever the count asked for), at least one, and none when one
+    /// cell does not fit.
+    #[test]
+    fn latency_cells_run_within_memory() {
+        let upto = |limit: u64| move |bytes: u64| bytes <= limit;
+        assert_eq!(jobs_within_memory(8, 3, upto(10)), Some(3));
+        assert_eq!(jobs_within_memory(2, 3, upto(10)), Some(2));
+        assert_eq!(jobs_within_memory(0, 3, upto(10)), Some(1));
+        assert_eq!(jobs_within_memory(usize::MAX, 3, upto(3 * 1000)), Some(1000));
+        assert_eq!(jobs_within_memory(16, 11, upto(10)), None);
+        assert_eq!(jobs_within_memory(16, u64::MAX, |_| true), Some(16));
+        // A cell holds 16 bytes per packet and hop of its last checkpoint.
+        let plan = LatencyPlan::new(&[4, 8], &[100], &[], &[100, 1000], 2, 1).unwrap();
+        assert_eq!(plan.cells(), 4);
+        let hops = LatencyModel::default().hops() as u64;
+        assert_eq!(plan.cell_bytes(), LATENCY_BYTES_PER_PACKET_HOP * hops * 1000);
+    }
 
     /// Lost copies are skipped, retransmissions used, duplicates ignored; the path is the
     /// longest passage even when the first packet's first copy was lost.

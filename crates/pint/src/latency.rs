@@ -415,7 +415,10 @@ pub fn latency_experiment(cfg: &LatencyConfig) -> Result<Vec<LatencyRow>, PintEr
             LatencySource::Traces(t) => t[flow].hops(),
         };
         hop_count += k;
-        let mut truth: Vec<Vec<f64>> = vec![Vec::with_capacity(last as usize); k];
+        // Each hop's vector reserved whole (`vec![v; k]` would clone it, and a clone of an
+        // empty vector drops the capacity: all but one would grow by doubling, to 1.7× the
+        // memory at 10⁷ packets).
+        let mut truth: Vec<Vec<f64>> = (0..k).map(|_| Vec::with_capacity(last as usize)).collect();
         // Every digest the sink received per hop: the exact storage itself, and the reference
         // for a sketch's rank error.
         let mut received: Vec<Vec<u32>> = vec![Vec::new(); k];

@@ -300,7 +300,7 @@ pub(super) fn memory_refused(flows: f64) -> Option<u64> {
 }
 
 /// [`memory_refused`] for `bytes` bytes.
-pub(super) fn memory_refused_bytes(bytes: f64) -> Option<u64> {
+pub(crate) fn memory_refused_bytes(bytes: f64) -> Option<u64> {
     if bytes.is_nan() || bytes > MAX_ADDRESS_SPACE as f64 {
         return Some(bytes.min(u64::MAX as f64) as u64);
     }
