@@ -599,6 +599,7 @@ fn auto_buckets(doc: &Table) -> BucketSpec {
 /// Reads the sweep file and the base scenario, builds every cell and validates it.
 fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
     let text = scenario::read_file(sweep)?;
+    scenario::check_parse_memory(sweep, &text)?;
     let src = Source::new(sweep, text);
     let raw: RawSweep = toml::from_str(src.text()).map_err(|e| src.toml_error(&e))?;
 
@@ -612,6 +613,7 @@ fn plan(sweep: &Path, jobs: usize) -> Result<Plan, CliError> {
     let base_text = crate::scenario::read_text(&base).map_err(|e| {
         src.error(base_rel.span(), "base", format!("cannot read {}: {e}", base.display()))
     })?;
+    scenario::check_parse_memory(&base, &base_text)?;
     let base_src = Source::new(&base, base_text);
     let mut base_doc: Table =
         toml::from_str(base_src.text()).map_err(|e| base_src.toml_error(&e))?;

@@ -1143,3 +1143,40 @@ fn wrong_types_are_named_in_the_scenarios_words() {
         }
     }
 }
+
+/// A scenario whose inline flow list the machine cannot parse (about 60 bytes of memory per
+/// byte of TOML at the peak) is refused before the parse, naming the file and the flow file as
+/// the way out, instead of aborting on an allocation: here 8 MiB of inline flows under a
+/// 384 MiB address-space limit, which the parse (~470 MB) would exceed.
+#[test]
+fn an_inline_flow_list_beyond_memory_is_refused_before_parsing() {
+    let c = Case::new();
+    let mut text = scenario("", "[flows]\nlist = [\n");
+    let mut i = 0u64;
+    while text.len() < 8 << 20 {
+        text.push_str(&format!(
+            "  {{ src = {}, dst = {}, size = \"{}B\", start = \"{i}ns\" }},\n",
+            i % 4,
+            4 + i % 4,
+            1000 + i
+        ));
+        i += 1;
+    }
+    text.push_str("]\n");
+    c.write("big.toml", &text);
+    let bin = env!("CARGO_BIN_EXE_dcsim");
+    let o = Command::new("sh")
+        .args(["-c", "ulimit -v 393216 && exec \"$0\" validate big.toml", bin])
+        .current_dir(c.path("."))
+        .output()
+        .expect("run dcsim");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "stderr: {stderr}");
+    assert_has(
+        &stderr,
+        &[
+            "error: big.toml: 8.0 MiB of TOML would take about 0.5 GiB to parse",
+            "more memory than this machine can allocate; give a long flow list as a flow file",
+        ],
+    );
+}
