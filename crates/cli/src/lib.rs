@@ -302,7 +302,8 @@ pub struct RunArgs {
     /// (its end, thread, start and duration in wall-clock ns, events, crossings taken in) and
     /// every thread's arrival at and departure from each window's barrier, for
     /// `scripts/window_trace.py`. Wall-clock times: they differ from run to run; the run's
-    /// other outputs do not change.
+    /// other outputs do not change. Written as the run goes (it is stepped by at most 1 ms of
+    /// simulated time), so a long run's trace is not held in memory.
     #[arg(long)]
     pub window_trace: bool,
     /// With several threads, deal the shards out to the threads again every N windows by the
@@ -435,8 +436,23 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
     let taken = |qct: Option<std::sync::Arc<std::sync::Mutex<Option<output::QctWriter>>>>| {
         qct.and_then(|w| w.lock().expect("not poisoned").take())
     };
+    // The window trace streams into windows.csv and barriers.csv likewise.
+    let windows = if args.window_trace {
+        output::create_out_dir(&dir)?;
+        let w = output::WindowTraceWriter::create(&dir)?;
+        Some(std::sync::Arc::new(std::sync::Mutex::new(Some(w))))
+    } else {
+        None
+    };
+    let window_sink: Option<schemes::WindowSink> = windows.clone().map(|w| {
+        Box::new(move |t: dcsim_core::WindowTrace| {
+            if let Some(w) = w.lock().expect("not poisoned").as_mut() {
+                w.write(t);
+            }
+        }) as schemes::WindowSink
+    });
     let progress = (!args.quiet).then(progress::reporter);
-    let result = match valid.run_parallel(parallel, Vec::new(), sink, progress) {
+    let result = match valid.run_parallel_into(parallel, Vec::new(), sink, window_sink, progress) {
         Ok(r) => r,
         Err(source) => {
             if let Some(w) = taken(qct) {
@@ -467,10 +483,11 @@ fn run_command(args: &RunArgs, out: &mut dyn Write, notes: &mut dyn Write) -> Re
     }
     output::create_out_dir(&dir)?;
     let qct = taken(qct);
+    let windows = windows.and_then(|w| w.lock().expect("not poisoned").take());
     // Every output is written before any is put in place: a failure leaves the folder's
     // earlier outputs as they were.
     let mut set = output::Staged::new(&dir);
-    let totals = stage_run_outputs(&mut set, &result, &dports, all_counters, qct)?;
+    let totals = stage_run_outputs(&mut set, &result, &dports, all_counters, qct, windows)?;
     let written = set.commit()?;
 
     let _ = writeln!(out, "{headline}");
@@ -505,21 +522,30 @@ fn peak_memory_mib() -> Option<f64> {
 /// `fct.csv`, `unfinished.csv` (or the removal of a stale one), `counters.csv`, and `pfc.csv`,
 /// `qlen.csv`, `qlen_hist.csv`, `qlen_class.csv`, `qlen_class_hist.csv`, `qlen_mon.csv` when
 /// the run monitored them (else the removal of stale ones), and `qct.csv` from `qct` (else the
-/// removal of a stale one); `dports[i]` is flow `i`'s destination port; `all_counters` lists
+/// removal of a stale one), and `windows.csv` and `barriers.csv` from `windows` (else the
+/// removal of stale ones); `dports[i]` is flow `i`'s destination port; `all_counters` lists
 /// the queue-discipline and TCP counters even when zero (for runs that use them). Returns the
-/// applications' totals (none without `qct`); on an error `qct`'s file is removed.
+/// applications' totals (none without `qct`); on an error the streamed files are removed.
 pub(crate) fn stage_run_outputs(
     set: &mut output::Staged,
     result: &RunOutput,
     dports: &[u16],
     all_counters: bool,
     qct: Option<output::QctWriter>,
+    windows: Option<output::WindowTraceWriter>,
 ) -> Result<Vec<output::AppTotals>, CliError> {
     if let Err(e) = stage_result_files(set, result, dports, all_counters) {
         if let Some(w) = qct {
             w.abandon();
         }
         return Err(e);
+    }
+    match windows {
+        Some(w) => w.finish_into(set)?,
+        None => {
+            set.remove("windows.csv");
+            set.remove("barriers.csv");
+        }
     }
     match qct {
         Some(w) => w.finish_into(set),
@@ -559,17 +585,6 @@ fn stage_result_files(
         set.write("pfc.csv", output::pfc_csv(&result.pfc_log))?;
     } else {
         set.remove("pfc.csv");
-    }
-    match &result.parallel.trace {
-        Some(trace) => {
-            let (windows, barriers) = output::window_trace_csv(trace);
-            set.write("windows.csv", windows)?;
-            set.write("barriers.csv", barriers)?;
-        }
-        None => {
-            set.remove("windows.csv");
-            set.remove("barriers.csv");
-        }
     }
     if result.monitor.queue_lengths {
         set.write("qlen.csv", output::qlen_csv(&result.queues))?;

@@ -180,40 +180,80 @@ pub fn pfc_csv(events: &[PfcEvent]) -> String {
     csv_text(["time_ns", "switch", "port", "peer", "priority", "event"], rows)
 }
 
-/// `windows.csv` and `barriers.csv` of a window trace (`dcsim run --window-trace`): one row per
-/// shard and window, and one per thread and barrier, each sorted by window end, then shard or
-/// thread.
-pub fn window_trace_csv(trace: &WindowTrace) -> (String, String) {
-    let mut shards: Vec<&ShardWindow> = trace.shards.iter().collect();
-    shards.sort_by_key(|w| (w.end, w.shard));
-    let windows = csv_text(
-        ["window_end_ns", "shard", "thread", "start_ns", "took_ns", "events", "crossings_in"],
-        shards.into_iter().map(|w| {
-            [
-                format_ps_as_ns(w.end.as_ps()),
-                w.shard.to_string(),
-                w.thread.to_string(),
-                w.start_ns.to_string(),
-                w.took_ns.to_string(),
-                w.events.to_string(),
-                w.crossings_in.to_string(),
-            ]
-        }),
-    );
-    let mut waits: Vec<&BarrierWait> = trace.barriers.iter().collect();
-    waits.sort_by_key(|w| (w.end, w.thread));
-    let barriers = csv_text(
-        ["window_end_ns", "thread", "arrived_ns", "left_ns"],
-        waits.into_iter().map(|w| {
-            [
-                format_ps_as_ns(w.end.as_ps()),
-                w.thread.to_string(),
-                w.arrived_ns.to_string(),
-                w.left_ns.to_string(),
-            ]
-        }),
-    );
-    (windows, barriers)
+/// Header of `windows.csv` (`dcsim run --window-trace`).
+pub const WINDOWS_HEADER: [&str; 7] =
+    ["window_end_ns", "shard", "thread", "start_ns", "took_ns", "events", "crossings_in"];
+
+/// Header of `barriers.csv` (`dcsim run --window-trace`).
+pub const BARRIERS_HEADER: [&str; 4] = ["window_end_ns", "thread", "arrived_ns", "left_ns"];
+
+/// Streams `windows.csv` and `barriers.csv` of a window trace (`dcsim run --window-trace`)
+/// while the run goes ([`CsvStream`]): one row per shard and window, and one per thread and
+/// barrier, each sorted by window end, then shard or thread. The run hands its records over
+/// step by step ([`crate::schemes::SimInput::window_sink`]); a step's windows all end after
+/// the previous step's, so sorting each step's records sorts the files.
+#[derive(Debug)]
+pub struct WindowTraceWriter {
+    windows: CsvStream,
+    barriers: CsvStream,
+}
+
+impl WindowTraceWriter {
+    /// Starts `dir/windows.csv` and `dir/barriers.csv`.
+    ///
+    /// # Errors
+    /// A temporary file cannot be created.
+    pub fn create(dir: &Path) -> Result<WindowTraceWriter, CliError> {
+        Ok(WindowTraceWriter {
+            windows: CsvStream::create(dir, "windows.csv", &WINDOWS_HEADER)?,
+            barriers: CsvStream::create(dir, "barriers.csv", &BARRIERS_HEADER)?,
+        })
+    }
+
+    /// Appends a step's records.
+    pub fn write(&mut self, mut trace: WindowTrace) {
+        trace.shards.sort_unstable_by_key(|w| (w.end, w.shard));
+        for w in &trace.shards {
+            self.windows.write(window_row(w));
+        }
+        trace.barriers.sort_unstable_by_key(|w| (w.end, w.thread));
+        for w in &trace.barriers {
+            self.barriers.write(barrier_row(w));
+        }
+    }
+
+    /// Hands both files to `set` ([`CsvStream::finish_into`]).
+    ///
+    /// # Errors
+    /// Any write error met on the way, naming the file (the temporary files are removed).
+    pub fn finish_into(self, set: &mut Staged) -> Result<(), CliError> {
+        let WindowTraceWriter { windows, barriers } = self;
+        windows.finish_into(set)?;
+        barriers.finish_into(set)
+    }
+}
+
+/// A `windows.csv` row.
+fn window_row(w: &ShardWindow) -> [String; 7] {
+    [
+        format_ps_as_ns(w.end.as_ps()),
+        w.shard.to_string(),
+        w.thread.to_string(),
+        w.start_ns.to_string(),
+        w.took_ns.to_string(),
+        w.events.to_string(),
+        w.crossings_in.to_string(),
+    ]
+}
+
+/// A `barriers.csv` row.
+fn barrier_row(w: &BarrierWait) -> [String; 4] {
+    [
+        format_ps_as_ns(w.end.as_ps()),
+        w.thread.to_string(),
+        w.arrived_ns.to_string(),
+        w.left_ns.to_string(),
+    ]
 }
 
 /// The statistics columns of `qlen.csv` and `qlen_class.csv`, after their identifying ones.
@@ -418,21 +458,91 @@ impl AppTotals {
     }
 }
 
-/// Streams `qct.csv` into a hidden temporary file while a run goes, and renames it into place
-/// when the run is over ([`QctWriter::finish_into`]), so that completed queries need not be kept.
-/// Dropped otherwise (the run failed or panicked), it removes its temporary file.
+/// A CSV output written as a run goes: rows go to a hidden temporary file (`.NAME.tmp`) in the
+/// output folder, which is renamed into place with the run's other outputs when it is over
+/// ([`CsvStream::finish_into`]), so the rows need not be kept in memory. Write errors are kept
+/// until then. Dropped before that (the run failed or panicked), it removes its temporary file.
 #[derive(Debug)]
-pub struct QctWriter {
+pub struct CsvStream {
     tmp: PathBuf,
     path: PathBuf,
-    /// The open file; `None` once handed on or abandoned.
+    /// The open file; `None` once handed on.
     w: Option<csv::Writer<std::io::BufWriter<std::fs::File>>>,
+    error: Option<std::io::Error>,
+}
+
+impl CsvStream {
+    /// Starts `dir/name` with its header row.
+    ///
+    /// # Errors
+    /// The temporary file cannot be created.
+    pub fn create(dir: &Path, name: &str, header: &[&str]) -> Result<CsvStream, CliError> {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        let file =
+            create_held(&tmp).map_err(|source| CliError::Write { path: tmp.clone(), source })?;
+        let mut stream = CsvStream {
+            tmp,
+            path: dir.join(name),
+            w: Some(csv::Writer::from_writer(std::io::BufWriter::new(file))),
+            error: None,
+        };
+        stream.write(header);
+        Ok(stream)
+    }
+
+    /// Appends a row (after a write error, nothing: the error is reported by
+    /// [`CsvStream::finish_into`]).
+    pub fn write<I>(&mut self, row: I)
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(Err(e)) = self.w.as_mut().map(|w| w.write_record(row)) {
+            self.error = Some(e.into());
+        }
+    }
+
+    /// Flushes the file and hands it to `set`, which puts it in place with the run's other
+    /// outputs ([`Staged::commit`]).
+    ///
+    /// # Errors
+    /// Any write error met on the way, naming the file (the temporary file is removed).
+    pub fn finish_into(mut self, set: &mut Staged) -> Result<(), CliError> {
+        let w = self.w.take().expect("a writer not yet handed on");
+        let flushed = w.into_inner().map_err(|e| e.into_error()).and_then(|mut b| {
+            std::io::Write::flush(&mut b)?;
+            b.into_inner().map(drop).map_err(|e| e.into_error())
+        });
+        if let Some(source) = self.error.take().or(flushed.err()) {
+            PENDING.discard(&self.tmp);
+            return Err(CliError::Write { path: std::mem::take(&mut self.path), source });
+        }
+        set.adopt(std::mem::take(&mut self.tmp), std::mem::take(&mut self.path))
+    }
+}
+
+impl Drop for CsvStream {
+    fn drop(&mut self) {
+        // Still open: not handed on (a failed run, a panic).
+        if self.w.take().is_some() {
+            PENDING.discard(&self.tmp);
+        }
+    }
+}
+
+/// Streams `qct.csv` while a run goes ([`CsvStream`]), so that completed queries need not be
+/// kept, and sums each application's measured queries.
+#[derive(Debug)]
+pub struct QctWriter {
+    file: CsvStream,
     /// Each app's index into `totals`.
     app_name: Vec<usize>,
     /// Each connection's (client, server) hosts.
     conns: Vec<(u32, u32)>,
     totals: Vec<AppTotals>,
-    error: Option<std::io::Error>,
 }
 
 impl QctWriter {
@@ -445,10 +555,6 @@ impl QctWriter {
         apps: &dcsim_core::apps::Apps,
         end: dcsim_core::units::Time,
     ) -> Result<QctWriter, CliError> {
-        let tmp = dir.join(".qct.csv.tmp");
-        let file =
-            create_held(&tmp).map_err(|source| CliError::Write { path: tmp.clone(), source })?;
-        let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
         let mut totals: Vec<AppTotals> = Vec::new();
         let mut app_name = Vec::new();
         for a in &apps.apps {
@@ -464,9 +570,8 @@ impl QctWriter {
             app_name.push(i);
         }
         let conns = apps.connections.iter().map(|c| (c.client.0, c.server.0)).collect();
-        let error = w.write_record(QCT_HEADER).err().map(std::io::Error::from);
-        let path = dir.join("qct.csv");
-        Ok(QctWriter { tmp, path, w: Some(w), app_name, conns, totals, error })
+        let file = CsvStream::create(dir, "qct.csv", &QCT_HEADER)?;
+        Ok(QctWriter { file, app_name, conns, totals })
     }
 
     /// Appends completed queries.
@@ -480,11 +585,8 @@ impl QctWriter {
             } else {
                 t.unmeasured += 1;
             }
-            if self.error.is_some() {
-                continue;
-            }
             let (c, s) = self.conns[q.conn as usize];
-            let row = [
+            self.file.write([
                 t.name.clone(),
                 c.to_string(),
                 s.to_string(),
@@ -497,10 +599,7 @@ impl QctWriter {
                 format_ps_as_ns(q.ideal.as_ps()),
                 format!("{:.6}", q.slowdown()),
                 u8::from(q.measured).to_string(),
-            ];
-            if let Some(Err(e)) = self.w.as_mut().map(|w| w.write_record(&row)) {
-                self.error = Some(e.into());
-            }
+            ]);
         }
     }
 
@@ -515,31 +614,13 @@ impl QctWriter {
     /// # Errors
     /// Any write error met on the way, naming the file (the temporary file is removed).
     pub fn finish_into(mut self, set: &mut Staged) -> Result<Vec<AppTotals>, CliError> {
-        let w = self.w.take().expect("a writer not yet handed on");
-        let flushed = w.into_inner().map_err(|e| e.into_error()).and_then(|mut b| {
-            std::io::Write::flush(&mut b)?;
-            b.into_inner().map(drop).map_err(|e| e.into_error())
-        });
-        if let Some(source) = self.error.take().or(flushed.err()) {
-            PENDING.discard(&self.tmp);
-            return Err(CliError::Write { path: std::mem::take(&mut self.path), source });
-        }
-        set.adopt(std::mem::take(&mut self.tmp), std::mem::take(&mut self.path))?;
+        self.file.finish_into(set)?;
         Ok(std::mem::take(&mut self.totals))
     }
 
     /// Removes the temporary file (the run failed).
     pub fn abandon(self) {
         drop(self);
-    }
-}
-
-impl Drop for QctWriter {
-    fn drop(&mut self) {
-        // Still open: neither handed on nor abandoned before (a failed run, a panic).
-        if self.w.take().is_some() {
-            PENDING.discard(&self.tmp);
-        }
     }
 }
 

@@ -795,6 +795,23 @@ impl ValidScenario {
         query_sink: Option<schemes::QuerySink>,
         progress: Option<schemes::ProgressFn>,
     ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
+        self.run_parallel_into(parallel, trace, query_sink, None, progress)
+    }
+
+    /// [`ValidScenario::run_parallel`], handing the window trace (with
+    /// `parallel.trace_windows`) to `window_sink` as the run goes rather than collecting it
+    /// (see [`schemes::SimInput::window_sink`]).
+    ///
+    /// # Errors
+    /// The simulator's own validation ([`schemes::run_with_scheme`]).
+    pub fn run_parallel_into(
+        self,
+        parallel: schemes::Parallelism,
+        trace: Vec<FlowId>,
+        query_sink: Option<schemes::QuerySink>,
+        window_sink: Option<schemes::WindowSink>,
+        progress: Option<schemes::ProgressFn>,
+    ) -> Result<schemes::RunOutput, dcsim_core::SimError> {
         let ValidScenario { net, routes, cfg, flows, cc, .. } = self;
         let input = schemes::SimInput {
             net,
@@ -809,6 +826,7 @@ impl ValidScenario {
             pin_threads: parallel.pin_threads,
             trace,
             query_sink,
+            window_sink,
             progress,
         };
         schemes::run_with_scheme(cc, input)

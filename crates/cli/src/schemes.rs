@@ -306,6 +306,11 @@ pub struct SimInput {
     /// time, each step's queries in completion order); without one they are collected in
     /// [`RunOutput::queries`].
     pub query_sink: Option<QuerySink>,
+    /// Where the window trace goes as the run proceeds (with `trace_windows`; the run is then
+    /// stepped, in steps of at most [`QUERY_STEP`], and each step's records are handed over,
+    /// so that a long run's trace is not held in memory whole); without one it is collected
+    /// in `RunOutput::parallel.trace`.
+    pub window_sink: Option<WindowSink>,
     /// Told how far the run has got, a few times a second of wall-clock time (the run is then
     /// stepped with `Simulation::run_until`, which changes nothing in its results).
     pub progress: Option<ProgressFn>,
@@ -429,6 +434,7 @@ impl std::fmt::Debug for SimInput {
             .field("pin_threads", &self.pin_threads)
             .field("trace", &self.trace)
             .field("query_sink", &self.query_sink.is_some())
+            .field("window_sink", &self.window_sink.is_some())
             .field("progress", &self.progress.is_some())
             .finish_non_exhaustive()
     }
@@ -436,6 +442,9 @@ impl std::fmt::Debug for SimInput {
 
 /// Receives completed queries during a run (see [`SimInput::query_sink`]).
 pub type QuerySink = Box<dyn FnMut(&[QueryRecord]) + Send>;
+
+/// Receives a run's window records during the run (see [`SimInput::window_sink`]).
+pub type WindowSink = Box<dyn FnMut(dcsim_core::WindowTrace) + Send>;
 
 /// The simulated time between two hand-overs of completed queries to a [`QuerySink`].
 pub const QUERY_STEP: Duration = Duration::from_ms(1);
@@ -506,6 +515,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         pin_threads,
         trace,
         mut query_sink,
+        mut window_sink,
         mut progress,
     } = input;
     let shards =
@@ -513,7 +523,8 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
             .shard_count();
     let monitor = cfg.monitor.clone();
     let (faults, rto) = (!cfg.faults.events.is_empty(), cfg.nic.rto.is_some());
-    let stepped = !cfg.apps.is_empty() && query_sink.is_some();
+    let queries_streamed = !cfg.apps.is_empty() && query_sink.is_some();
+    let stepped = queries_streamed || (trace_windows && window_sink.is_some());
     let stop = cfg.stop_time;
     let part = if shards > 1 {
         partitioner.partition(&net, &routes, &flows, &cfg, shards)
@@ -530,17 +541,23 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
     sim.trace_hop_latency(&trace)?;
     let t0 = Instant::now();
     let summary = if stepped || progress.is_some() {
-        // Hand completed queries over as the run goes, so that they do not pile up (steps of at
-        // most QUERY_STEP), and report progress: steps of simulated time sized so that each
-        // takes about PROGRESS_STEP of wall-clock time. Stepping changes nothing in the run.
+        // Hand completed queries and window records over as the run goes, so that they do not
+        // pile up (steps of at most QUERY_STEP), and report progress: steps of simulated time
+        // sized so that each takes about PROGRESS_STEP of wall-clock time. Stepping changes
+        // nothing in the run.
         let mut t = Time::ZERO;
         let mut step = if stepped { QUERY_STEP } else { Duration::from_us(10) };
         loop {
             t = Time(t.0.saturating_add(step.as_ps())).min(stop);
             let w = Instant::now();
             let s = sim.run_until(t);
-            if let Some(sink) = query_sink.as_mut().filter(|_| stepped) {
+            if let Some(sink) = query_sink.as_mut().filter(|_| queries_streamed) {
                 sink(&sim.take_queries());
+            }
+            if let Some(sink) = window_sink.as_mut() {
+                if let Some(records) = sim.take_window_trace() {
+                    sink(records);
+                }
             }
             let done = t >= stop || !sim.has_events();
             if let Some(p) = progress.as_mut() {
@@ -568,7 +585,7 @@ pub fn run<F: CcFactory>(factory: F, input: SimInput) -> Result<RunOutput, SimEr
         sim.run()
     };
     let wall = t0.elapsed();
-    let queries = if stepped { Vec::new() } else { sim.take_queries() };
+    let queries = if queries_streamed { Vec::new() } else { sim.take_queries() };
     let queues = if monitor.queue_lengths { sim.queue_stats(summary.end_time) } else { Vec::new() };
     let samples = sim.queue_samples();
     let class_queues =

@@ -1206,7 +1206,7 @@ fn run_cell(plan: &Plan, cell: &CellPlan, dir: &Path) -> Result<CellReport, CliE
         }
     };
     let mut set = output::Staged::new(&cdir);
-    crate::stage_run_outputs(&mut set, &result, &dports, all_counters, taken)?;
+    crate::stage_run_outputs(&mut set, &result, &dports, all_counters, taken, None)?;
     // Last: a cell whose scenario is in place is finished (`finished_cell`).
     set.write("scenario.toml", &cell.text)?;
     set.commit()?;

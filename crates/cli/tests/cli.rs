@@ -776,6 +776,46 @@ fn a_window_trace_has_every_shard_once_per_window() {
     assert_eq!(read(&c.path("o/barriers.csv")), "window_end_ns,thread,arrived_ns,left_ns\n");
 }
 
+/// The window trace is written as the run goes, a step of simulated time at a time: over a run
+/// of several steps the rows stay in window order, every window's shards together, and the
+/// windows' events still add up to the run's.
+#[test]
+fn a_window_trace_streams_in_window_order_across_steps() {
+    let c = Case::new();
+    let mut flows = String::new();
+    for (s, start) in [(0, "100us"), (1, "1500us"), (2, "3200us"), (3, "4700us")] {
+        flows.push_str(&format!(
+            "\n[[flows.list]]\nsrc = {s}\ndst = {}\nsize = \"200KB\"\nstart = \"{start}\"\n",
+            7 - s
+        ));
+    }
+    c.scenario(&[], &flows);
+    let args = ["run", "scenario.toml", "--quiet", "--threads", "2", "--shards", "3"];
+    run_ok(&c, &[&args[..], &["--out", "t", "--window-trace"]].concat());
+    let ends = |file: &str| -> Vec<f64> {
+        read(&c.path(file))
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').next().expect("end").parse::<f64>().expect("ns"))
+            .collect()
+    };
+    let windows = ends("t/windows.csv");
+    assert!(windows.windows(2).all(|p| p[0] <= p[1]), "windows.csv in window order");
+    assert!(windows.chunks(3).all(|w| w.iter().all(|&e| e == w[0])), "3 shards per window");
+    assert!(windows.last().expect("rows") - windows[0] > 4.0e6, "the trace spans 4 steps");
+    let barriers = ends("t/barriers.csv");
+    assert!(barriers.windows(2).all(|p| p[0] <= p[1]), "barriers.csv in window order");
+    assert_eq!(barriers.len(), 2 * windows.len() / 3);
+    let events: u64 = read(&c.path("t/windows.csv"))
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(5).expect("events").parse::<u64>().expect("n"))
+        .sum();
+    let counters = read(&c.path("t/counters.csv"));
+    let total = counters.lines().find_map(|l| l.strip_prefix("events,")).expect("events row");
+    assert_eq!(events.to_string(), total);
+}
+
 #[test]
 fn leaf_spine_run_writes_one_row_per_flow_and_is_deterministic() {
     let c = Case::new();

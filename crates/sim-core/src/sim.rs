@@ -1129,6 +1129,20 @@ impl<F: CcFactory> Simulation<F> {
         self.stats.trace.get_or_insert_with(Default::default);
     }
 
+    /// Takes the window records made since the last call out of [`ParallelStats::trace`]
+    /// (the trace stays on, with its time origin), so that a caller stepping the run with
+    /// [`Self::run_until`] can write them out as it goes instead of holding the whole run's;
+    /// `None` when the windows are not traced. Each step's windows end after the previous
+    /// step's.
+    pub fn take_window_trace(&mut self) -> Option<crate::WindowTrace> {
+        let t = self.stats.trace.as_mut()?;
+        Some(crate::WindowTrace {
+            shards: std::mem::take(&mut t.shards),
+            barriers: std::mem::take(&mut t.barriers),
+            origin: t.origin,
+        })
+    }
+
     /// Records every switch passage of the data packets of `flows` (see [`HopSample`]),
     /// for [`Self::hop_trace`]. Call before running. Tracing costs memory (40 bytes per
     /// packet and switch) but does not change the run.
