@@ -122,6 +122,7 @@ fn cases() -> Vec<Case> {
                 t.replace("serialization = \"ns3\"", "serialization = \"exact\"")
                     .replace("pfc_log = true", "pfc_log = false")
                     .replace("ecmp_seed = \"node\"", "ecmp_seed = \"run\"")
+                    .replace("flow_start = \"after-queued\"", "flow_start = \"first\"")
             };
             if scheme == "hpcc" {
                 cases.push(Case {

@@ -22,8 +22,8 @@
 #
 # Part 1 times `dcsim run` on the HPCC calibration import (one thread, pinned to one core,
 # the two binaries alternated; each binary imports the reference config itself, with exact
-# serialization and no PFC log, as `cargo bench --bench reference`'s `calibration_hpcc`
-# does). The summary's folder also gets topology.txt: `lscpu` and the thread-sibling lists, and
+# serialization, no PFC log, the run's ECMP seeding and flow starts first, as `cargo bench
+# --bench reference`'s `calibration_hpcc` does, so that both run the same model). The summary's folder also gets topology.txt: `lscpu` and the thread-sibling lists, and
 # with SIBLINGS=1 a probe that times a one-core run beside a copy on another CPU (about 10 s).
 # Part 2 runs `examples/perf/fattree-12ms.toml` at each thread count (all cores free to
 # the run), ROUNDS times, the counts in rotated order, and checks that every run's fct.csv
@@ -112,6 +112,7 @@ siblings() {
     "$kit/dcsim-head" import-ns3 "$kit/cal/config-hpcc.txt" --out "$work/sib.toml" > /dev/null 2>&1 \
         || { echo "siblings: the import failed"; return 0; }
     sed -i -e 's/^serialization = "ns3"/serialization = "exact"/' -e 's/^pfc_log = true/pfc_log = false/' \
+        -e 's/^ecmp_seed = "node"/ecmp_seed = "run"/' -e 's/^flow_start = "after-queued"/flow_start = "first"/' \
         "$work/sib.toml"
     # The copy beside runs the whole calibration (five times as long), so that it overlaps
     # all of the timed run.
@@ -167,7 +168,8 @@ run() {
     for b in head filing; do
         "$kit/dcsim-$b" import-ns3 "$kit/cal/config-hpcc.txt" --out "$work/$b.toml" > "$work/import-$b.log" 2>&1
         sed -i -e 's/^serialization = "ns3"/serialization = "exact"/' \
-            -e 's/^pfc_log = true/pfc_log = false/' "$work/$b.toml"
+            -e 's/^pfc_log = true/pfc_log = false/' -e 's/^ecmp_seed = "node"/ecmp_seed = "run"/' \
+            -e 's/^flow_start = "after-queued"/flow_start = "first"/' "$work/$b.toml"
     done
     for r in $(seq 1 "$rounds"); do
         local order="head filing"

@@ -17,7 +17,8 @@ for scheme in hpcc dcqcn timely dctcp hpcc-pint dcqcn-w timely-w; do
     # and the run's ECMP seeding (imports write the reference's since 2026-11-29), so that
     # binaries from before and after those changes run the same model.
     sed -i -e 's/^serialization = "ns3"/serialization = "exact"/' \
-        -e 's/^ecmp_seed = "node"/ecmp_seed = "run"/' "$out/$scheme.toml"
+        -e 's/^ecmp_seed = "node"/ecmp_seed = "run"/' \
+        -e 's/^flow_start = "after-queued"/flow_start = "first"/' "$out/$scheme.toml"
     "$bin" run "$out/$scheme.toml" --out "$out/cal-$scheme" > "$out/cal-$scheme.log"
     rm -f "$out/cal-$scheme"/*.png "$out/cal-$scheme"/*.svg
 done

@@ -143,6 +143,22 @@ fn a_lone_query_takes_exactly_its_ideal_time_over_tcp_and_roce() {
     assert_eq!(sim.counters().tcp_probes, 2, "one probe after each burst: query and answer");
 }
 
+/// A query whose last packet is short: the server NIC's ACK of it waits behind the ACK of the
+/// packet before (still on the wire when the short packet has arrived), and the answer behind
+/// both; the ideal QCT counts that chain, so a lone query still takes exactly its ideal.
+#[test]
+fn a_lone_roce_query_whose_last_ack_queues_takes_its_ideal() {
+    for size in [1001, 1010, 1060, 2001, 3001, 7001, 1000, 2500] {
+        let mut cfg = SimConfig::default();
+        cfg.switch.ecn_enabled = false;
+        cfg.apps = lone(Transport::Roce, size);
+        let (q, sim) = run(cfg, NoCcFactory, 1);
+        assert_eq!(q.len(), 1, "one query");
+        assert_eq!(q[0].qct, q[0].ideal, "{size} B: slowdown {}", q[0].slowdown());
+        assert_eq!(sim.ideal_qct(0, size, 64), q[0].ideal);
+    }
+}
+
 /// A RoCE receiver ACKs only at its ACK points (`ack_interval`, multiples of `chunk`), and the
 /// server's answer waits behind that ACK only where there is one: one query at a time, each
 /// takes exactly its ideal, below the first ACK point, at a chunk multiple and past

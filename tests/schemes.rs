@@ -148,3 +148,54 @@ fn hpcc_pint_flows_do_not_depend_on_reds_draws() {
     assert_eq!(none, 0);
     assert_eq!(marked, unmarked, "the same FCTs with and without RED's marking");
 }
+
+/// A flow that starts at the very picosecond a frame of another flow of its host ends: with
+/// flow starts first it finds the link free and sends at once; after the events already
+/// queued (the reference's order) the other flow's transmission-done runs first and sends its
+/// next frame, so the new flow's first frame waits one frame time. A start off the tie runs
+/// alike in both orders, and each order gives the same results on one thread or two.
+#[test]
+fn a_flow_starting_as_a_frame_ends_follows_the_queued_events_in_the_references_order() {
+    use dcsim::core::config::FlowStartOrder;
+    use dcsim::core::Partition;
+    let run = |order: FlowStartOrder, start_b: Time, threads: usize| {
+        let t = topology::leaf_spine(
+            2,
+            1,
+            2,
+            BitsPerSec::gbps(100),
+            BitsPerSec::gbps(400),
+            Duration::from_us(1),
+        )
+        .unwrap();
+        let net = t.validate().unwrap();
+        let routes = topology::compute_routes(&net);
+        let mut c = SimConfig::default();
+        c.switch.ecn_enabled = false;
+        c.flow_start = order;
+        let mut a = flow(0, 0, 2, 1_000_000);
+        a.start = Time::ZERO;
+        let mut b = flow(1, 0, 3, 10_000);
+        b.start = start_b;
+        let part = if threads > 1 {
+            Partition::by_rack(&net, threads)
+        } else {
+            Partition::single(net.node_count())
+        };
+        let mut sim =
+            Simulation::with_partition(net, routes, c, vec![a, b], NoCcFactory, part).unwrap();
+        sim.set_threads(threads);
+        assert_eq!(sim.run().flows_done, 2);
+        sim.flow_results().iter().map(|r| r.fct.unwrap()).collect::<Vec<_>>()
+    };
+    // Frames of 1,000 B and 48 B of headers at 100 Gb/s, back to back from 0: the 100th
+    // ends at 100 x 83.84 ns.
+    let frame = Duration::from_ps(1048 * 80);
+    let tie = Time::ZERO + frame * 100;
+    let first = run(FlowStartOrder::First, tie, 1);
+    let queued = run(FlowStartOrder::AfterQueued, tie, 1);
+    assert!(queued[1] > first[1], "B waits behind A's next frame: {first:?} {queued:?}");
+    assert_eq!(run(FlowStartOrder::AfterQueued, tie, 2), queued);
+    let off = tie + Duration::from_ps(1);
+    assert_eq!(run(FlowStartOrder::First, off, 1), run(FlowStartOrder::AfterQueued, off, 1));
+}

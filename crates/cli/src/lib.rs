@@ -952,6 +952,10 @@ fn describe_transports(v: &ValidScenario) -> String {
     if cfg.switch.ecmp_seed == dcsim_core::config::EcmpSeed::Node {
         out += " ECMP: each switch hashes with its node id as the seed, as the reference does.";
     }
+    if cfg.flow_start == dcsim_core::config::FlowStartOrder::AfterQueued {
+        out += " Flow starts: after the events already queued for their instant at their host, \
+                as the reference starts them.";
+    }
     out
 }
 

@@ -857,6 +857,12 @@ pub fn convert(config: &Path, text: &str, out: &Path) -> Result<Imported, CliErr
     );
     head.line("# often 1 ns short); \"exact\" is dcsim's picosecond-exact default.");
     head.kv("serialization", q("ns3"), "as the reference computes it");
+    head.kv(
+        "flow_start",
+        q("after-queued"),
+        "a flow starts after the events already queued for its nanosecond at its host, as the \
+         reference's flow input creates the queue pair through zero-delay events",
+    );
     head.line("");
     head.line("[topology]");
     head.kv("kind", q("file"), "");

@@ -15,8 +15,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dcsim_core::config::{
-    EcmpSeed, EcnParams, FlowSpec, NicConfig, Serialization, SimConfig, SwitchConfig, Transport,
-    WindowMode,
+    EcmpSeed, EcnParams, FlowSpec, FlowStartOrder, NicConfig, Serialization, SimConfig,
+    SwitchConfig, Transport, WindowMode,
 };
 use dcsim_core::ids::{FlowId, NodeId, PortNo};
 use dcsim_core::network::{Network, NodeKind, RoutingTable};
@@ -170,6 +170,7 @@ struct RawSimulation {
     stop_time: Option<Qty>,
     seed: Option<u64>,
     serialization: Option<Spanned<String>>,
+    flow_start: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -914,6 +915,20 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
                 "simulation.serialization",
                 format!(
                     "unknown serialization mode \"{}\" (valid: {})",
+                    m.get_ref(),
+                    valid.join(", ")
+                ),
+            )
+        })?;
+    }
+    if let Some(m) = &sim.flow_start {
+        cfg.flow_start = FlowStartOrder::from_name(m.get_ref()).ok_or_else(|| {
+            let valid: Vec<&str> = FlowStartOrder::ALL.iter().map(|m| m.name()).collect();
+            src.error(
+                m.span(),
+                "simulation.flow_start",
+                format!(
+                    "unknown flow start order \"{}\" (valid: {})",
                     m.get_ref(),
                     valid.join(", ")
                 ),

@@ -1165,6 +1165,53 @@ fn imported_configs_take_the_references_ecmp_paths() {
     assert!(matching("run") < 30, "with the run's seed some take other paths");
 }
 
+/// An imported config starts each flow after the events already queued for its nanosecond at
+/// its host, as the reference does: TIMELY's flow 42 (14 -> 22, 20,576 B) starts as a frame of
+/// flow 39 from the same host ends; the reference sends 39's next frame first and 42 ends
+/// 11,735 ns later, as the import does, where flows started first end at 11,610 ns.
+#[test]
+fn imported_configs_start_flows_in_the_references_order() {
+    let Some(dir) = calibration_dir() else { return };
+    let c = Case::new();
+    let config = dir.join("config-timely.txt");
+    let o = c.run(&["import-ns3", config.to_str().unwrap(), "--out", "timely.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let toml = read(&c.path("timely.toml"));
+    assert_has(&toml, &["flow_start = \"after-queued\""]);
+    let o = c.run(&["validate", "timely.toml"]);
+    assert_has(
+        &String::from_utf8_lossy(&o.stdout),
+        &["Flow starts: after the events already queued for their instant at their host"],
+    );
+    let fct_42 = |order: &str| -> String {
+        let text = toml.replacen("stop_time = \"4s\"", "stop_time = \"2.0004s\"", 1).replacen(
+            "flow_start = \"after-queued\"",
+            &format!("flow_start = \"{order}\""),
+            1,
+        );
+        c.write("short.toml", &text);
+        let o = c.run(&["run", "short.toml", "--out", order, "--quiet"]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let fct = read(&c.path(&format!("{order}/fct.csv")));
+        let row = fct.lines().find(|l| l.starts_with("42,")).expect("flow 42").to_string();
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!((f[1], f[2], f[3], f[4]), ("14", "22", "20576", "2000286640"), "{row}");
+        f[5].to_string()
+    };
+    assert_eq!(fct_42("after-queued"), "11735", "the reference's FCT");
+    assert_eq!(fct_42("first"), "11610");
+    c.write(
+        "bad.toml",
+        &toml.replacen("flow_start = \"after-queued\"", "flow_start = \"last\"", 1),
+    );
+    let o = c.run(&["validate", "bad.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_has(
+        &String::from_utf8_lossy(&o.stderr),
+        &["field `simulation.flow_start`: unknown flow start order \"last\" (valid: first, after-queued)"],
+    );
+}
+
 #[test]
 fn import_ns3_converts_every_calibration_config() {
     let Some(dir) = calibration_dir() else { return };

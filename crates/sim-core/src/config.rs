@@ -346,6 +346,42 @@ impl Default for NicConfig {
     }
 }
 
+/// Where a flow's start falls among the other events of its instant at the host that starts
+/// it (events at one instant run in the order they were scheduled at each node). A flow that
+/// starts as a frame of another flow ends on the same host's link, for one, finds the link
+/// free with [`FlowStartOrder::First`] and sends at once, and finds it taken by the other
+/// flow's next frame with [`FlowStartOrder::AfterQueued`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum FlowStartOrder {
+    /// Before every other event of its instant at its host: flow starts are keyed as if the
+    /// host had scheduled them all at set-up.
+    #[default]
+    First,
+    /// After the events already queued for its instant at its host, as the reference ns-3
+    /// simulator starts a flow: its flow input runs at the start time and creates the queue
+    /// pair through events of zero delay, which run after those already queued for that
+    /// nanosecond (a transmission that ends then among them). Costs one event per flow.
+    AfterQueued,
+}
+
+impl FlowStartOrder {
+    /// Every order.
+    pub const ALL: [FlowStartOrder; 2] = [FlowStartOrder::First, FlowStartOrder::AfterQueued];
+
+    /// The scenario name (`first`, `after-queued`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowStartOrder::First => "first",
+            FlowStartOrder::AfterQueued => "after-queued",
+        }
+    }
+
+    /// The order with scenario name `name`.
+    pub fn from_name(name: &str) -> Option<FlowStartOrder> {
+        FlowStartOrder::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
 /// How links compute a frame's serialization time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum Serialization {
@@ -407,6 +443,8 @@ pub struct SimConfig {
     pub flow_transport: Vec<Transport>,
     /// How links compute serialization times.
     pub serialization: Serialization,
+    /// Where a flow's start falls among the other events of its instant at its host.
+    pub flow_start: FlowStartOrder,
     /// What the run records beside its results (PFC log, queue lengths).
     pub monitor: Monitor,
     /// Applications that create traffic as the run goes (RPC clients and servers on
@@ -484,6 +522,7 @@ impl Default for SimConfig {
             tcp_groups: Vec::new(),
             flow_transport: Vec::new(),
             serialization: Serialization::Exact,
+            flow_start: FlowStartOrder::First,
             monitor: Monitor::default(),
             apps: crate::apps::Apps::default(),
             faults: Faults::default(),

@@ -999,13 +999,7 @@ impl<F: CcFactory> Simulation<F> {
         // the earliest of each shard sits in its event queue; the next is pushed when it fires.
         let mut starts: Vec<Vec<(Time, u64, u32)>> = vec![Vec::new(); nshards];
         for (i, f) in shared.flows[..nlisted].iter().enumerate() {
-            // A flow starts at its source, or at its destination when that is a TCP client
-            // that opens the connection with a handshake.
-            let client = match shared.cfg.transport_of(i) {
-                Transport::Tcp(g) => shared.cfg.tcp_groups[g as usize].tcp.handshake,
-                Transport::Roce => false,
-            };
-            let initiator = if client { f.dst } else { f.src };
+            let initiator = shared.initiator(i);
             let s = shared.place[initiator.idx()].shard as usize;
             let seq = shards[s].next_seq(initiator.0);
             starts[s].push((f.start, seq, i as u32));
@@ -1499,16 +1493,17 @@ impl<F: CcFactory> Simulation<F> {
     /// The QCT of a query of `size` bytes answered by `response` bytes on connection `conn`,
     /// alone in the network: both messages' packets back to back through the connection's
     /// store-and-forward paths, with the packets' own headers, at line rate. Over RoCE it
-    /// includes the server NIC's ACK of the query's last packet where the receiver sends one
-    /// ([`crate::config::NicConfig::acks_at`]) for the connection's first query; a later
-    /// query's ACK point is that of its offset on the stream.
+    /// includes the server NIC's ACKs of the query's packets where the receiver sends them
+    /// ([`crate::config::NicConfig::acks_at`]), one after another, before the answer, for the
+    /// connection's first query; a later query's ACK points are those of its offsets on the
+    /// stream.
     ///
     /// # Panics
     /// If `conn` is not a connection of the run or a size is 0.
     pub fn ideal_qct(&self, conn: usize, size: u64, response: u64) -> Duration {
         assert!(size > 0 && response > 0, "messages have at least one byte");
-        let acked = self.shared.cfg.nic.acks_at(size);
-        self.shared.conn_paths[conn].ideal(size, response, acked, self.shared.cfg.serialization)
+        let cfg = &self.shared.cfg;
+        self.shared.conn_paths[conn].ideal(0, size, response, &cfg.nic, cfg.serialization)
     }
 
     /// Per-flow results, indexed by flow id.

@@ -273,11 +273,15 @@ impl<F: CcFactory> Shard<F> {
                 };
                 st.pending_bytes -= q.size;
                 self.app_state[app_idx].pending -= 1;
-                // A RoCE server's NIC sends its ACK of the query's last packet before the
-                // answer only if that packet brings its count to an ACK point.
-                let acked = sh.cfg.nic.acks_at(q.end);
-                let ideal =
-                    sh.conn_paths[conn].ideal(q.size, response, acked, sh.cfg.serialization);
+                // A RoCE server's NIC sends its ACKs of the query's packets that bring its
+                // count to an ACK point before the answer.
+                let ideal = sh.conn_paths[conn].ideal(
+                    q.end - q.size,
+                    q.size,
+                    response,
+                    &sh.cfg.nic,
+                    sh.cfg.serialization,
+                );
                 self.queries.push(QueryRecord {
                     app: app_idx as u32,
                     conn: conn as u32,

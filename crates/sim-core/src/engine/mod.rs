@@ -29,7 +29,7 @@ pub(crate) use tcp::{TcpRx, TcpTx};
 pub(crate) use transport::{FlowRx, FlowTable, FlowTables, FlowTx};
 
 use crate::cc::CcFactory;
-use crate::config::{FlowSpec, SimConfig};
+use crate::config::{FlowSpec, FlowStartOrder, SimConfig};
 use crate::event::CalendarQueue;
 use crate::network::{Network, RoutingTable};
 use crate::packet::{HeaderMode, Packet, NO_PORT, PATH_HOPS};
@@ -65,8 +65,11 @@ pub(crate) enum Event {
     /// The NIC of host slot `host` finished transmitting. (Debug builds also queue, with
     /// `check` set, the marker of a deferred one; see [`Shard::host_transmit`].)
     HostTxDone { check: bool, host: u32 },
-    /// Flow `flow` starts (at its source host).
+    /// Flow `flow` starts (at its source host, or at the client of a TCP handshake).
     FlowStart { flow: u32 },
+    /// Flow `flow` begins sending, after the events already queued for its start's instant
+    /// at its host ([`crate::config::FlowStartOrder::AfterQueued`]).
+    FlowBegin { flow: u32 },
     /// Application `app`'s timer at its client host (start, or the next open-loop arrival).
     AppTimer { app: u32 },
     /// The link at `port` of `node` fails (`up = false`) or is restored.
@@ -334,6 +337,21 @@ pub(crate) struct Shared<F: CcFactory> {
 }
 
 impl<F: CcFactory> Shared<F> {
+    /// The host that starts listed flow `flow`: its source, or its destination when that is a
+    /// TCP client that opens the connection with a handshake.
+    pub(crate) fn initiator(&self, flow: usize) -> crate::ids::NodeId {
+        let f = &self.flows[flow];
+        let client = match self.cfg.transport_of(flow) {
+            crate::config::Transport::Tcp(g) => self.cfg.tcp_groups[g as usize].tcp.handshake,
+            crate::config::Transport::Roce => false,
+        };
+        if client {
+            f.dst
+        } else {
+            f.src
+        }
+    }
+
     /// Whether listed flow `flow` is in a connection pool ([`Shared::pool_of`]).
     #[inline]
     pub(crate) fn pooled(&self, flow: usize) -> bool {
@@ -381,22 +399,63 @@ impl ConnPaths {
         )
     }
 
-    /// The QCT of a query of `size` bytes answered by `response` bytes, alone in the network.
-    /// `acked`: whether the receiver ACKs the query's last packet
-    /// ([`crate::config::NicConfig::acks_at`] of the query's end on the request stream; RoCE
-    /// only).
+    /// The QCT of a query of `size` bytes that starts at byte `start` of the request stream,
+    /// answered by `response` bytes, alone in the network: the query's packets to the server,
+    /// then, over RoCE, the server NIC's ACKs of those of its packets that end at an ACK point
+    /// (`nic`'s [`crate::config::NicConfig::acks_at`] of their end on the stream), which go
+    /// before the answer, then the answer.
     pub(crate) fn ideal(
         &self,
+        start: u64,
         size: u64,
         response: u64,
-        acked: bool,
+        nic: &crate::config::NicConfig,
         ser: crate::config::Serialization,
     ) -> Duration {
-        let ack = match self.rev.first() {
-            Some(h) if acked && self.framing.ack > 0 => ser.tx_time(h.rate, self.framing.ack),
-            _ => Duration::ZERO,
+        self.answer_start(start, size, nic, ser) + self.message(&self.rev, response, ser)
+    }
+
+    /// When the answer to the query of [`ConnPaths::ideal`] can leave the server NIC, from the
+    /// query's first bit out: once its last packet has arrived and the NIC has sent its ACKs.
+    /// Each ACK leaves at its packet's arrival or when the one before it is out, so the ACK of
+    /// the last packet waits behind the ACK of the packet before when the short last packet
+    /// arrives sooner than that ACK takes (1,001 bytes at 25 Gb/s in 1,000-byte packets).
+    fn answer_start(
+        &self,
+        start: u64,
+        size: u64,
+        nic: &crate::config::NicConfig,
+        ser: crate::config::Serialization,
+    ) -> Duration {
+        let f = self.framing;
+        let last = self.message(&self.fwd, size, ser);
+        let s = match self.rev.first() {
+            Some(h) if f.ack > 0 => ser.tx_time(h.rate, f.ack),
+            _ => return last,
         };
-        self.message(&self.fwd, size, ser) + ack + self.message(&self.rev, response, ser)
+        let n = size.div_ceil(f.seg);
+        let acked = |k: u64| nic.acks_at(start + if k == n { size } else { k * f.seg });
+        let full = (f.seg + f.hdr).max(f.min);
+        let arrive = |k: u64| crate::paths::pipeline_time(&self.fwd, k, full, full, ser);
+        // Full packets arrive a bottleneck's packet time apart. Where that is at least an ACK's
+        // time, the NIC has sent each ACK before the next packet arrives, so only the ACK of
+        // the packet before the last can still hold it. Otherwise every ACK counts.
+        let mut from = 1;
+        if n > 2 && arrive(2).as_ps().saturating_sub(arrive(1).as_ps()) >= s.as_ps() {
+            from = n - 1;
+        }
+        let mut free = Duration::ZERO;
+        for k in from..n {
+            if acked(k) {
+                free = free.max(arrive(k)).saturating_add(s);
+            }
+        }
+        let leaves = free.max(last);
+        if acked(n) {
+            leaves.saturating_add(s)
+        } else {
+            leaves
+        }
     }
 }
 
@@ -777,8 +836,15 @@ impl<F: CcFactory> Shard<F> {
             Event::FlowStart { flow } => {
                 self.pending_starts.pop();
                 self.push_next_start();
-                self.flow_start(sh, flow as usize)
+                match sh.cfg.flow_start {
+                    FlowStartOrder::First => self.flow_start(sh, flow as usize),
+                    FlowStartOrder::AfterQueued => {
+                        let host = sh.initiator(flow as usize);
+                        self.schedule(host.0, self.now, Event::FlowBegin { flow });
+                    }
+                }
             }
+            Event::FlowBegin { flow } => self.flow_start(sh, flow as usize),
             Event::NicWake { host: h, version } => {
                 // SAFETY: an event's host (the slots invariant of `at`).
                 let host = unsafe { at_mut(&mut self.hosts, h as usize) };
@@ -804,7 +870,65 @@ impl<F: CcFactory> Shard<F> {
 
 #[cfg(test)]
 mod tests {
-    use super::Event;
+    use super::{ConnPaths, Event, Framing};
+    use crate::config::{NicConfig, Serialization};
+    use crate::ids::{NodeId, PortNo};
+    use crate::paths::{pipeline_time, Hop};
+    use crate::units::{BitsPerSec, Duration};
+
+    /// The answer's start of a lone query, taken by its shortcut (only the last ACKed packet
+    /// before the query's last, where packets arrive at least an ACK's time apart), is that of
+    /// every ACK of the query sent one after another, whatever the ACK points, the query's
+    /// offset on the stream and the rates.
+    #[test]
+    fn a_querys_acks_are_sent_one_after_another_before_the_answer() {
+        let hop = |gbps: u64| Hop {
+            node: NodeId(0),
+            port: PortNo(0),
+            rate: BitsPerSec::gbps(gbps),
+            delay: Duration::from_ns(500),
+        };
+        let framing = Framing { seg: 1000, hdr: 58, min: 64, ack: 60 };
+        for (fwd, rev) in
+            [([25, 100, 100, 25], [25, 100, 100, 25]), ([100, 400, 400, 10], [10, 40, 40, 100])]
+        {
+            let paths = ConnPaths {
+                fwd: fwd.iter().map(|&g| hop(g)).collect(),
+                rev: rev.iter().map(|&g| hop(g)).collect(),
+                framing,
+            };
+            for (ack_interval, chunk) in [(1, 4000), (1500, 400), (100_000, 4000), (9000, 0)] {
+                let nic = NicConfig { ack_interval, chunk, ..NicConfig::default() };
+                for ser in [Serialization::Exact, Serialization::Ns3] {
+                    for start in [0, 64, 400, 1000, 3900, 8800] {
+                        for size in [1u64, 999, 1000, 1001, 1060, 2001, 4000, 4001, 9999, 12_345] {
+                            let n = size.div_ceil(framing.seg);
+                            let s = ser.tx_time(paths.rev[0].rate, framing.ack);
+                            let acked =
+                                |k: u64| nic.acks_at(start + if k == n { size } else { k * 1000 });
+                            let mut free = Duration::ZERO;
+                            for k in 1..n {
+                                if acked(k) {
+                                    free = free
+                                        .max(pipeline_time(&paths.fwd, k, 1058, 1058, ser))
+                                        .saturating_add(s);
+                                }
+                            }
+                            let mut leaves = free.max(paths.message(&paths.fwd, size, ser));
+                            if acked(n) {
+                                leaves = leaves.saturating_add(s);
+                            }
+                            assert_eq!(
+                                paths.answer_start(start, size, &nic, ser),
+                                leaves,
+                                "{fwd:?} {ack_interval}/{chunk} {ser:?} start {start} size {size}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// Events take 12 bytes (the calendar's nodes hold them; `Event::packet_or_zero` reads
     /// bytes 8..12).
@@ -827,6 +951,7 @@ mod tests {
             Event::SwitchTxDone { port: u16::MAX, sw: m },
             Event::HostTxDone { check: true, host: m },
             Event::FlowStart { flow: m },
+            Event::FlowBegin { flow: m },
             Event::NicWake { host: m, version: m },
             Event::CcTimer { slot: u8::MAX, flow: m, version: m },
             Event::AppTimer { app: m },
