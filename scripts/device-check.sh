@@ -23,8 +23,9 @@
 # Part 1 times `dcsim run` on the HPCC calibration import (one thread, pinned to one core,
 # the two binaries alternated; each binary imports the reference config itself, with exact
 # serialization, no PFC log, the run's ECMP seeding and flow starts first, as `cargo bench
-# --bench reference`'s `calibration_hpcc` does, so that both run the same model). The summary's folder also gets topology.txt: `lscpu` and the thread-sibling lists, and
-# with SIBLINGS=1 a probe that times a one-core run beside a copy on another CPU (about 10 s).
+# --bench reference`'s `calibration_hpcc` does, so that both run the same model). The
+# summary's folder also gets topology.txt: `lscpu` and the thread-sibling lists, and with
+# SIBLINGS=1 a probe that times a one-core run beside a copy on another CPU (about 10 s).
 # Part 2 runs `examples/perf/fattree-12ms.toml` at each thread count (all cores free to
 # the run), ROUNDS times, the counts in rotated order, and checks that every run's fct.csv
 # and counters.csv are identical. Wall times are the runs' own summaries (the simulation only,
