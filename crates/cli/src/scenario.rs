@@ -348,6 +348,26 @@ impl Source {
     }
 
     /// An error about `field`, at `span`.
+    /// The choice `value` names among `all` (name, choice), or an error at `field`:
+    /// `unknown WHAT "value" (valid: a, b)`.
+    fn named<T: Copy>(
+        &self,
+        value: &Spanned<String>,
+        field: &str,
+        what: &str,
+        all: &[(&str, T)],
+    ) -> Result<T, CliError> {
+        let name = value.get_ref();
+        all.iter().find(|(n, _)| n == name).map(|&(_, t)| t).ok_or_else(|| {
+            let valid: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+            self.error(
+                value.span(),
+                field,
+                format!("unknown {what} \"{name}\" (valid: {})", valid.join(", ")),
+            )
+        })
+    }
+
     pub(crate) fn error(
         &self,
         span: Range<usize>,
@@ -908,32 +928,12 @@ pub fn validate(src: &Source, seed: Option<u64>) -> Result<ValidScenario, CliErr
         cfg.monitor.per_class = o.qlen_classes.unwrap_or(false);
     }
     if let Some(m) = &sim.serialization {
-        cfg.serialization = Serialization::from_name(m.get_ref()).ok_or_else(|| {
-            let valid: Vec<&str> = Serialization::ALL.iter().map(|m| m.name()).collect();
-            src.error(
-                m.span(),
-                "simulation.serialization",
-                format!(
-                    "unknown serialization mode \"{}\" (valid: {})",
-                    m.get_ref(),
-                    valid.join(", ")
-                ),
-            )
-        })?;
+        let all = Serialization::ALL.map(|m| (m.name(), m));
+        cfg.serialization = src.named(m, "simulation.serialization", "serialization mode", &all)?;
     }
     if let Some(m) = &sim.flow_start {
-        cfg.flow_start = FlowStartOrder::from_name(m.get_ref()).ok_or_else(|| {
-            let valid: Vec<&str> = FlowStartOrder::ALL.iter().map(|m| m.name()).collect();
-            src.error(
-                m.span(),
-                "simulation.flow_start",
-                format!(
-                    "unknown flow start order \"{}\" (valid: {})",
-                    m.get_ref(),
-                    valid.join(", ")
-                ),
-            )
-        })?;
+        let all = FlowStartOrder::ALL.map(|m| (m.name(), m));
+        cfg.flow_start = src.named(m, "simulation.flow_start", "flow start order", &all)?;
     }
     if let Some(s) = seed {
         cfg.seed = s;

@@ -1119,10 +1119,7 @@ fn calibration_dir() -> Option<PathBuf> {
 fn imported_configs_take_the_references_ecmp_paths() {
     let Some(dir) = calibration_dir() else { return };
     let c = Case::new();
-    let config = dir.join("config-timely.txt");
-    let o = c.run(&["import-ns3", config.to_str().unwrap(), "--out", "timely.toml"]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let toml = read(&c.path("timely.toml"));
+    let toml = import_timely(&c, &dir);
     assert_has(&toml, &["ecmp_seed = \"node\""]);
     // The reference's FCT by (src, dst, size, start): sip and dip are 11.0.x.1 in hex.
     let reference: std::collections::HashMap<(u32, u32, u64, u64), u64> =
@@ -1165,6 +1162,14 @@ fn imported_configs_take_the_references_ecmp_paths() {
     assert!(matching("run") < 30, "with the run's seed some take other paths");
 }
 
+/// `dcsim import-ns3` of the calibration's TIMELY config into `timely.toml`; its text.
+fn import_timely(c: &Case, dir: &std::path::Path) -> String {
+    let config = dir.join("config-timely.txt");
+    let o = c.run(&["import-ns3", config.to_str().unwrap(), "--out", "timely.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    read(&c.path("timely.toml"))
+}
+
 /// An imported config starts each flow after the events already queued for its nanosecond at
 /// its host, as the reference does: TIMELY's flow 42 (14 -> 22, 20,576 B) starts as a frame of
 /// flow 39 from the same host ends; the reference sends 39's next frame first and 42 ends
@@ -1173,10 +1178,7 @@ fn imported_configs_take_the_references_ecmp_paths() {
 fn imported_configs_start_flows_in_the_references_order() {
     let Some(dir) = calibration_dir() else { return };
     let c = Case::new();
-    let config = dir.join("config-timely.txt");
-    let o = c.run(&["import-ns3", config.to_str().unwrap(), "--out", "timely.toml"]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let toml = read(&c.path("timely.toml"));
+    let toml = import_timely(&c, &dir);
     assert_has(&toml, &["flow_start = \"after-queued\""]);
     let o = c.run(&["validate", "timely.toml"]);
     assert_has(
