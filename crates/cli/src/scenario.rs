@@ -88,9 +88,6 @@ type Qty = Spanned<RawQty>;
 type Int = Spanned<i64>;
 
 #[derive(Deserialize, Debug, Default)]
-#[serde(
-    expecting = "a scenario: a TOML document of tables such as `[simulation]`, `[topology]` and `[flows]`"
-)]
 #[serde(deny_unknown_fields)]
 struct RawScenario {
     #[serde(default, deserialize_with = "table")]
@@ -136,7 +133,6 @@ where
 }
 
 #[derive(Deserialize, Debug, Default)]
-#[serde(expecting = "the `[output]` table")]
 #[serde(deny_unknown_fields)]
 struct RawOutput {
     pfc_log: Option<bool>,
@@ -164,7 +160,6 @@ pub const MAX_SAMPLER_BINS: u64 = dcsim_core::MAX_SAMPLER_BINS;
 pub use dcsim_core::units::MAX_RATE;
 
 #[derive(Deserialize, Debug, Default)]
-#[serde(expecting = "the `[simulation]` table")]
 #[serde(deny_unknown_fields)]
 struct RawSimulation {
     stop_time: Option<Qty>,
@@ -174,7 +169,6 @@ struct RawSimulation {
 }
 
 #[derive(Deserialize, Debug, Default)]
-#[serde(expecting = "the `[topology]` table")]
 #[serde(deny_unknown_fields)]
 struct RawTopology {
     kind: Option<Spanned<String>>,
@@ -204,7 +198,6 @@ struct RawTopology {
 }
 
 #[derive(Deserialize, Debug, Default)]
-#[serde(expecting = "the `[flows]` table")]
 #[serde(deny_unknown_fields)]
 struct RawFlows {
     file: Option<Spanned<String>>,
@@ -234,7 +227,6 @@ struct RawFlow {
 }
 
 #[derive(Deserialize, Debug, Default)]
-#[serde(expecting = "the `[switch]` table")]
 #[serde(deny_unknown_fields)]
 struct RawSwitch {
     buffer: Option<Qty>,
@@ -262,7 +254,6 @@ struct RawEcn {
 }
 
 #[derive(Deserialize, Debug, Default)]
-#[serde(expecting = "the `[nic]` table")]
 #[serde(deny_unknown_fields)]
 struct RawNic {
     mtu: Option<Qty>,

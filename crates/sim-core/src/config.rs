@@ -375,11 +375,6 @@ impl FlowStartOrder {
             FlowStartOrder::AfterQueued => "after-queued",
         }
     }
-
-    /// The order with scenario name `name`.
-    pub fn from_name(name: &str) -> Option<FlowStartOrder> {
-        FlowStartOrder::ALL.into_iter().find(|m| m.name() == name)
-    }
 }
 
 /// How links compute a frame's serialization time.

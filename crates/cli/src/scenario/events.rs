@@ -38,7 +38,6 @@ pub(super) struct RawEvent {
 
 /// `[routing]` as written.
 #[derive(Deserialize, Debug, Default)]
-#[serde(expecting = "the `[routing]` table")]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRouting {
     convergence: Option<Qty>,
